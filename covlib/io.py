@@ -12,7 +12,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _quote
 from pathlib import Path
 
@@ -86,7 +86,6 @@ class Split:
     inputs: np.ndarray  # (n, m) int32
     targets: np.ndarray  # (n, L) int32: bridges (if CoT) then the answer
     types: np.ndarray | None = None  # (n,) str, test items only
-    extra: list[dict] = field(default_factory=list, repr=False)  # keys beyond the format's, per item
 
     def __len__(self) -> int:
         return len(self.inputs)
@@ -155,8 +154,6 @@ def _parse_items(raw, tok2id: dict[str, int], where: str, need_type: bool = Fals
     if not isinstance(raw, list):
         raise CovlibError(f"{where} must hold a JSON list of items, found {type(raw).__name__}")
     prompts, targets, types = [], [], []
-    known = {"input_text", "target_text", "type"}
-    extra = []
     for idx, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("input_text"), str) or not isinstance(
             item.get("target_text"), str
@@ -173,12 +170,10 @@ def _parse_items(raw, tok2id: dict[str, int], where: str, need_type: bool = Fals
             targets.append([tok2id[t] for t in _tokens(tgt[len(inp) : -len(END)])])
         except KeyError as exc:
             raise CovlibError(f"{where} item {idx} uses token {exc.args[0]} that vocab.json does not list") from None
-        if need_type:
-            if not isinstance(item.get("type"), str):
-                raise CovlibError(f"{where} item {idx} has no string 'type' field (train_inferred, type_0, ...)")
-            types.append(item["type"])
-        if len(item) > len(known & item.keys()):
-            extra.append({k: v for k, v in item.items() if k not in known})
+        kind = item.get("type", "")
+        if not isinstance(kind, str) or (need_type and not kind):
+            raise CovlibError(f"{where} item {idx} has no string 'type' field (train_inferred, type_0, ...)")
+        types.append(kind)
     lengths = {(len(p), len(t)) for p, t in zip(prompts, targets)}
     if len(lengths) > 1:
         raise CovlibError(f"{where}: items have different (prompt, target) lengths {sorted(lengths)}; the dataset is inconsistent")
@@ -186,8 +181,9 @@ def _parse_items(raw, tok2id: dict[str, int], where: str, need_type: bool = Fals
     return Split(
         inputs=np.array(prompts, dtype=np.int32).reshape(len(prompts), shape[0]),
         targets=np.array(targets, dtype=np.int32).reshape(len(targets), shape[1]),
-        types=np.array(types, dtype=str) if need_type else None,
-        extra=extra,
+        # The authors' train.json marks the items their script also put in test with a type
+        # (a side effect of sharing dicts); keep such marks so that files round-trip exactly.
+        types=np.array(types, dtype=str) if need_type or any(types) else None,
     )
 
 
@@ -256,3 +252,25 @@ def _check_answers(train: Split, test: Split, num_tokens: int, path: Path) -> No
             f"{path}: inconsistent targets: input {both[i].tolist()} appears with targets "
             f"{tgts[first[inverse.ravel()[i]]].tolist()} and {tgts[i].tolist()}; regenerate the dataset"
         )
+
+
+def folder_files(folder: DatasetFolder) -> dict[str, str]:
+    """A loaded folder's vocab, train and test files, re-encoded in the authors' exact layout."""
+    train = [folder.train, *folder.train_extra]
+    train_items = []
+    for split in train:
+        train_items += _items(folder.vocab, split)
+    test_items = _items(folder.vocab, folder.test)
+    return {
+        "vocab.json": json.dumps(folder.vocab, indent=2),
+        "train.json": dumps_items(train_items),
+        "test.json": dumps_items(test_items),
+    }
+
+
+def _items(vocab: list[str], split: Split) -> list[dict[str, str]]:
+    ins, tgts = item_texts(vocab, split.inputs, split.targets)
+    kinds = split.types.tolist() if split.types is not None else [""] * len(ins)
+    return [
+        {"input_text": i, "target_text": t, **({"type": k} if k else {})} for i, t, k in zip(ins, tgts, kinds)
+    ]

@@ -1,0 +1,221 @@
+"""Dataset generation (SPEC §1): targets, seen split, test types, overlap, determinism.
+
+The checks below recompute everything from the primitive tables with plain Python loops, so
+they do not share code with covlib's vectorised path.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from covlib.data import DatasetConfig, dataset_files, generate, save_dataset
+from covlib.errors import CovlibError
+from covlib.io import load_dataset
+from covlib.tasks import TASKS
+
+# Small but non-trivial configs: every task, plus the target styles and the shared-table case.
+CONFIGS = [
+    DatasetConfig("twohop", 12, 600, seed=1, test_size_per_type=40),
+    DatasetConfig("parallel_twohop", 7, 600, seed=2, test_size_per_type=40),
+    DatasetConfig("threehop", 7, 500, seed=3, test_size_per_type=40),
+    DatasetConfig("nontree", 10, 300, seed=4, test_size_per_type=40),
+    DatasetConfig("fivehop", 5, 500, seed=5, test_size_per_type=10, cot=True),
+    DatasetConfig("twohop", 10, 300, cot=True, test_size_per_type=30),
+    DatasetConfig("threehop", 6, 200, fake_bridge=True, test_size_per_type=30),
+    DatasetConfig("twohop", 10, 300, same_functions=True, test_size_per_type=30),
+    DatasetConfig("parallel_twohop", 6, 300, include_atomic=True, same_functions=True, test_size_per_type=20),
+]
+IDS = [c.folder_name for c in CONFIGS]
+
+
+def compose_by_hand(task_name: str, x: tuple, f: dict) -> tuple[list[int], list[tuple]]:
+    """Bridges+answer and the (primitive, args) facts used, written out per task."""
+    if task_name == "twohop":
+        b = f["f1"][x[0], x[1]]
+        return [b, f["f2"][b, x[2]]], [("f1", (x[0], x[1])), ("f2", (b, x[2]))]
+    if task_name == "parallel_twohop":
+        b1, b2 = f["f1"][x[0], x[1]], f["f2"][x[2], x[3]]
+        return [b1, b2, f["f3"][b1, b2]], [("f1", (x[0], x[1])), ("f2", (x[2], x[3])), ("f3", (b1, b2))]
+    if task_name == "nontree":
+        b = f["f1"][x[0], x[1]]
+        return [b, f["f2"][b, x[1], x[2]]], [("f1", (x[0], x[1])), ("f2", (b, x[1], x[2]))]
+    # chains: threehop, fivehop
+    values, facts, b = [], [("f1", (x[0], x[1]))], f["f1"][x[0], x[1]]
+    values.append(b)
+    for i in range(2, len(x)):
+        facts.append((f"f{i}", (b, x[i])))
+        b = f[f"f{i}"][b, x[i]]
+        values.append(b)
+    return values, facts
+
+
+def tables_by_primitive(ds) -> dict:
+    """Primitive name -> table, resolving the shared table when same_functions is set."""
+    names = ds.task.table_of_hop(ds.config.same_functions)
+    return {hop.primitive: ds.tables[t] for hop, t in zip(ds.task.hops, names)}
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=IDS)
+def generated(request, tmp_path_factory):
+    ds = generate(request.param)
+    folder = save_dataset(ds, tmp_path_factory.mktemp("ds"))
+    return ds, load_dataset(folder)
+
+
+def test_every_target_matches_the_primitive_tables(generated):
+    ds, folder = generated
+    f = tables_by_primitive(ds)
+    n_bridges = len(ds.task.bridges)
+    for split in (folder.train, folder.test):
+        for x, target in zip(split.inputs.tolist(), split.targets.tolist()):
+            values, _ = compose_by_hand(ds.config.task, tuple(x), f)
+            if ds.config.fake_bridge:
+                assert target == [ds.config.num_tokens] * n_bridges + [values[-1]]
+            elif ds.config.cot:
+                assert target == values
+            else:
+                assert target == [values[-1]]
+
+
+def test_atomic_fact_files_list_every_fact_of_each_primitive(generated):
+    ds, folder = generated
+    f = tables_by_primitive(ds)
+    facts = folder.atomic_facts()
+    assert sorted(facts) == sorted(f)
+    for name, split in facts.items():
+        table = f[name]
+        assert len(split) == table.size
+        assert len({tuple(r) for r in split.inputs.tolist()}) == table.size
+        for args, out in zip(split.inputs.tolist(), split.answers.tolist()):
+            assert table[tuple(args)] == out
+
+
+def test_training_uses_only_seen_facts_and_seen_means_used(generated):
+    ds, folder = generated
+    used = {name: set() for name in ds.tables}
+    table_of = dict(zip([h.primitive for h in ds.task.hops], ds.task.table_of_hop(ds.config.same_functions)))
+    for x in folder.train.inputs.tolist():
+        _, facts = compose_by_hand(ds.config.task, tuple(x), tables_by_primitive(ds))
+        for prim, args in facts:
+            assert ds.seen_split[table_of[prim]][args], "a training example uses a fact outside the seen split"
+            used[table_of[prim]].add(args)
+    for name, table in ds.seen_used.items():
+        assert {tuple(a) for a in np.argwhere(table).tolist()} == used[name]
+
+
+def test_test_types_follow_the_bit_rule(generated):
+    ds, folder = generated
+    f = tables_by_primitive(ds)
+    table_of = dict(zip([h.primitive for h in ds.task.hops], ds.task.table_of_hop(ds.config.same_functions)))
+    train = {tuple(x) for x in folder.train.inputs.tolist()}
+    n_hops = len(ds.task.hops)
+    for x, kind in zip(folder.test.inputs.tolist(), folder.test.types.tolist()):
+        if kind == "train_inferred":
+            assert tuple(x) in train
+            continue
+        assert tuple(x) not in train, "a test item overlaps training"
+        _, facts = compose_by_hand(ds.config.task, tuple(x), f)
+        bits = sum(int(ds.seen_used[table_of[p]][a]) << (n_hops - 1 - h) for h, (p, a) in enumerate(facts))
+        assert kind == ("type_0" if bits == 2**n_hops - 1 else f"type_{bits + 1}")
+
+
+def test_test_sizes_and_uniqueness(generated):
+    ds, folder = generated
+    counts = Counter(folder.test.types.tolist())
+    t = ds.config.test_size_per_type
+    assert counts["train_inferred"] == min(t, ds.config.n_train)
+    for kind, n in counts.items():
+        if kind != "train_inferred":
+            assert n == min(t, ds.population[kind])  # all of a type when it has fewer inputs than asked
+    non_train = folder.test.inputs[folder.test.types != "train_inferred"]
+    assert len({tuple(x) for x in non_train.tolist()}) == len(non_train)
+    assert len({tuple(x) for x in folder.train.inputs.tolist()}) == ds.config.n_train
+
+
+def test_population_counts_cover_every_non_training_input():
+    ds = generate(DatasetConfig("twohop", 9, 150, seed=7, test_size_per_type=5))
+    assert sum(ds.population.values()) == 9**3 - 150
+    seen = {name: int(s.sum()) for name, s in ds.seen_split.items()}
+    assert seen == {"f1": round(0.7 * 81), "f2": round(0.7 * 81)}
+    # the eligible count, by brute force over X^3
+    f1, f2, s1, s2 = ds.tables["f1"], ds.tables["f2"], ds.seen_split["f1"], ds.seen_split["f2"]
+    brute = sum(1 for a, b, c in itertools.product(range(9), repeat=3) if s1[a, b] and s2[f1[a, b], c])
+    assert ds.eligible_count == brute
+
+
+def test_tables_are_random_functions_not_permutations():
+    ds = generate(DatasetConfig("twohop", 30, 1000, test_size_per_type=1))
+    preimages = np.bincount(ds.tables["f1"].ravel(), minlength=30)
+    assert preimages.min() < preimages.max()  # unequal pre-images: drawn with replacement
+
+
+def test_include_atomic_adds_every_f1_fact_to_training(tmp_path):
+    cfg = DatasetConfig("parallel_twohop", 6, 300, include_atomic=True, test_size_per_type=10)
+    folder = load_dataset(save_dataset(generate(cfg), tmp_path))
+    assert len(folder.train) == 300
+    (atomic,) = folder.train_extra
+    assert atomic.inputs.shape == (36, 2)
+    f1 = folder.atomic_facts()["f1"]
+    assert np.array_equal(atomic.inputs, f1.inputs) and np.array_equal(atomic.answers, f1.answers)
+
+
+def test_same_config_gives_byte_identical_files_and_seed_changes_them():
+    cfg = DatasetConfig("threehop", 8, 700, seed=11, test_size_per_type=25, cot=True)
+    first, second = dataset_files(generate(cfg)), dataset_files(generate(cfg))
+    assert first == second
+    other = dataset_files(generate(DatasetConfig("threehop", 8, 700, seed=12, test_size_per_type=25, cot=True)))
+    assert other["train.json"] != first["train.json"]
+
+
+def test_vocab_layout():
+    plain = json.loads(dataset_files(generate(DatasetConfig("twohop", 5, 20, test_size_per_type=2)))["vocab.json"])
+    assert plain == [f"<t_{i}>" for i in range(5)] + ["</a>"]
+    fake = json.loads(
+        dataset_files(generate(DatasetConfig("twohop", 5, 20, fake_bridge=True, test_size_per_type=2)))["vocab.json"]
+    )
+    assert fake[-2:] == ["</b>", "</a>"]
+
+
+def test_folder_names_follow_the_authors():
+    assert DatasetConfig("twohop", 50, 10000).folder_name == "twohop.50.10000.diff-f12.inf"
+    assert DatasetConfig("threehop", 50, 10, cot=True).folder_name == "threehop.50.10.diff-f123.cot"
+    assert DatasetConfig("parallel_twohop", 9, 10, same_functions=True).folder_name == "parallel2hop.9.10.same-f123.inf"
+    assert DatasetConfig("twohop", 9, 10, fake_bridge=True, seed=3).folder_name == "twohop.9.10.diff-f12.fakebridge.seed-3"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(task="fourhop", num_tokens=10, n_train=10), "unknown task 'fourhop'"),
+        (dict(task="twohop", num_tokens=1, n_train=10), "too small"),
+        (dict(task="twohop", num_tokens=10, n_train=0), "at least 1"),
+        (dict(task="twohop", num_tokens=10, n_train=10, seen_ratio=1.5), "seen_ratio"),
+        (dict(task="fivehop", num_tokens=5, n_train=10), "chain-of-thought"),
+        (dict(task="nontree", num_tokens=5, n_train=10, same_functions=True), "arities"),
+        (dict(task="fivehop", num_tokens=60, n_train=10, cot=True), "smaller --num-tokens"),
+    ],
+)
+def test_bad_configs_are_refused_with_a_clear_message(kwargs, message):
+    with pytest.raises(CovlibError, match=message):
+        DatasetConfig(**kwargs)
+
+
+def test_n_train_at_the_eligible_count_names_the_maximum():
+    probe = generate(DatasetConfig("twohop", 10, 10, seed=0, test_size_per_type=1))
+    with pytest.raises(CovlibError, match=f"the maximum is {probe.eligible_count - 1}"):
+        generate(DatasetConfig("twohop", 10, probe.eligible_count, seed=0))
+    assert len(generate(DatasetConfig("twohop", 10, probe.eligible_count - 1, seed=0, test_size_per_type=5)).train_inputs)
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_every_task_is_described_by_its_graph(task):
+    spec = TASKS[task]
+    assert spec.hops[-1].output == "t"
+    names = set(spec.input_names)
+    for hop in spec.hops:  # each hop reads only nodes computed before it
+        assert set(hop.inputs) <= names
+        names.add(hop.output)
