@@ -1,0 +1,33 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# A tiny notebook the sweep tests run: it fails unless `x` is an int, writes a file into
+# `figures_dir`, and records one metric.
+
+# %% tags=["parameters"]
+x = 1
+figures_dir = ""
+
+# %%
+# ruff: noqa: E402
+from pathlib import Path
+
+from covlib.sweep import record_metrics
+
+if not isinstance(x, int):
+    raise ValueError(f"x must be an int, got {x!r}")
+if figures_dir:
+    Path(figures_dir).mkdir(parents=True, exist_ok=True)
+    (Path(figures_dir) / "probe.txt").write_text(str(x))
+record_metrics({"y": 2 * x, "x_squared": x * x})

@@ -1,0 +1,98 @@
+"""Every chapter runs end to end at the smoke preset and writes its figures; the runner's behaviour."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from covlib import cli
+from covlib.book import discover_chapters, format_table, run_book, run_chapter, select_chapters
+from covlib.errors import CovlibError
+from covlib.sweep import notebook_parameters
+
+CHAPTERS = discover_chapters()
+
+
+def test_chapters_are_discovered():
+    assert CHAPTERS, "no notebooks/NN_*.py found"
+    assert [p.name for p in CHAPTERS] == sorted(p.name for p in CHAPTERS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path):
+    declared = notebook_parameters(chapter)
+    assert "preset" in declared, f"{chapter.name} declares no preset parameter"
+    figures = tmp_path / "figures"
+    extra = {"out_dir": str(tmp_path / "data")}  # datasets and runs go to tmp when the chapter allows it
+    result = run_chapter(chapter, "smoke", tmp_path / "build", figures, extra=extra, progress_bar=False)
+    assert result.status == "done", f"{chapter.stem} failed: {result.error} (see {result.output})"
+    assert result.output == tmp_path / "build" / "smoke" / f"{chapter.stem}.ipynb" and result.output.is_file()
+    prefix = chapter.stem.split("_")[0] + "_"
+    pngs = sorted(figures.glob(f"{prefix}*.png"))
+    assert pngs, f"{chapter.stem} saved no figure {prefix}*.png to the figures dir it was given"
+    for png in pngs:
+        svg = png.with_suffix(".svg")
+        assert png.stat().st_size > 1000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert svg.is_file() and svg.stat().st_size > 0 and "<svg" in svg.read_text()[:500]
+    executed = json.loads(result.output.read_text())
+    injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert injected and 'preset = "smoke"' in "".join(injected[0]["source"])
+
+
+CHAPTER_OK = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+preset = "default"
+
+# %%
+print("preset is", preset)
+'''
+
+CHAPTER_FAIL = CHAPTER_OK.replace('print("preset is", preset)', 'raise RuntimeError("deliberate failure in " + preset)')
+
+
+def test_runner_reports_a_failing_chapter_and_injects_only_declared_parameters(tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    (notebooks / "01_ok.py").write_text(CHAPTER_OK)
+    (notebooks / "02_broken.py").write_text(CHAPTER_FAIL)
+    (notebooks / "helpers.py").write_text("x = 1\n")  # not a chapter: ignored
+    results = run_book("smoke", out=tmp_path / "build", figures_dir=tmp_path / "figs", notebooks_dir=notebooks)
+    assert [(r.name, r.status) for r in results] == [("01_ok", "done"), ("02_broken", "failed")]
+    assert "RuntimeError" in results[1].error and "deliberate failure in smoke" in results[1].error
+    printed = capsys.readouterr().out
+    assert "02_broken FAILED" in printed and "deliberate failure" in printed
+    assert re.search(r"01_ok\s+done\s+\d+\.\d", printed)  # the time table
+    executed = json.loads((tmp_path / "build" / "smoke" / "01_ok.ipynb").read_text())
+    injected = "".join(next(c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", []))["source"])
+    assert "preset" in injected and "figures_dir" not in injected  # 01_ok does not declare figures_dir
+
+
+def test_select_chapters_by_number_or_name(tmp_path):
+    chapters = [tmp_path / "01_a.py", tmp_path / "02_b.py", tmp_path / "03_c.py"]
+    assert select_chapters(chapters, None) == chapters
+    assert select_chapters(chapters, ["3", "01"]) == [chapters[0], chapters[2]]
+    assert select_chapters(chapters, ["02_b"]) == [chapters[1]]
+    with pytest.raises(CovlibError, match="no such chapter"):
+        select_chapters(chapters, ["9"])
+
+
+def test_book_command_line_fails_cleanly_on_bad_input(tmp_path, capsys):
+    assert cli.main(["book", "--preset", "smoke", "--only", "99", "--out", str(tmp_path)]) == 2
+    assert "no such chapter" in capsys.readouterr().err
+
+
+def test_format_table_lists_every_chapter_and_a_total():
+    from covlib.book import ChapterResult
+
+    table = format_table([ChapterResult("01_a", "done", 1.25, Path("x")), ChapterResult("02_b", "failed", 2.0, Path("y"))])
+    assert "01_a" in table and "failed" in table and "3.2" in table

@@ -1,0 +1,115 @@
+"""Figure functions return charts built from the expected (aggregated) data (covlib.figures)."""
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib import figures
+from covlib.data import DatasetConfig, generate
+from covlib.errors import CovlibError
+from covlib.tasks import TASKS
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return generate(DatasetConfig("twohop", num_tokens=12, n_train=300, test_size_per_type=40))
+
+
+def test_task_graph_frames_twohop_layers_and_edges():
+    nodes, edges = figures.task_graph_frames(TASKS["twohop"])
+    layer = dict(zip(nodes["node"], nodes["layer"]))
+    assert layer == {"x1": 0, "x2": 0, "b1": 1, "x3": 1, "t": 2}
+    assert dict(zip(nodes["node"], nodes["kind"])) == {"x1": "input", "x2": "input", "x3": "input",
+                                                       "b1": "bridge", "t": "output"}
+    assert sorted(zip(edges["source"], edges["target"], edges["primitive"])) == [
+        ("b1", "t", "f2"), ("x1", "b1", "f1"), ("x2", "b1", "f1"), ("x3", "t", "f2")]
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_task_graph_frames_every_task(name):
+    task = TASKS[name]
+    nodes, edges = figures.task_graph_frames(task)
+    assert set(nodes["node"]) == set(task.input_names) | {hop.output for hop in task.hops}
+    assert len(edges) == sum(len(hop.inputs) for hop in task.hops)
+    assert (edges["x2"] > edges["x"]).all()  # every edge points to a later layer
+    assert not nodes.duplicated(["layer", "y"]).any()  # no two nodes on one spot
+
+
+def test_nontree_long_edge_does_not_run_through_x3():
+    nodes, _ = figures.task_graph_frames(TASKS["nontree"])
+    pos = nodes.set_index("node")
+    y_at_layer1 = (pos.at["x2", "y"] + pos.at["t", "y"]) / 2  # the x2 -> t edge spans layers 0..2
+    assert abs(pos.at["x3", "y"] - y_at_layer1) >= 0.45
+
+
+def test_task_graphs_chart_is_a_valid_spec():
+    chart = figures.task_graphs_chart(list(TASKS.values()))
+    assert isinstance(chart, alt.VConcatChart)
+    spec = chart.to_dict()
+    assert len(spec["vconcat"]) == 2
+
+
+def test_preimage_frame_counts(dataset):
+    frame = figures.preimage_frame(dataset.tables["f1"])
+    assert len(frame) == 12 and frame["preimage_size"].sum() == 144
+    assert frame["preimage_size"].is_monotonic_decreasing and (frame["balanced"] == 12).all()
+    counts = np.bincount(dataset.tables["f1"].reshape(-1), minlength=12)
+    assert dict(zip(frame["value"], frame["preimage_size"])) == dict(enumerate(counts))
+    constant = figures.preimage_frame(np.zeros((5, 5), dtype=int))
+    assert constant["preimage_size"].tolist() == [25, 0, 0, 0, 0]
+    chart = figures.preimage_chart(frame, "f1")
+    assert chart.layer[0].data is frame
+    chart.to_dict()
+
+
+def test_fact_status_frame(dataset):
+    frame = figures.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"])
+    assert len(frame) == 144
+    counts = frame["status"].value_counts()
+    assert counts[figures.FACT_STATUS[0]] == (~dataset.seen_split["f1"]).sum()
+    assert counts[figures.FACT_STATUS[1]] == dataset.seen_used["f1"].sum()
+    assert len(figures.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=5)) == 25
+    with pytest.raises(CovlibError, match="2-argument"):
+        figures.fact_status_frame(np.zeros((2, 2, 2), bool), np.zeros((2, 2, 2), bool))
+    chart = figures.fact_status_chart(frame, "f1", n_tokens=12)
+    assert chart.data is frame
+    chart.to_dict()
+
+
+def test_type_share_frame(dataset):
+    frame = figures.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
+    assert set(frame["group"]) == {"all inputs", "test set"}
+    for _, part in frame.groupby("group"):
+        assert part["share"].sum() == pytest.approx(1.0)
+    everything = frame[frame["group"] == "all inputs"]
+    assert everything["count"].sum() == 12**3  # training set + every other input, each once
+    test = frame[frame["group"] == "test set"].set_index("category")["count"]
+    assert test.sum() == len(dataset.test_types)
+    assert test[figures.TRAIN_LABEL] == (dataset.test_types == "train_inferred").sum()
+    chart = figures.type_share_chart(frame)
+    assert chart.data is frame  # altair lifts the data shared by both layers to the top
+    chart.to_dict()
+
+
+def test_sweep_chart_uses_done_rows_only():
+    table = pd.DataFrame({"N": [10, 20, 30], "acc": [0.1, 0.5, 0.9], "status": ["done", "failed", "done"]})
+    chart = figures.sweep_chart(table, "N", "acc")
+    assert chart.data["N"].tolist() == [10, 30]
+    with pytest.raises(CovlibError, match="no column 'missing'"):
+        figures.sweep_chart(table, "N", "missing")
+
+
+def test_save_figure_writes_png_and_svg(tmp_path, monkeypatch):
+    chart = alt.Chart(pd.DataFrame({"a": [1, 2], "b": [3, 4]})).mark_bar().encode(x="a:O", y="b:Q")
+    paths = figures.save_figure(chart, "00_probe", tmp_path)
+    assert [p.name for p in paths] == ["00_probe.png", "00_probe.svg"]
+    assert all(p.stat().st_size > 0 for p in paths)
+    monkeypatch.setenv(figures.FIGURES_ENV, str(tmp_path / "env"))
+    assert figures.save_figure(chart, "00_env")[0].parent == tmp_path / "env"
+
+
+def test_enable_png_renderer():
+    figures.enable_png_renderer()
+    assert alt.renderers.active == "png"

@@ -1,0 +1,112 @@
+"""Notebook sweeps: slugs, grids, metrics, failure recording and resume (covlib.sweep)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from covlib import cli
+from covlib.errors import CovlibError
+from covlib.sweep import (
+    RUN_DIR_ENV,
+    collect_sweep,
+    config_slug,
+    expand_grid,
+    notebook_parameters,
+    parse_grid,
+    parse_value,
+    record_metrics,
+    run_sweep,
+)
+
+PROBE = Path(__file__).parent / "notebooks" / "sweep_probe.py"
+
+
+def test_parse_value_reads_json_literals_else_strings():
+    assert parse_value("30") == 30 and isinstance(parse_value("30"), int)
+    assert parse_value("0.5") == 0.5
+    assert parse_value("true") is True
+    assert parse_value("null") is None
+    assert parse_value("twohop") == "twohop"
+    assert parse_value("[1, 2]") == [1, 2]
+
+
+def test_parse_grid_and_expand_grid():
+    grid = parse_grid([["n_train", "4000", "2000"], ["N", "30"]])
+    assert grid == {"n_train": [4000, 2000], "N": [30]}
+    configs = expand_grid(grid)
+    assert configs == [{"N": 30, "n_train": 4000}, {"N": 30, "n_train": 2000}]
+    with pytest.raises(CovlibError, match="given twice"):
+        parse_grid([["N", "1"], ["N", "2"]])
+    with pytest.raises(CovlibError, match="at least one value"):
+        parse_grid([["N"]])
+
+
+def test_config_slug_is_deterministic_sorted_and_safe():
+    assert config_slug({"n_train": 4000, "N": 30}) == "N-30__n_train-4000"
+    assert config_slug({"N": 30, "n_train": 4000}) == config_slug({"n_train": 4000, "N": 30})
+    assert config_slug({"cot": True, "ratio": 0.5}) == "cot-true__ratio-0.5"
+    odd = config_slug({"path": "a/b c"})
+    assert "/" not in odd and " " not in odd
+    assert odd == config_slug({"path": "a/b c"})  # stable across calls
+    assert odd != config_slug({"path": "a_b_c"})  # sanitising never merges two configs
+    long = config_slug({"name": "x" * 300})
+    assert len(long) < 130
+    assert config_slug({}) == "default"
+
+
+def test_record_metrics_is_a_no_op_outside_a_sweep(monkeypatch, tmp_path):
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
+    assert record_metrics({"a": 1}) is None
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    record_metrics({"a": 1})
+    path = record_metrics({"b": 2.5})  # merges with what is there
+    assert json.loads(path.read_text()) == {"a": 1, "b": 2.5}
+
+
+def test_notebook_parameters_reads_the_parameters_cell():
+    assert notebook_parameters(PROBE) == {"x": 1, "figures_dir": ""}
+
+
+def test_sweep_records_a_failure_finishes_the_rest_and_resumes(tmp_path):
+    out = tmp_path / "sweep"
+    results = run_sweep(PROBE, {"x": [2, "boom"]}, out, jobs=2, progress=False)
+    by_slug = {r.slug: r for r in results}
+    assert set(by_slug) == {"x-2", "x-boom"}
+    assert by_slug["x-2"].status == "done"
+    assert by_slug["x-boom"].status == "failed" and "x must be an int" in by_slug["x-boom"].error
+
+    good, bad = out / "x-2", out / "x-boom"
+    assert json.loads((good / "params.json").read_text()) == {"x": 2}
+    assert json.loads((good / "status.json").read_text())["status"] == "done"
+    assert json.loads((good / "metrics.json").read_text()) == {"y": 4, "x_squared": 4}
+    assert (good / "sweep_probe.ipynb").is_file()
+    assert (good / "figures" / "probe.txt").read_text() == "2"  # figures stay in the run folder
+    failed = json.loads((bad / "status.json").read_text())
+    assert failed["status"] == "failed" and "ValueError" in failed["error"]
+
+    table = collect_sweep(out)
+    assert list(table["slug"]) == ["x-2", "x-boom"]
+    assert list(table["status"]) == ["done", "failed"]
+    assert table.loc[0, "y"] == 4 and table.loc[0, "x"] == 2
+
+    stamp = (good / "sweep_probe.ipynb").stat().st_mtime_ns
+    again = {r.slug: r for r in run_sweep(PROBE, {"x": [2, "boom"]}, out, jobs=1, progress=False)}
+    assert again["x-2"].status == "skipped"  # finished configs are not rerun
+    assert (good / "sweep_probe.ipynb").stat().st_mtime_ns == stamp
+    assert again["x-boom"].status == "failed"  # failed ones are retried
+
+
+def test_sweep_refuses_undeclared_parameters(tmp_path):
+    with pytest.raises(CovlibError, match="declares no parameter 'nope'"):
+        run_sweep(PROBE, {"nope": [1]}, tmp_path, progress=False)
+
+
+def test_sweep_command_line_exit_codes(tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert cli.main(["sweep", str(PROBE), "-p", "x", "3", "--out", str(out), "--jobs", "1"]) == 0
+    assert json.loads((out / "x-3" / "metrics.json").read_text())["y"] == 6
+    assert cli.main(["sweep", str(PROBE), "-p", "x", "3", "oops", "--out", str(out)]) == 1
+    assert "failed x-oops" in capsys.readouterr().out
+    assert cli.main(["sweep", str(PROBE), "-p", "nope", "1", "--out", str(out)]) == 2
