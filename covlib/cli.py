@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     except CovlibError as exc:
         print(f"covlib {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and closed early
+        return 0
     except KeyboardInterrupt:
         print(f"covlib {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -405,28 +405,32 @@ def type_order(name: str) -> tuple:
     return (1, int(found.group(1)), name) if found else (2, 0, name)
 
 
-def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None = None) -> tuple[np.ndarray, int]:
-    """k-cutoff of every test item and the ceiling, by the paper's definition or the authors' script."""
+def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None = None) -> CoverageResult:
+    """k-cutoff of every test item, by the paper's definition or the authors' script."""
     if mode == "faithful":
-        result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
-        return result.cutoffs, result.ceiling
+        return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
     if mode == "authors":
         from covlib.coverage_authors import authors_sweep
 
-        result = authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
-                               data.test_answers, data.test_types, max_k)
-        return result.cutoffs, result.ceiling
+        return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
+                             data.test_answers, data.test_types, max_k)
     raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
 
 
-def coverage_table(cutoffs: np.ndarray, types: np.ndarray, max_k: int) -> pd.DataFrame:
-    """Share of items covered per test type and k = 1..max_k: columns type, k, covered, n."""
+def coverage_table(cutoffs: np.ndarray, types: np.ndarray, max_k: int,
+                   always: np.ndarray | None = None) -> pd.DataFrame:
+    """Share of items covered per test type and k = 1..max_k: columns type, k, covered, n.
+
+    ``always`` marks items covered at every k (training inputs), whatever their cutoff value.
+    """
     types = np.asarray(types).astype(str)
+    always = np.zeros(len(cutoffs), dtype=bool) if always is None else np.asarray(always, dtype=bool)
     rows = []
     for name in sorted(set(types.tolist()), key=type_order):
-        sel = cutoffs[types == name]
+        sel, sel_always = cutoffs[types == name], always[types == name]
         for k in range(1, max_k + 1):
-            rows.append({"type": name, "k": k, "covered": float(np.mean(sel >= k)), "n": int(len(sel))})
+            share = float(np.mean((sel >= k) | sel_always))
+            rows.append({"type": name, "k": k, "covered": share, "n": int(len(sel))})
     return pd.DataFrame(rows, columns=["type", "k", "covered", "n"])
 
 
@@ -440,8 +444,8 @@ def coverage_by_k(source: str | os.PathLike | DatasetFolder | Dataset, max_k: in
                   mode: str = "faithful") -> pd.DataFrame:
     """Share of test items covered at each k = 1..max_k, per test type (columns type, k, covered, n)."""
     data = coverage_inputs(source)
-    cutoffs, _ = test_cutoffs(data, mode, max_k)
-    return coverage_table(cutoffs, data.test_types, max_k)
+    result = test_cutoffs(data, mode, max_k)
+    return coverage_table(result.cutoffs, data.test_types, max_k, result.in_train)
 
 
 def wide_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -464,14 +468,16 @@ def annotate_dataset(path: str | os.PathLike, mode: str = "faithful", max_k: int
         raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
     folder = load_dataset(path)
     data = coverage_inputs(folder)
-    cutoffs, ceiling = test_cutoffs(data, mode, max_k)
+    result = test_cutoffs(data, mode, max_k)
+    cutoffs, ceiling = result.cutoffs, result.ceiling
+    always = result.in_train  # training inputs: covered at every k, so no finite cutoff
     k_range = max_k if max_k is not None else default_max_k(cutoffs, ceiling)
-    table = coverage_table(cutoffs, data.test_types, k_range)
+    table = coverage_table(cutoffs, data.test_types, k_range, always)
 
     with open(folder.path / "test.json", encoding="utf-8") as fh:
         raw = json.load(fh)
-    annotated = [{**item, "k_cutoff": int(c)} for item, c in zip(raw, cutoffs.tolist())]
-    annotated += [{**item, "type": f"covered_{item['k_cutoff']}"} for item in annotated[: len(raw)]
+    annotated = [{**item, "k_cutoff": None if a else int(c)} for item, c, a in zip(raw, cutoffs.tolist(), always)]
+    annotated += [{**item, "type": f"covered_{c}"} for item, c in zip(annotated[: len(raw)], cutoffs.tolist())
                   if item.get("type") == "type_0"]
     command = f"covlib coverage {folder.path} --mode {mode}" + (f" --max-k {max_k}" if max_k is not None else "")
     summary = {

@@ -260,14 +260,19 @@ def test_cli_writes_both_files(small_folder, capsys):
     annotated = json.loads((small_folder / "test_annotated.json").read_text())
     type0 = [it for it in annotated[: len(test)] if it["type"] == "type_0"]
     assert len(annotated) == len(test) + len(type0)
-    assert all(isinstance(it["k_cutoff"], int) and 0 <= it["k_cutoff"] <= 6 for it in annotated)
+    for it in annotated:  # training inputs are covered at every k, so they carry no finite cutoff
+        if it["type"] == "train_inferred":
+            assert it["k_cutoff"] is None
+        else:
+            assert isinstance(it["k_cutoff"], int) and 0 <= it["k_cutoff"] <= 6
     assert [it["type"] for it in annotated[len(test):]] == [f"covered_{it['k_cutoff']}" for it in type0]
     summary = json.loads((small_folder / "coverage.json").read_text())
     assert summary["command"].startswith("covlib coverage ") and "--max-k 6" in summary["command"]
     table = cv.coverage_by_k(small_folder, 6)
     for name, shares in summary["coverage"].items():
         assert np.allclose(shares, table[table["type"] == name]["covered"], atol=1e-6)
-    cutoffs = np.array([it["k_cutoff"] for it in annotated[: len(test)]])
+    assert summary["coverage"]["train_inferred"] == [1.0] * 6
+    cutoffs = np.array([it["k_cutoff"] or 0 for it in annotated[: len(test)]])
     types = np.array([it["type"] for it in test])
     assert summary["coverage"]["type_0"][2] == pytest.approx(np.mean(cutoffs[types == "type_0"] >= 3), abs=1e-6)
 
