@@ -1,0 +1,115 @@
+"""Model configs, presets, and building TransformerLens native models (no download, no tokenizer).
+
+The vocabulary is the dataset's tokens only (``d_vocab = len(vocab)``) and the context is the
+prompt plus the target (``n_ctx``), which keeps the paper's learning problem at a fraction of
+the cost of the authors' 50k-token GPT-2 (SPEC §3). Models are ``TransformerBridge`` objects
+from ``TransformerBridge.boot_native`` so that analyses get TransformerLens hooks
+(``run_with_cache``, ``run_with_hooks``) on exactly the trained weights.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import torch
+
+from covlib.errors import CovlibError
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the transformer; ``d_head`` and ``d_mlp`` default to d_model/n_heads and 4*d_model.
+
+    The native TransformerLens model has no dropout, so the authors' dropout 0.1 cannot be
+    reproduced; all presets train without dropout (which also makes runs bit-for-bit repeatable).
+    """
+
+    n_layers: int = 4
+    d_model: int = 128
+    n_heads: int = 4
+    d_head: int | None = None
+    d_mlp: int | None = None
+    act_fn: str = "gelu_new"
+    normalization_type: str = "LN"
+    positional_embedding_type: str = "standard"
+    init_mode: str = "gpt2"
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "d_model", "n_heads"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise CovlibError(f"model {name}={getattr(self, name)!r} must be a positive integer")
+        if self.d_head is None and self.d_model % self.n_heads:
+            raise CovlibError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; change one or set d_head explicitly"
+            )
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def mlp_dim(self) -> int:
+        return self.d_mlp if self.d_mlp is not None else 4 * self.d_model
+
+    def n_params(self, d_vocab: int, n_ctx: int) -> int:
+        """Parameter count without building the model (embeddings, blocks, final LN, unembedding)."""
+        d, h = self.d_model, self.n_heads * self.head_dim
+        block = 2 * 2 * d + (3 * (d * h + h) + h * d + d) + (d * self.mlp_dim + self.mlp_dim + self.mlp_dim * d + d)
+        return d_vocab * d + n_ctx * d + self.n_layers * block + 2 * d + d * d_vocab
+
+
+MODEL_PRESETS: dict[str, ModelConfig] = {
+    # seconds per run: tests and notebook smoke runs
+    "smoke": ModelConfig(n_layers=2, d_model=64, n_heads=4),
+    # the book on a 2-core CPU (SPEC §3): ~0.8M parameters, ~10 steps/s at batch 512
+    "default": ModelConfig(n_layers=4, d_model=128, n_heads=4),
+    # the authors' GPT-2 shape (their vocabulary was GPT-2's 50k tokens; ours is the task's)
+    "paper": ModelConfig(n_layers=8, d_model=768, n_heads=12),
+}
+
+
+def bridge_config(cfg: ModelConfig, d_vocab: int, n_ctx: int, seed: int, device: torch.device | str):
+    """The TransformerBridgeConfig for ``cfg`` on a given vocabulary size and context length."""
+    from transformer_lens.config import TransformerBridgeConfig
+
+    return TransformerBridgeConfig(
+        n_layers=cfg.n_layers,
+        d_model=cfg.d_model,
+        n_heads=cfg.n_heads,
+        d_head=cfg.head_dim,
+        d_mlp=cfg.mlp_dim,
+        n_ctx=n_ctx,
+        d_vocab=d_vocab,
+        act_fn=cfg.act_fn,
+        normalization_type=cfg.normalization_type,
+        positional_embedding_type=cfg.positional_embedding_type,
+        init_mode=cfg.init_mode,
+        seed=seed,
+        device=str(device),
+    )
+
+
+def build_model(cfg: ModelConfig, d_vocab: int, n_ctx: int, seed: int = 42, device: torch.device | str | None = None):
+    """A freshly initialised TransformerBridge (weights depend only on ``cfg``, sizes and ``seed``)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import transformer_lens.model_bridge.sources  # noqa: F401  (registers boot_native)
+    from transformer_lens.model_bridge import TransformerBridge
+
+    from covlib.device import get_device
+
+    device = torch.device(device) if device is not None else get_device()
+    try:
+        model = TransformerBridge.boot_native(bridge_config(cfg, d_vocab, n_ctx, seed, device), device=device)
+    except (ValueError, NotImplementedError) as exc:
+        raise CovlibError(f"cannot build the model from {cfg}: {exc}") from None
+    return model
+
+
+def model_config_from_dict(raw: dict) -> ModelConfig:
+    """A ModelConfig from config.json's "model" entry; unknown keys are an error, not ignored."""
+    names = {f.name for f in dataclasses.fields(ModelConfig)}
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise CovlibError(f"unknown model config keys {unknown}; known keys: {sorted(names)}")
+    return ModelConfig(**raw)
