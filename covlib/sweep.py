@@ -272,7 +272,13 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable[Any]], ou
             futures = {pool.submit(run_config, str(notebook.resolve()), p, str(out / s), kernel_name, timeout): s
                        for p, s in todo}
             for future in as_completed(futures):
-                result = future.result()
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - the worker process itself died (killed, out of memory)
+                    slug = futures[future]
+                    error = f"worker process failed: {describe_error(exc)}"
+                    _write_json(out / slug / STATUS_FILE, {"status": "failed", "error": error})
+                    result = RunResult(slug, next(p for p, s in todo if s == slug), "failed", 0.0, error)
                 results.append(result)
                 bar.update(1)
                 bar.set_postfix_str(f"{result.slug}: {result.status} ({result.elapsed:.0f}s)")
