@@ -506,3 +506,78 @@ def print_table(table: pd.DataFrame, file=None) -> None:
     print(f"{'type':<{width}}  " + " ".join(f"{'k=' + str(k):>6}" for k in wide.columns), file=file)
     for name, row in wide.iterrows():
         print(f"{name:<{width}}  " + " ".join(f"{v:6.1f}" for v in row.to_numpy()), file=file)
+
+
+# ----------------------------------------------------------------------------- for the book
+
+
+def class_purity(labels: np.ndarray, hidden: np.ndarray, present: np.ndarray) -> tuple[int, float]:
+    """How often fragments merged into one class share a hidden value (e.g. the bridge b).
+
+    ``labels[f]`` is the class of fragment f (from ``fragment_classes``), ``hidden[f]`` the value
+    the data never shows, ``present`` marks fragments that occur in training. Returns the number
+    of merged fragment pairs and the share of them whose hidden values agree.
+    """
+    frame = pd.DataFrame({"cls": labels[present], "hidden": hidden[present]})
+    pairs = lambda sizes: int((sizes * (sizes - 1) // 2).sum())  # noqa: E731
+    merged = pairs(frame.groupby("cls").size().to_numpy())
+    agreeing = pairs(frame.groupby(["cls", "hidden"]).size().to_numpy())
+    return merged, (agreeing / merged if merged else float("nan"))
+
+
+def coverage_vs_data(task: str, num_tokens: list[int], n_trains: dict[int, list[int]], ks: tuple[int, ...] = (3,),
+                     seed: int = 0, test_size_per_type: int = 1000) -> pd.DataFrame:
+    """Share of type_0 test items covered at each k, for datasets of growing size (one row per N, n_train, k).
+
+    ``n_trains[N]`` lists the training-set sizes to try at N; sizes at or above the eligible
+    count are skipped. Each dataset is generated in memory with ``covlib.data.generate``.
+    """
+    from covlib.data import DatasetConfig, generate
+
+    rows = []
+    for n_tok in num_tokens:
+        for n in n_trains[n_tok]:
+            try:
+                ds = generate(DatasetConfig(task, n_tok, n, seed=seed, test_size_per_type=test_size_per_type))
+            except CovlibError:  # more examples than eligible inputs at this N
+                continue
+            table = coverage_by_k(ds, max(ks))
+            type0 = table[table["type"] == "type_0"].set_index("k")["covered"]
+            rows += [{"N": n_tok, "n_train": n, "k": k, "type0_covered": float(type0[k]),
+                      "share_of_eligible": n / ds.eligible_count} for k in ks]
+    return pd.DataFrame(rows, columns=["N", "n_train", "k", "type0_covered", "share_of_eligible"])
+
+
+def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.9, seed: int = 0,
+                      test_size_per_type: int = 1000, rel_tol: float = 0.03) -> dict:
+    """Smallest n_train (to ``rel_tol``) whose type_0 test items are at least ``target`` k-covered.
+
+    Bisection on log(n_train) between 1 and the eligible count; each probe generates a dataset
+    and sweeps coverage. Returns N, the bracketing sizes and the number of probes.
+    """
+    from covlib.data import DatasetConfig, generate
+
+    def covered(n: int) -> float:
+        ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
+        table = coverage_by_k(ds, k)
+        return float(table[(table["type"] == "type_0") & (table["k"] == k)]["covered"].iloc[0])
+
+    eligible = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0)).eligible_count
+    lo, hi, probes = 1, eligible - 1, 0
+    if covered(hi) < target:
+        raise CovlibError(f"even {hi} training examples cover less than {target:.0%} of type_0 at k={k}, N={num_tokens}")
+    while hi / lo > 1 + rel_tol:
+        mid = int(round(np.sqrt(lo * hi)))
+        probes += 1
+        if covered(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return {"N": num_tokens, "k": k, "target": target, "n_train": hi, "below": lo, "eligible": eligible,
+            "probes": probes}
+
+
+def power_law_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares fit of y = c * x**a in log-log space; returns (c, a)."""
+    slope, intercept = np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)
+    return float(np.exp(intercept)), float(slope)

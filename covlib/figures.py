@@ -276,6 +276,80 @@ def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
     )
 
 
+# ----------------------------------------------------------------------------- coverage (chapter 2)
+
+# One colour per test type across every chapter (train_inferred grey, type_0 green, OOD warm/purple).
+TYPE_COLORS = {"train_inferred": "#9e9e9e", "type_0": "#2e7d32", "type_1": "#c62828", "type_2": "#ef6c00",
+               "type_3": "#6a1b9a"}
+
+
+def _type_scale(types: Sequence[str]) -> alt.Scale:
+    extra = ["#1565c0", "#00838f", "#ad1457", "#5d4037", "#827717"]
+    domain = list(dict.fromkeys(types))
+    return alt.Scale(domain=domain, range=[TYPE_COLORS.get(t, extra[i % len(extra)]) for i, t in enumerate(domain)])
+
+
+def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
+                        reference: dict[int, float] | None = None) -> alt.LayerChart:
+    """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve."""
+    data = table.assign(percent=table["covered"] * 100)
+    types = data["type"].drop_duplicates().tolist()
+    lines = alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
+        alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
+        alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
+        alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types),
+        tooltip=["type", "k", alt.Tooltip("percent:Q", format=".1f"), "n"],
+    )
+    layers = [lines]
+    if reference:
+        ref = pd.DataFrame({"k": list(reference), "percent": list(reference.values()), "source": "paper (type_0)"})
+        layers.append(alt.Chart(ref).mark_point(shape="cross", size=90, color="black").encode(
+            alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None), tooltip=["k", "percent"]))
+    return alt.layer(*layers).properties(width=420, height=260, title=alt.TitleParams(title, anchor="start"))
+
+
+def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
+    """The same coverage-by-k table from several algorithms (e.g. faithful vs authors'), side by side."""
+    data = pd.concat([t.assign(mode=mode) for mode, t in tables.items()], ignore_index=True)
+    data = data.assign(percent=data["covered"] * 100)
+    types = data["type"].drop_duplicates().tolist()
+    return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
+        alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
+        alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
+        alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types),
+        tooltip=["mode", "type", "k", alt.Tooltip("percent:Q", format=".1f")],
+    ).properties(width=300, height=220).facet(
+        column=alt.Column("mode:N", title=None, sort=list(tables), header=alt.Header(labelFontSize=13))
+    )
+
+
+def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """Share of merged fragment pairs that truly share a bridge (line) and how many pairs merged (bars), per k."""
+    base = alt.Chart(frame).encode(alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)))
+    bars = base.mark_bar(color="#c9d6e8", opacity=0.9).encode(
+        alt.Y("merged_pairs:Q", title="fragment pairs merged into one class (log)", scale=alt.Scale(type="log")))
+    line = base.mark_line(point=True, color="#2e7d32", strokeWidth=2.5).encode(
+        alt.Y("purity:Q", title="share of merged pairs with the same bridge", axis=alt.Axis(format="%"),
+              scale=alt.Scale(domain=[0, 1])),
+        tooltip=["k", "merged_pairs", alt.Tooltip("purity:Q", format=".1%")])
+    return alt.layer(bars, line).resolve_scale(y="independent").properties(
+        width=420, height=240,
+        title=alt.TitleParams("What equivalence classes group together, P = {x1, x2}", anchor="start"))
+
+
+def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.Chart:
+    """type_0 coverage at level k against the number of training examples, one line per N."""
+    data = frame[frame["k"] == k].assign(percent=lambda d: d["type0_covered"] * 100)
+    return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
+        alt.X("n_train:Q", title="training examples",
+              scale=alt.Scale(type="log", domain=[float(data["n_train"].min()) * 0.8, float(data["n_train"].max()) * 1.25])),
+        alt.Y("percent:Q", title=f"type_0 items {k}-covered (%)", scale=alt.Scale(domain=[0, 100])),
+        alt.Color("N:O", title="N", scale=alt.Scale(scheme="viridis")),
+        tooltip=["N", "n_train", alt.Tooltip("percent:Q", format=".1f")],
+    ).properties(width=420, height=260,
+                 title=alt.TitleParams(f"Coverage needs more data as N grows (k = {k})", anchor="start"))
+
+
 # ----------------------------------------------------------------------------- sweeps
 
 
