@@ -32,7 +32,7 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check covlib tests benchmarks
+	$(BIN)/ruff check covlib tests benchmarks notebooks
 
 clean:
 	rm -rf build

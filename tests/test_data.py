@@ -142,7 +142,7 @@ def test_population_counts_cover_every_non_training_input():
     seen = {name: int(s.sum()) for name, s in ds.seen_split.items()}
     assert seen == {"f1": round(0.7 * 81), "f2": round(0.7 * 81)}
     # the eligible count, by brute force over X^3
-    f1, f2, s1, s2 = ds.tables["f1"], ds.tables["f2"], ds.seen_split["f1"], ds.seen_split["f2"]
+    f1, s1, s2 = ds.tables["f1"], ds.seen_split["f1"], ds.seen_split["f2"]
     brute = sum(1 for a, b, c in itertools.product(range(9), repeat=3) if s1[a, b] and s2[f1[a, b], c])
     assert ds.eligible_count == brute
 
