@@ -113,3 +113,49 @@ def model_config_from_dict(raw: dict) -> ModelConfig:
     if unknown:
         raise CovlibError(f"unknown model config keys {unknown}; known keys: {sorted(names)}")
     return ModelConfig(**raw)
+
+
+class FastForward:
+    """The bridge's own parameters run through fused torch ops (one QKV matmul, SDPA attention),
+    without the per-module hook wrappers: what training calls, ~5-10% faster than the bridge.
+
+    It computes the NativeModel forward for the configs covlib builds (LayerNorm, standard
+    positions, gelu/gelu_new/relu MLP); ``supports(model)`` says when it applies, and the tests
+    check that its logits equal the bridge's. Analyses keep using the bridge and its hooks."""
+
+    _ACTS = {"gelu_new": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+             "gelu": torch.nn.functional.gelu, "relu": torch.nn.functional.relu}
+
+    def __init__(self, model) -> None:
+        cfg = model.cfg
+        self.n_layers, self.n_heads, self.d_head, self.eps = cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.eps
+        self.act = self._ACTS[cfg.act_fn]
+        self.p = {n.replace("._original_component", ""): p for n, p in model.named_parameters()}
+
+    @staticmethod
+    def supports(model) -> bool:
+        cfg = model.cfg
+        return (str(cfg.normalization_type).upper() == "LN" and (cfg.positional_embedding_type or "standard") == "standard"
+                and cfg.act_fn in FastForward._ACTS and not cfg.attn_only and not cfg.gated_mlp
+                and not cfg.n_key_value_heads and cfg.attn_scale <= 0 and cfg.attention_dir == "causal"
+                and cfg.output_logits_soft_cap <= 0 and cfg.attn_scores_soft_cap <= 0 and not cfg.final_rms)
+
+    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        F, p = torch.nn.functional, self.p
+        B, T = tokens.shape
+        H, dh = self.n_heads, self.d_head
+        x = F.embedding(tokens, p["tok_embed.weight"]) + p["pos.weight"][:T]
+        d = x.shape[-1]
+        for i in range(self.n_layers):
+            pre = f"layers.{i}."
+            h = F.layer_norm(x, (d,), p[pre + "ln1.weight"], p[pre + "ln1.bias"], self.eps)
+            w = torch.cat([p[pre + f"attn.{k}.weight"] for k in "qkv"])
+            b = torch.cat([p[pre + f"attn.{k}.bias"] for k in "qkv"])
+            q, k, v = F.linear(h, w, b).view(B, T, 3, H, dh).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + F.linear(a.transpose(1, 2).reshape(B, T, H * dh), p[pre + "attn.o.weight"], p[pre + "attn.o.bias"])
+            h = F.layer_norm(x, (d,), p[pre + "ln2.weight"], p[pre + "ln2.bias"], self.eps)
+            h = self.act(F.linear(h, p[pre + "mlp.fc_in.weight"], p[pre + "mlp.fc_in.bias"]))
+            x = x + F.linear(h, p[pre + "mlp.fc_out.weight"], p[pre + "mlp.fc_out.bias"])
+        x = F.layer_norm(x, (d,), p["ln_out.weight"], p["ln_out.bias"], self.eps)
+        return F.linear(x, p["head.weight"])

@@ -49,11 +49,12 @@ import torch.nn.functional as F
 
 from covlib.errors import CovlibError
 from covlib.io import DatasetFolder, load_dataset, write_json_atomic
-from covlib.model import MODEL_PRESETS, ModelConfig, build_model, model_config_from_dict
+from covlib.model import MODEL_PRESETS, FastForward, ModelConfig, build_model, model_config_from_dict
 
 IGNORE = -100  # label of positions that carry no loss
 CONFIG, METRICS, CHECKPOINT, MODEL, RESULT = "config.json", "metrics.jsonl", "checkpoint.pt", "model.pt", "result.json"
 ANNOTATED = "test_annotated.json"
+ALWAYS_COVERED = 10**6  # k-cutoff given to training inputs (null in test_annotated.json)
 
 
 # ----------------------------------------------------------------------------- configs
@@ -78,6 +79,7 @@ class TrainConfig:
     keep_checkpoints: bool = False  # also keep checkpoints/step_NNNNNN.pt (for training-dynamics analyses)
     threshold: float = 0.99  # type_0 accuracy whose first crossing is recorded
     early_stop: bool = False  # stop at the first evaluation with acc/type_0 >= threshold
+    fast_forward: bool = True  # train through model.FastForward (same function, fused ops, no hook wrappers)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
@@ -239,7 +241,8 @@ def k_cutoffs(ds: DatasetFolder) -> np.ndarray | None:
     """k-cutoff of every test item from DATASET_DIR/test_annotated.json, or None if the file is absent.
 
     The file (written by ``covlib coverage``) holds the test items each with an integer "k_cutoff",
-    plus duplicated type_0 items typed "covered_{k}" (the authors' format), which are ignored here."""
+    plus duplicated type_0 items typed "covered_{k}" (the authors' format), which are ignored here.
+    A null k_cutoff (a training input: covered at every k) becomes ALWAYS_COVERED."""
     file = Path(ds.path) / ANNOTATED
     if not file.is_file():
         return None
@@ -251,8 +254,9 @@ def k_cutoffs(ds: DatasetFolder) -> np.ndarray | None:
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict) or str(item.get("type", "")).startswith("covered_"):
             continue
-        if isinstance(item.get("input_text"), str) and isinstance(item.get("k_cutoff"), int):
-            by_text[item["input_text"]] = item["k_cutoff"]
+        if isinstance(item.get("input_text"), str) and "k_cutoff" in item:
+            # training inputs are covered at every k and carry null: give them a cutoff above any k
+            by_text[item["input_text"]] = item["k_cutoff"] if isinstance(item["k_cutoff"], int) else ALWAYS_COVERED
     table = np.array(ds.vocab, dtype=object)
     texts = ["".join(row) for row in table[ds.test.inputs].tolist()]
     missing = sum(t not in by_text for t in texts)
@@ -286,7 +290,7 @@ def eval_set(ds: DatasetFolder, device: torch.device) -> EvalSet:
         id_items = types == "type_0"
         for name, mask in (("k<3", ks < 3), ("k=3", ks == 3), ("k>3", ks > 3)):
             groups[name] = np.flatnonzero(id_items & mask)
-        for k in sorted(set(ks[id_items].tolist())):
+        for k in sorted(set(ks[id_items].tolist()) - {ALWAYS_COVERED}):
             groups[f"k={k}"] = np.flatnonzero(id_items & (ks == k))
     prompts = torch.from_numpy(ds.test.inputs.astype(np.int64)).to(device)
     targets = torch.from_numpy(ds.test.targets.astype(np.int64)).to(device)
@@ -369,8 +373,11 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr
 
 
-def train_step(model, opt, batches: Batches, step: int, cfg: TrainConfig) -> float:
-    """One optimiser step on the step's batch; returns the mean loss per target token."""
+def train_step(model, opt, batches: Batches, step: int, cfg: TrainConfig, forward: Callable | None = None) -> float:
+    """One optimiser step on the step's batch; returns the mean loss per target token.
+
+    ``forward`` (default: the model itself) maps tokens to logits, e.g. a model.FastForward."""
+    forward = forward or model
     idx = torch.from_numpy(batches.indices(step, cfg.batch_size)).to(batches.tokens.device)
     tokens, labels = batches.tokens[idx], batches.labels[idx]
     n_targets = (labels != IGNORE).sum().clamp_min(1)
@@ -383,7 +390,7 @@ def train_step(model, opt, batches: Batches, step: int, cfg: TrainConfig) -> flo
     micro = cfg.batch_size // cfg.grad_accum
     for start in range(0, cfg.batch_size, micro):
         sel = (rows >= start) & (rows < start + micro)
-        logits = model(tokens[start : start + micro])
+        logits = forward(tokens[start : start + micro])
         picked = logits[rows[sel] - start, cols[sel]].float()
         loss = F.cross_entropy(picked, labels[rows[sel], cols[sel]], reduction="sum") / n_targets
         loss.backward()
@@ -554,6 +561,7 @@ def train(
     model = build_model(cfg.model, len(ds.vocab), n_ctx, seed=tc.seed, device=device)
     model.train()
     opt = make_optimizer(model, tc)
+    forward = FastForward(model) if tc.fast_forward and FastForward.supports(model) else model
     batches = training_batches(ds, tc.seed, device)
     step, elapsed, loss_sum, loss_n = 0, 0.0, 0.0, 0
     rows: list[dict] = []
@@ -589,7 +597,7 @@ def train(
     try:
         while step < tc.steps and stopped == "steps":
             t0 = time.perf_counter()
-            loss = train_step(model, opt, batches, step, tc)
+            loss = train_step(model, opt, batches, step, tc, forward)
             step += 1
             loss_sum, loss_n = loss_sum + loss, loss_n + 1
             row = None

@@ -14,7 +14,7 @@ from covlib import cli  # noqa: E402
 from covlib.data import DatasetConfig, ensure_dataset  # noqa: E402
 from covlib.errors import CovlibError  # noqa: E402
 from covlib.io import load_dataset  # noqa: E402
-from covlib.model import MODEL_PRESETS, ModelConfig, build_model  # noqa: E402
+from covlib.model import MODEL_PRESETS, FastForward, ModelConfig, build_model  # noqa: E402
 from covlib.train import (  # noqa: E402
     IGNORE,
     eval_set,
@@ -73,6 +73,18 @@ def test_default_model_size_and_seeded_init():
     b = build_model(MODEL_PRESETS["smoke"], 11, 4, seed=3, device=CPU)
     assert sum(p.numel() for p in a.parameters()) == MODEL_PRESETS["smoke"].n_params(11, 4)
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_fast_forward_is_the_bridge_function():
+    model = build_model(MODEL_PRESETS["smoke"], 11, 5, seed=1, device=CPU)
+    assert FastForward.supports(model)
+    tokens = torch.randint(0, 11, (16, 4))
+    fast, slow = FastForward(model)(tokens), model(tokens)
+    torch.testing.assert_close(fast, slow, atol=1e-5, rtol=1e-5)
+    g_fast = torch.autograd.grad(fast.square().sum(), list(model.parameters()))
+    g_slow = torch.autograd.grad(model(tokens).square().sum(), list(model.parameters()))
+    for a, b in zip(g_fast, g_slow):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
 # ----------------------------------------------------------------------------- batches
@@ -142,7 +154,8 @@ def test_metrics_per_type_and_k_group_match_a_manual_count(data_root, cot):
     # an annotation as `covlib coverage` writes it: k_cutoff per item, plus covered_{k} duplicates
     ks = rng.integers(0, 6, size=len(ds.test))
     table = np.array(ds.vocab, dtype=object)
-    items = [{"input_text": "".join(table[p]), "target_text": "", "type": t, "k_cutoff": int(k)}
+    items = [{"input_text": "".join(table[p]), "target_text": "", "type": t,
+              "k_cutoff": None if t == "train_inferred" else int(k)}  # training inputs: null (always covered)
              for p, t, k in zip(ds.test.inputs, ds.test.types, ks)]
     items += [dict(it, type=f"covered_{it['k_cutoff']}", k_cutoff=99) for it in items if it["type"] == "type_0"]
     (folder / "test_annotated.json").write_text(json.dumps(items))
