@@ -350,6 +350,50 @@ def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.Chart:
                  title=alt.TitleParams(f"Coverage needs more data as N grows (k = {k})", anchor="start"))
 
 
+# ----------------------------------------------------------------------------- training (chapter 3)
+
+GROUP_COLORS = {"k<3": "#c62828", "k=3": "#f9a825", "k>3": "#2e7d32"}
+
+
+def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: str,
+                          colors: dict[str, str] | None = None, chance: float | None = None) -> alt.LayerChart:
+    """Accuracy over training steps, one line per ``series`` (label -> metric column of load_metrics).
+
+    ``chance`` draws a dashed line at the accuracy of guessing (1/N).
+    """
+    present = {label: col for label, col in series.items() if col in metrics}
+    long = metrics[["step", *present.values()]].rename(columns={v: k for k, v in present.items()}).melt(
+        id_vars="step", var_name="series", value_name="accuracy").dropna()
+    labels = list(present)
+    palette = colors or TYPE_COLORS
+    scale = alt.Scale(domain=labels, range=[palette.get(lab, "#1565c0") for lab in labels])
+    lines = alt.Chart(long).mark_line(strokeWidth=2.2).encode(
+        alt.X("step:Q", title="training step"),
+        alt.Y("accuracy:Q", title="test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        alt.Color("series:N", title=None, scale=scale, sort=labels),
+        tooltip=["series", "step", alt.Tooltip("accuracy:Q", format=".3f")],
+    )
+    layers = [lines]
+    if chance is not None:
+        rule = pd.DataFrame({"accuracy": [chance], "label": [f"chance (1/N = {chance:.3f})"]})
+        layers.append(alt.Chart(rule).mark_rule(strokeDash=[5, 4], color="black").encode(
+            alt.Y("accuracy:Q"), tooltip=["label"]))
+    return alt.layer(*layers).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
+
+
+def accuracy_by_cutoff_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """Final accuracy of type_0 items against their k-cutoff (bars), with item counts as labels."""
+    base = alt.Chart(frame).encode(alt.X("k_cutoff:O", title="k-cutoff of the type_0 test item",
+                                         axis=alt.Axis(labelAngle=0)))
+    bars = base.mark_bar(color="#2e7d32").encode(
+        alt.Y("accuracy:Q", title="final accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        tooltip=["k_cutoff", "n", alt.Tooltip("accuracy:Q", format=".3f"), "first_step_90"])
+    text = base.mark_text(dy=-6, fontSize=11).encode(alt.Y("accuracy:Q"), text=alt.Text("n:Q", format=",d"))
+    return alt.layer(bars, text).properties(
+        width=420, height=240,
+        title=alt.TitleParams("Accuracy rises with the k-cutoff (numbers: test items)", anchor="start"))
+
+
 # ----------------------------------------------------------------------------- sweeps
 
 
