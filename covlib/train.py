@@ -542,7 +542,7 @@ def train(
     unless ``steps`` grew); without it, a folder that already holds a run is an error.
     ``callback(step, metrics_or_None)`` runs after every step (metrics at evaluation steps);
     raising from it aborts the run like a kill (tests use this)."""
-    from covlib.device import get_device
+    from covlib.device import get_device, seed_everything
 
     cfg = make_config(preset, overrides)
     tc = cfg.train
@@ -558,6 +558,7 @@ def train(
     es = eval_set(ds, device)  # reads test_annotated.json: fail before touching the run folder
     resuming = _prepare_run_dir(run_dir, doc, resume)
 
+    seed_everything(tc.seed)  # init and batch order use their own seeded generators; this covers the rest
     model = build_model(cfg.model, len(ds.vocab), n_ctx, seed=tc.seed, device=device)
     model.train()
     opt = make_optimizer(model, tc)
