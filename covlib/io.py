@@ -25,6 +25,9 @@ FAKE_BRIDGE = "</b>"
 META = "covlib.json"
 _TOKEN = re.compile(r"<[^<>]*>")
 _ENTITY = re.compile(r"<t_(\d+)>")
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
 
 
 # ----------------------------------------------------------------------------- writing
@@ -53,6 +56,7 @@ def write_json_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, _FILE_MODE)  # mkstemp creates 0600; give the usual umask-based mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -135,3 +135,15 @@ def test_console_script_runs():
     exe = Path(sys.executable).parent / "covlib"
     out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True).stdout
     assert "generate" in out and "coverage" in out
+
+
+def test_atomic_writes_leave_ordinary_permissions(tmp_path):
+    import os
+
+    from covlib.io import write_json_atomic
+
+    write_json_atomic(tmp_path / "a.json", "[]")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left behind
