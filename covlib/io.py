@@ -69,6 +69,7 @@ def write_folder_atomic(final: Path, files: dict[str, str]) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))
     try:
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp creates 0700
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
         if final.exists():
