@@ -156,3 +156,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"book: {len(failed)} chapter(s) failed: {', '.join(r.name for r in failed)}")
         return 1
     return 0
+
+
+def preset_values(presets: dict[str, dict], preset: str, **given) -> dict:
+    """A chapter's knobs: the preset's values, overridden by each parameter the reader set (not None).
+
+    Chapters call it in the cell after ``parameters`` (papermill does not recompute that cell).
+    """
+    if preset not in presets:
+        raise CovlibError(f"preset={preset!r}: choose one of {', '.join(presets)}")
+    return {**presets[preset], **{name: value for name, value in given.items() if value is not None}}

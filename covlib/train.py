@@ -234,6 +234,12 @@ def dataset_fingerprint(ds: DatasetFolder) -> str:
     return h.hexdigest()[:16]
 
 
+def annotation_fingerprint(ds: DatasetFolder) -> str | None:
+    """A short hash of test_annotated.json (the k-cutoffs the k-group metrics use), None if absent."""
+    file = Path(ds.path) / ANNOTATED
+    return hashlib.sha256(file.read_bytes()).hexdigest()[:16] if file.is_file() else None
+
+
 # ----------------------------------------------------------------------------- evaluation
 
 
@@ -553,7 +559,8 @@ def train(
     n_ctx = sequence_length(ds)
     run_dir = Path(run_dir)
     doc = cfg.to_dict() | {"dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name,
-                                       "fingerprint": dataset_fingerprint(ds), "n_ctx": n_ctx, "vocab": ds.vocab}}
+                                       "fingerprint": dataset_fingerprint(ds), "annotation": annotation_fingerprint(ds),
+                                       "n_ctx": n_ctx, "vocab": ds.vocab}}
     doc = json.loads(json.dumps(doc))  # tuples become lists, as in the config.json it is compared with
     es = eval_set(ds, device)  # reads test_annotated.json: fail before touching the run folder
     resuming = _prepare_run_dir(run_dir, doc, resume)

@@ -45,8 +45,8 @@ import pandas as pd
 from IPython.display import display
 
 from covlib import figures
+from covlib.book import preset_values
 from covlib.data import DatasetConfig, default_root, ensure_dataset, generate
-from covlib.errors import CovlibError
 from covlib.io import load_dataset
 from covlib.sweep import record_metrics
 from covlib.tasks import TASKS
@@ -59,12 +59,8 @@ PRESETS = {
     "paper": {"N": 200, "n_train": 500_000, "test_size_per_type": 2000, "survey_N": [10, 30, 50, 100, 200],
               "survey_cap": 3 * 10**7},
 }
-if preset not in PRESETS:
-    raise CovlibError(f"preset={preset!r}: choose one of {', '.join(PRESETS)}")
-knobs = PRESETS[preset]
-N = N or knobs["N"]
-n_train = n_train or knobs["n_train"]
-test_size_per_type = test_size_per_type if test_size_per_type is not None else knobs["test_size_per_type"]
+knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, test_size_per_type=test_size_per_type)
+N, n_train, test_size_per_type = knobs["N"], knobs["n_train"], knobs["test_size_per_type"]
 data_root = Path(out_dir) if out_dir else default_root()
 fig_dir = figures_dir or None  # None: covlib.figures picks papers_figures/ (or $COVLIB_FIGURES_DIR)
 figures.enable_png_renderer()

@@ -52,10 +52,10 @@ from IPython.display import display
 
 from covlib import coverage as cov
 from covlib import figures
+from covlib.book import preset_values
 from covlib.coverage_authors import authors_sweep
 from covlib.coverage_graph import neighbourhood_chart, substitution_neighbourhood
 from covlib.data import DatasetConfig, default_root, ensure_dataset, generate
-from covlib.errors import CovlibError
 from covlib.io import load_dataset
 from covlib.paper import REQUIRED_DATA_TWOHOP, TYPE0_COVERAGE_TWOHOP_30_4000
 from covlib.sweep import record_metrics
@@ -65,13 +65,8 @@ PRESETS = {
     "default": {"N": 30, "n_train": 4000, "example_N": 8, "scaling_N": [20, 30, 50, 70]},
     "paper": {"N": 100, "n_train": 80_000, "example_N": 8, "scaling_N": [20, 30, 50, 70, 100]},
 }
-if preset not in PRESETS:
-    raise CovlibError(f"preset={preset!r}: choose one of {', '.join(PRESETS)}")
-knobs = PRESETS[preset]
-N = N or knobs["N"]
-n_train = n_train or knobs["n_train"]
-example_N = example_N or knobs["example_N"]
-scaling_N = scaling_N or knobs["scaling_N"]
+knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, example_N=example_N, scaling_N=scaling_N)
+N, n_train, example_N, scaling_N = knobs["N"], knobs["n_train"], knobs["example_N"], knobs["scaling_N"]
 data_root = Path(out_dir) if out_dir else default_root()
 fig_dir = figures_dir or None
 figures.enable_png_renderer()

@@ -96,3 +96,14 @@ def test_format_table_lists_every_chapter_and_a_total():
 
     table = format_table([ChapterResult("01_a", "done", 1.25, Path("x")), ChapterResult("02_b", "failed", 2.0, Path("y"))])
     assert "01_a" in table and "failed" in table and "3.2" in table
+
+
+def test_preset_values_take_the_readers_settings_over_the_preset():
+    from covlib.book import preset_values
+    from covlib.errors import CovlibError
+
+    presets = {"smoke": {"N": 10, "steps": 5}, "default": {"N": 30, "steps": 2000}}
+    assert preset_values(presets, "default", N=None, steps=7) == {"N": 30, "steps": 7}
+    assert preset_values(presets, "smoke", N=0) == {"N": 0, "steps": 5}  # 0 is a setting, None is not
+    with pytest.raises(CovlibError, match="choose one of smoke, default"):
+        preset_values(presets, "huge")

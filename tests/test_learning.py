@@ -37,3 +37,48 @@ def test_cutoff_table_counts_type0_items_per_cutoff(tmp_path):
             assert row["first_step_50"] == 10
         else:
             assert pd.isna(row["first_step_50"])
+
+
+def test_archive_run_copies_small_files_with_commands(tmp_path):
+    from covlib.learning import archive_run, repository_path
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, text in {"config.json": "{}", "metrics.jsonl": '{"step": 0}\n', "result.json": "{}",
+                       "model.pt": "weights"}.items():
+        (run / name).write_text(text)
+    dest = archive_run(run, tmp_path / "shipped", ["covlib train x --out run"])
+    assert sorted(p.name for p in dest.iterdir()) == ["COMMANDS.txt", "config.json", "metrics.jsonl", "result.json"]
+    assert (dest / "COMMANDS.txt").read_text() == "covlib train x --out run\n"
+    assert repository_path("covlib/learning.py").is_file()
+
+
+def test_the_shipped_edge_run_matches_its_recorded_commands():
+    from covlib.learning import EDGE_RUN, repository_path
+    from covlib.train import load_metrics, load_run_config
+
+    folder = repository_path(EDGE_RUN["archive"])
+    config = load_run_config(folder)
+    assert config["dataset"]["name"] == DatasetConfig(**EDGE_RUN["dataset"]).folder_name
+    assert config["train"]["steps"] == EDGE_RUN["overrides"]["steps"]
+    assert config["train"]["weight_decay"] == EDGE_RUN["overrides"]["weight_decay"]
+    assert load_metrics(folder)["step"].iloc[-1] == EDGE_RUN["overrides"]["steps"]
+    assert (folder / "COMMANDS.txt").read_text().splitlines() == EDGE_RUN["commands"]
+
+
+def test_a_finished_run_is_reused_and_a_changed_annotation_is_refused(tmp_path):
+    from covlib.coverage import annotate_dataset
+    from covlib.errors import CovlibError
+    from covlib.learning import train_or_load
+
+    folder = save_dataset(generate(DatasetConfig("twohop", 8, 250, test_size_per_type=20)), tmp_path)
+    annotate_dataset(folder, max_k=4)
+    overrides = {"steps": 20, "eval_every": 10, "checkpoint_every": 0}
+    first = train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, progress=False)
+    again = train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, progress=False)
+    pd.testing.assert_frame_equal(first.metrics, again.metrics)
+    annotate_dataset(folder, max_k=6)  # other k-cutoffs: the stored k-group metrics are stale
+    with pytest.raises(CovlibError, match="retrain = True"):
+        train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, progress=False)
+    fresh = train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, retrain=True, progress=False)
+    assert fresh.metrics["step"].iloc[-1] == 20
