@@ -381,43 +381,17 @@ def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: 
     return alt.layer(*layers).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
 
 
-def cutoff_curves_chart(metrics: pd.DataFrame, ks: Sequence[int], title: str) -> alt.Chart:
-    """type_0 accuracy over training for each k-cutoff value (metrics ``acc/k={k}``), coloured by k."""
-    cols = {k: f"acc/k={k}" for k in ks if f"acc/k={k}" in metrics}
-    long = metrics[["step", *cols.values()]].rename(columns={v: k for k, v in cols.items()}).melt(
-        id_vars="step", var_name="k_cutoff", value_name="accuracy").dropna()
-    return alt.Chart(long).mark_line(strokeWidth=2).encode(
-        alt.X("step:Q", title="training step"),
-        alt.Y("accuracy:Q", title="type_0 accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        alt.Color("k_cutoff:O", title="k-cutoff", scale=alt.Scale(scheme="viridis")),
-        tooltip=["k_cutoff", "step", alt.Tooltip("accuracy:Q", format=".3f")],
-    ).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
-
-
-def learning_speed_chart(frame: pd.DataFrame, column: str = "first_step_90") -> alt.LayerChart:
-    """First training step at which the type_0 items of each k-cutoff reach 90% (bar labels: items)."""
-    data = frame.dropna(subset=[column]).astype({column: int})
-    base = alt.Chart(data).encode(alt.X("k_cutoff:O", title="k-cutoff of the type_0 test item",
-                                        axis=alt.Axis(labelAngle=0)))
-    bars = base.mark_bar(color="#1565c0").encode(
-        alt.Y(f"{column}:Q", title="first step with 90% accuracy"), tooltip=["k_cutoff", "n", column])
-    text = base.mark_text(dy=-6, fontSize=11).encode(alt.Y(f"{column}:Q"), text=alt.Text("n:Q", format=",d"))
-    return alt.layer(bars, text).properties(
-        width=420, height=240,
-        title=alt.TitleParams("More evidence, learned sooner (numbers: test items)", anchor="start"))
-
-
-def accuracy_by_cutoff_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """Final accuracy of type_0 items against their k-cutoff (bars), with item counts as labels."""
+def accuracy_by_cutoff_chart(frame: pd.DataFrame, title: str = "Accuracy rises with the k-cutoff (numbers: test items)",
+                             y_title: str = "final accuracy") -> alt.LayerChart:
+    """Accuracy of type_0 items against their k-cutoff (bars), with item counts as labels."""
     base = alt.Chart(frame).encode(alt.X("k_cutoff:O", title="k-cutoff of the type_0 test item",
                                          axis=alt.Axis(labelAngle=0)))
+    extra = [c for c in frame.columns if c.startswith("first_step")]
     bars = base.mark_bar(color="#2e7d32").encode(
-        alt.Y("accuracy:Q", title="final accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        tooltip=["k_cutoff", "n", alt.Tooltip("accuracy:Q", format=".3f"), "first_step_90"])
+        alt.Y("accuracy:Q", title=y_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        tooltip=["k_cutoff", "n", alt.Tooltip("accuracy:Q", format=".3f"), *extra])
     text = base.mark_text(dy=-6, fontSize=11).encode(alt.Y("accuracy:Q"), text=alt.Text("n:Q", format=",d"))
-    return alt.layer(bars, text).properties(
-        width=420, height=240,
-        title=alt.TitleParams("Accuracy rises with the k-cutoff (numbers: test items)", anchor="start"))
+    return alt.layer(bars, text).properties(width=420, height=240, title=alt.TitleParams(title, anchor="start"))
 
 
 # ----------------------------------------------------------------------------- sweeps

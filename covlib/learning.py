@@ -109,3 +109,34 @@ EDGE_RUN = {
 def repository_path(relative: str | os.PathLike) -> Path:
     """A path inside the repository (e.g. shipped data under data/), whatever the working folder."""
     return Path(__file__).resolve().parent.parent / relative
+
+
+def cutoff_bins(per_k: pd.DataFrame, n_bins: int = 3) -> dict[str, list[int]]:
+    """Split k-cutoff values into ``n_bins`` consecutive ranges holding about equal numbers of items.
+
+    ``per_k`` is a cutoff_table; returns label ("k 9-12") -> the k-cutoffs in that range.
+    """
+    table = per_k.sort_values("k_cutoff")
+    share = table["n"].cumsum() / table["n"].sum()
+    which = np.minimum((share.to_numpy() - 1e-9) * n_bins, n_bins - 1).astype(int)
+    bins = {}
+    for b in sorted(set(which.tolist())):
+        ks = table["k_cutoff"].to_numpy()[which == b].tolist()
+        bins[f"k {ks[0]}-{ks[-1]}" if len(ks) > 1 else f"k {ks[0]}"] = ks
+    return bins
+
+
+def binned_accuracy(metrics: pd.DataFrame, per_k: pd.DataFrame, bins: dict[str, list[int]]) -> pd.DataFrame:
+    """Accuracy over training of each bin of k-cutoffs: the item-weighted mean of its ``acc/k={k}``."""
+    counts = per_k.set_index("k_cutoff")["n"]
+    out = metrics[["step"]].copy()
+    for label, ks in bins.items():
+        weights = counts.loc[ks].to_numpy(dtype=float)
+        out[label] = metrics[[f"acc/k={k}" for k in ks]].to_numpy() @ weights / weights.sum()
+    return out
+
+
+def cutoff_snapshot(metrics: pd.DataFrame, per_k: pd.DataFrame, step: int) -> pd.DataFrame:
+    """Accuracy of the type_0 items of each k-cutoff at one training step (columns k_cutoff, n, accuracy)."""
+    row = metrics.loc[metrics["step"] == step].iloc[0]
+    return per_k[["k_cutoff", "n"]].assign(accuracy=[float(row[f"acc/k={k}"]) for k in per_k["k_cutoff"]])
