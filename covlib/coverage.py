@@ -37,7 +37,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +48,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from covlib.errors import CovlibError
+from covlib.io import type_order
 
 if TYPE_CHECKING:  # imported lazily at run time: coverage does not need the generator
     from covlib.data import Dataset
@@ -395,14 +395,6 @@ def coverage_inputs(source: str | os.PathLike | DatasetFolder | Dataset) -> Cove
         return CoverageInputs(source.config.num_tokens, source.train_inputs, source.evaluate(source.train_inputs)["t"],
                               source.test_inputs, source.evaluate(source.test_inputs)["t"], source.test_types)
     raise CovlibError(f"expected a dataset folder path, DatasetFolder or Dataset, got {type(source).__name__}")
-
-
-def type_order(name: str) -> tuple:
-    """Reading order of test types: train_inferred, type_0, type_1, ..., then anything else."""
-    if name == "train_inferred":
-        return (0, 0, name)
-    found = re.fullmatch(r"type_(\d+)", name)
-    return (1, int(found.group(1)), name) if found else (2, 0, name)
 
 
 def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None = None) -> CoverageResult:

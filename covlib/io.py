@@ -127,7 +127,7 @@ class DatasetFolder:
     def test_types(self) -> list[str]:
         """Test types in a reading order: train_inferred, type_0, type_1, ..."""
         found = set(self.test.types.tolist())
-        return sorted(found, key=_type_order)
+        return sorted(found, key=type_order)
 
     def atomic_facts(self) -> dict[str, Split]:
         """Every atomic_facts_f*.json in the folder, keyed by primitive name (f1, f2, ...)."""
@@ -140,7 +140,8 @@ class DatasetFolder:
         return {tok: i for i, tok in enumerate(self.vocab)}
 
 
-def _type_order(name: str) -> tuple:
+def type_order(name: str) -> tuple:
+    """Reading order of test types: train_inferred, type_0, type_1, ..., then anything else."""
     if name == "train_inferred":
         return (0, 0, name)
     m = re.fullmatch(r"type_(\d+)", name)
