@@ -47,10 +47,13 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from covlib.data import decode as decode_codes
+from covlib.data import digit_weights
+from covlib.data import encode as encode_inputs
 from covlib.errors import CovlibError
 from covlib.io import type_order
 
-if TYPE_CHECKING:  # imported lazily at run time: coverage does not need the generator
+if TYPE_CHECKING:
     from covlib.data import Dataset
     from covlib.io import DatasetFolder
 
@@ -70,22 +73,6 @@ def proper_subsets(n_inputs: int) -> list[tuple[int, ...]]:
 def position_label(positions: tuple[int, ...]) -> str:
     """P as readers see it: ``{x1,x3}``."""
     return "{" + ",".join(f"x{p + 1}" for p in positions) + "}"
-
-
-def encode_inputs(inputs: np.ndarray, num_tokens: int) -> np.ndarray:
-    """Input tuples (n, m) -> codes (base-N numbers, x1 most significant), as ``covlib.data.encode``."""
-    inputs = np.asarray(inputs, dtype=np.int64)
-    if inputs.shape[1] == 0:
-        return np.zeros(len(inputs), dtype=np.int64)
-    weights = num_tokens ** np.arange(inputs.shape[1] - 1, -1, -1, dtype=np.int64)
-    return inputs @ weights
-
-
-def decode_codes(codes: np.ndarray, num_tokens: int, n_inputs: int) -> np.ndarray:
-    """Codes -> input tuples (n, m) int32; the inverse of ``encode_inputs``."""
-    codes = np.asarray(codes, dtype=np.int64)
-    weights = num_tokens ** np.arange(n_inputs - 1, -1, -1, dtype=np.int64)
-    return ((codes[:, None] // weights[None, :]) % num_tokens).astype(np.int32)
 
 
 def _pairs_within_groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -270,14 +257,10 @@ class CoverageResult:
         return self.cutoffs >= k
 
 
-def _digit_weights(num_tokens: int, n_inputs: int) -> np.ndarray:
-    return num_tokens ** np.arange(n_inputs - 1, -1, -1, dtype=np.int64)
-
-
 def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...], n_inputs: int) -> np.ndarray:
     """Contribution to the full input code of a fragment (or context) id over ``positions``."""
     digits = decode_codes(ids, num_tokens, len(positions)).astype(np.int64)
-    return digits @ _digit_weights(num_tokens, n_inputs)[list(positions)]
+    return digits @ digit_weights(num_tokens, n_inputs)[list(positions)]
 
 
 def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,15 +133,21 @@ def _chunks(space: int) -> Iterator[np.ndarray]:
         yield np.arange(start, min(start + CHUNK, space), dtype=np.int64)
 
 
-def decode(codes: np.ndarray, num_tokens: int, n_inputs: int) -> np.ndarray:
-    """Codes (base-N numbers) -> input tuples (n, m), most significant token first."""
-    return np.stack(np.unravel_index(codes, (num_tokens,) * n_inputs), axis=1).astype(np.int32)
+def digit_weights(num_tokens: int, n_digits: int) -> np.ndarray:
+    """Place values of a base-N code with ``n_digits`` digits, most significant first."""
+    return num_tokens ** np.arange(n_digits - 1, -1, -1, dtype=np.int64)
 
 
 def encode(inputs: np.ndarray, num_tokens: int) -> np.ndarray:
-    """Input tuples (n, m) -> codes; the inverse of ``decode``."""
+    """Input tuples (n, m) -> codes (base-N numbers, x1 most significant); m may be 0."""
     inputs = np.asarray(inputs, dtype=np.int64)
-    return np.ravel_multi_index(tuple(inputs.T), (num_tokens,) * inputs.shape[1])
+    return inputs @ digit_weights(num_tokens, inputs.shape[1])
+
+
+def decode(codes: np.ndarray, num_tokens: int, n_inputs: int) -> np.ndarray:
+    """Codes -> input tuples (n, m) int32; the inverse of ``encode``."""
+    codes = np.asarray(codes, dtype=np.int64)
+    return ((codes[:, None] // digit_weights(num_tokens, n_inputs)[None, :]) % num_tokens).astype(np.int32)
 
 
 def sample_by_label(
@@ -256,8 +261,6 @@ def default_root() -> Path:
     return Path(__file__).resolve().parent.parent / "build" / "datasets"
 
 
-def space_size(config: DatasetConfig) -> int:
-    return int(math.prod([config.num_tokens] * config.task_spec.n_inputs))
 
 
 def dataset_files(dataset: Dataset) -> dict[str, str]:

@@ -99,8 +99,6 @@ class Split:
     def answers(self) -> np.ndarray:
         return self.targets[:, -1]
 
-    def subset(self, mask: np.ndarray) -> Split:
-        return Split(self.inputs[mask], self.targets[mask], None if self.types is None else self.types[mask])
 
 
 @dataclass
