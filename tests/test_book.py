@@ -107,3 +107,11 @@ def test_preset_values_take_the_readers_settings_over_the_preset():
     assert preset_values(presets, "smoke", N=0) == {"N": 0, "steps": 5}  # 0 is a setting, None is not
     with pytest.raises(CovlibError, match="choose one of smoke, default"):
         preset_values(presets, "huge")
+
+
+def test_papers_figures_holds_exactly_what_the_chapters_write():
+    written = set()
+    for chapter in CHAPTERS:
+        written |= set(re.findall(r'save_figure\([^,]+, "([0-9A-Za-z_]+)"', chapter.read_text()))
+    shipped = {p.stem for p in (chapter.parent.parent / "papers_figures").glob("*.png")}
+    assert shipped == written, f"stale: {sorted(shipped - written)}; missing: {sorted(written - shipped)}"
