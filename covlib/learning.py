@@ -2,7 +2,6 @@
 tabulate accuracy per k-cutoff and the step at which each group of test items is learned."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -29,10 +28,8 @@ def train_or_load(dataset_dir: str | os.PathLike, run_dir: str | os.PathLike, pr
     try:
         return tr.train(dataset_dir, run_dir, preset=preset, overrides=overrides,
                         resume=existing.is_file(), progress=progress)
-    except CovlibError as exc:
-        if "config differs" in str(exc):
-            raise CovlibError(f"{exc}. In a chapter, set retrain = True to train this run again from scratch") from None
-        raise
+    except tr.RunConfigMismatch as exc:
+        raise CovlibError(f"{exc}. In a chapter, set retrain = True to train this run again from scratch") from None
 
 
 def first_steps(metrics: pd.DataFrame, series: dict[str, str], thresholds: tuple[float, ...] = (0.5, 0.9)) -> pd.DataFrame:
@@ -54,9 +51,13 @@ def cutoff_table(metrics: pd.DataFrame, dataset_dir: str | os.PathLike, threshol
 
     Counts come from DATASET_DIR/test_annotated.json; accuracies from the run's ``acc/k={k}`` metrics.
     """
+    from covlib.train import k_cutoffs
+
     folder = load_dataset(dataset_dir)
-    annotated = json.loads((folder.path / "test_annotated.json").read_text(encoding="utf-8"))
-    cutoffs = np.array([it["k_cutoff"] for it in annotated[: len(folder.test)] if it["type"] == "type_0"])
+    cutoffs = k_cutoffs(folder)
+    if cutoffs is None:
+        raise CovlibError(f"{folder.path} has no test_annotated.json; run `covlib coverage {folder.path}` first")
+    cutoffs = cutoffs[folder.test.types == "type_0"]
     rows = []
     for k, n in zip(*np.unique(cutoffs, return_counts=True)):
         col = f"acc/k={k}"

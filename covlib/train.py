@@ -437,11 +437,9 @@ def load_metrics(run_dir: str | os.PathLike, long: bool = False) -> pd.DataFrame
     """metrics.jsonl as a DataFrame: wide (one row per evaluation, columns step, elapsed,
     train_loss, lr and every metric name) or, with ``long=True``, tidy rows (step, metric, value)
     that altair charts directly."""
-    file = Path(run_dir) / METRICS
-    if not file.is_file():
+    if not (Path(run_dir) / METRICS).is_file():
         raise CovlibError(f"{run_dir} holds no {METRICS}; train a model there first with `covlib train`")
-    rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(_read_rows(Path(run_dir)))
     if long:
         df = df.melt(id_vars=["step"], var_name="metric", value_name="value").dropna()
     return df
@@ -499,6 +497,10 @@ def _config_diff(old: dict, new: dict, allowed: tuple[str, ...] = ()) -> list[st
     return diffs
 
 
+class RunConfigMismatch(CovlibError):
+    """A run folder cannot be resumed because it was made with another config (or annotation)."""
+
+
 def _prepare_run_dir(run_dir: Path, config_doc: dict, resume: bool) -> bool:
     """Write config.json for a new run, or check it for --resume; True when resuming from a checkpoint."""
     cfg_file = run_dir / CONFIG
@@ -518,7 +520,7 @@ def _prepare_run_dir(run_dir: Path, config_doc: dict, resume: bool) -> bool:
                               "or choose another --out")
         diffs = _config_diff(old, config_doc, RESUME_MAY_CHANGE)
         if diffs:
-            raise CovlibError(f"cannot resume {run_dir}: its config differs: " + "; ".join(diffs)
+            raise RunConfigMismatch(f"cannot resume {run_dir}: its config differs: " + "; ".join(diffs)
                               + f". Only {', '.join(RESUME_MAY_CHANGE)} may change on resume; choose another --out")
         write_json_atomic(cfg_file, json.dumps(config_doc, indent=2))
         return (run_dir / CHECKPOINT).is_file()
