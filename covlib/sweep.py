@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from covlib.errors import CovlibError
+from covlib.io import write_json_atomic
 
 RUN_DIR_ENV = "COVLIB_RUN_DIR"  # the run folder of the config a kernel executes (unset outside sweeps)
 FIGURES_ENV = "COVLIB_FIGURES_DIR"  # same name as covlib.figures.FIGURES_ENV (kept import-light here)
@@ -87,17 +88,22 @@ def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd:
     import papermill
 
     nb = read_notebook(notebook) if isinstance(notebook, (str, os.PathLike)) else notebook
-    declared = notebook_parameters(nb)
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
-        raise CovlibError(f"the notebook declares no parameter {', '.join(map(repr, unknown))}; "
-                          f"it declares: {', '.join(declared)}")
+    refuse_undeclared(nb, parameters, "the notebook")
     output.parent.mkdir(parents=True, exist_ok=True)
     kwargs = {"execution_timeout": timeout} if timeout else {}
     return papermill.execute_notebook(
         nb, str(output), parameters=dict(parameters), kernel_name=kernel_name, language="python",
         progress_bar=progress_bar, cwd=str(cwd) if cwd else None, **kwargs,
     )
+
+
+def refuse_undeclared(notebook, names: Iterable[str], where: str) -> None:
+    """CovlibError naming any of ``names`` that the notebook's parameters cell does not declare."""
+    declared = notebook_parameters(notebook)
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise CovlibError(f"{where} declares no parameter {', '.join(map(repr, unknown))}; "
+                          f"it declares: {', '.join(declared)}")
 
 
 def describe_error(exc: BaseException) -> str:
@@ -156,9 +162,7 @@ def config_slug(params: Mapping[str, Any]) -> str:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=_to_builtin) + "\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=_to_builtin) + "\n")
 
 
 def _to_builtin(value: Any) -> Any:
@@ -245,11 +249,7 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable[Any]], ou
     from tqdm.auto import tqdm
 
     notebook = Path(notebook)
-    declared = notebook_parameters(notebook)
-    unknown = sorted(set(grid) - set(declared))
-    if unknown:
-        raise CovlibError(f"{notebook.name} declares no parameter {', '.join(map(repr, unknown))}; "
-                          f"it declares: {', '.join(declared)}")
+    refuse_undeclared(notebook, grid, notebook.name)  # before anything runs
     if jobs < 1:
         raise CovlibError(f"--jobs {jobs}: need at least one worker")
     out = Path(out_dir)
