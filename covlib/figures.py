@@ -231,6 +231,16 @@ def fact_status_chart(frame: pd.DataFrame, primitive: str = "f1", n_tokens: int 
 
 TRAIN_LABEL = "training set / train_inferred"
 
+# One colour per test type across every chapter (train_inferred grey, type_0 green, OOD warm/purple).
+TYPE_COLORS = {"train_inferred": "#9e9e9e", TRAIN_LABEL: "#9e9e9e", "type_0": "#2e7d32", "type_1": "#c62828",
+               "type_2": "#ef6c00", "type_3": "#6a1b9a"}
+
+
+def _type_scale(types: Sequence[str]) -> alt.Scale:
+    extra = ["#1565c0", "#00838f", "#ad1457", "#5d4037", "#827717"]
+    domain = list(dict.fromkeys(types))
+    return alt.Scale(domain=domain, range=[TYPE_COLORS.get(t, extra[i % len(extra)]) for i, t in enumerate(domain)])
+
 
 def type_share_frame(population: dict[str, int], n_train: int, test_types: Sequence[str]) -> pd.DataFrame:
     """Share of each type among all inputs (training set + population per type) and in the test set.
@@ -253,14 +263,13 @@ def type_share_frame(population: dict[str, int], n_train: int, test_types: Seque
 def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
     """Two stacked bars: how all N^m inputs split into types, and what the test set is made of."""
     order = frame.sort_values("order")["category"].drop_duplicates().tolist()
-    palette = ["#9e9e9e", "#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#1565c0", "#00838f", "#ad1457", "#5d4037"]
     base = alt.Chart(frame).encode(
         alt.Y("group:N", title=None, sort=["all inputs", "test set"], axis=alt.Axis(labelFontSize=13)),
         alt.X("share:Q", stack="zero", title="share", axis=alt.Axis(format="%")),
         alt.Order("order:Q"),
     )
     bars = base.mark_bar(height=38).encode(
-        alt.Color("category:N", title="type", sort=order, scale=alt.Scale(domain=order, range=palette[: len(order)])),
+        alt.Color("category:N", title="type", sort=order, scale=_type_scale(order)),
         tooltip=["group", "category", "count", alt.Tooltip("share:Q", format=".1%")],
     )
     text = (
@@ -277,17 +286,6 @@ def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
 
 
 # ----------------------------------------------------------------------------- coverage (chapter 2)
-
-# One colour per test type across every chapter (train_inferred grey, type_0 green, OOD warm/purple).
-TYPE_COLORS = {"train_inferred": "#9e9e9e", "type_0": "#2e7d32", "type_1": "#c62828", "type_2": "#ef6c00",
-               "type_3": "#6a1b9a"}
-
-
-def _type_scale(types: Sequence[str]) -> alt.Scale:
-    extra = ["#1565c0", "#00838f", "#ad1457", "#5d4037", "#827717"]
-    domain = list(dict.fromkeys(types))
-    return alt.Scale(domain=domain, range=[TYPE_COLORS.get(t, extra[i % len(extra)]) for i, t in enumerate(domain)])
-
 
 def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
                         reference: dict[int, float] | None = None) -> alt.LayerChart:
