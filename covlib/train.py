@@ -79,6 +79,10 @@ class TrainConfig:
     keep_checkpoints: bool = False  # also keep checkpoints/step_NNNNNN.pt (for training-dynamics analyses)
     threshold: float = 0.99  # type_0 accuracy whose first crossing is recorded
     early_stop: bool = False  # stop at the first evaluation with acc/type_0 >= threshold
+    # the authors' give-up rule (SPEC §5.2): stop once the training set has been fitted (acc/train_inferred
+    # >= fit_threshold) for this many epochs without reaching the threshold; 0 = never give up
+    give_up_epochs: float = 0.0
+    fit_threshold: float = 0.99
     fast_forward: bool = True  # train through model.FastForward (same function, fused ops, no hook wrappers)
 
     def __post_init__(self) -> None:
@@ -89,6 +93,8 @@ class TrainConfig:
                 raise CovlibError(f"{name}={getattr(self, name)!r} must be a positive integer")
         if self.batch_size % self.grad_accum:
             raise CovlibError(f"batch_size={self.batch_size} must be a multiple of grad_accum={self.grad_accum}")
+        if self.give_up_epochs < 0:
+            raise CovlibError(f"give_up_epochs={self.give_up_epochs} must be 0 (never give up) or more")
         if self.checkpoint_every < 0 or self.warmup_steps < 0:
             raise CovlibError("checkpoint_every and warmup_steps must be 0 or more")
         if not self.lr > 0 or self.weight_decay < 0 or not self.grad_clip > 0:
@@ -103,7 +109,8 @@ TRAIN_PRESETS: dict[str, TrainConfig] = {
                          warmup_steps=2000, eval_every=25, checkpoint_every=500, early_stop=True),
 }
 PRESETS = tuple(TRAIN_PRESETS)
-RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size")
+RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
+                     "give_up_epochs", "fit_threshold")
 
 
 @dataclass(frozen=True)
@@ -418,7 +425,7 @@ class TrainResult:
     metrics: pd.DataFrame  # wide: one row per evaluation (load_metrics)
     final: dict[str, float]
     first_step_type0_above: int | None  # first evaluated step with acc/type_0 >= config.train.threshold
-    stopped: str  # "steps" (budget used) or "early_stop"
+    stopped: str  # "steps" (budget used), "early_stop" (threshold reached) or "gave_up" (fitted, no success)
 
     def first_step_above(self, metric: str = "acc/type_0", value: float = 0.9) -> int | None:
         """First evaluated step at which ``metric`` reached ``value`` (None if never)."""
@@ -603,6 +610,8 @@ def train(
     stopped = "steps"
     if tc.early_stop and rows and rows[-1].get("acc/type_0", 0.0) >= tc.threshold:
         stopped = "early_stop"
+    elif gave_up(rows, tc, len(batches)):
+        stopped = "gave_up"
     bar = _progress(progress, step, tc.steps, run_dir.name)
     try:
         while step < tc.steps and stopped == "steps":
@@ -618,6 +627,8 @@ def train(
                 _append_row(run_dir, row)
                 if tc.early_stop and row.get("acc/type_0", 0.0) >= tc.threshold:
                     stopped = "early_stop"
+                elif gave_up(rows, tc, len(batches)):
+                    stopped = "gave_up"
                 if bar is not None:
                     bar.set_postfix({k.split("/")[-1]: round(v, 3) for k, v in row.items() if k.startswith("acc/type_")
                                      or k == "acc/train_inferred"} | {"loss": round(row["train_loss"], 4)}, refresh=False)
@@ -633,6 +644,17 @@ def train(
             bar.close()
     checkpoint(stopped)
     return _finish(run_dir, cfg, model, ds, n_ctx, rows, stopped)
+
+
+def gave_up(rows: list[dict], tc: TrainConfig, n_train: int) -> bool:
+    """The authors' give-up rule: the training set has been fitted (acc/train_inferred >= fit_threshold)
+    since an evaluation at least ``give_up_epochs`` epochs ago, and type_0 never reached the threshold."""
+    if not tc.give_up_epochs or not rows:
+        return False
+    fitted = [r["step"] for r in rows if r.get("acc/train_inferred", 0.0) >= tc.fit_threshold]
+    if not fitted or any(r.get("acc/type_0", 0.0) >= tc.threshold for r in rows):
+        return False
+    return (rows[-1]["step"] - fitted[0]) * tc.batch_size >= tc.give_up_epochs * n_train
 
 
 def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None) -> dict:

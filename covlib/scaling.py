@@ -1,0 +1,499 @@
+"""How much data (SPEC §5.2): the smallest training set that generalises, searched by training.
+
+The *required data* n_req of a (task, N, model, seed) cell is the smallest ``n_train`` at which
+type_0 accuracy reaches a threshold (0.99 in the paper). One *probe* trains one model on one
+``n_train`` with the authors' rule made explicit:
+
+* success: the first evaluation with ``acc/type_0 >= threshold`` (the run stops there);
+* give up: the training set has been fitted (``acc/train_inferred >= 0.99``) for ``give_up_epochs``
+  epochs without success, or the step cap is reached.
+
+The search walks ``n_train`` on a log scale: from a starting size it steps by ``step_factor`` up
+after a failure and down after a success until it holds a bracket [largest failing n, smallest
+succeeding n], then bisects (geometric midpoints) until the bracket's ratio is at most
+``bracket_ratio``. The estimate is the bracket's geometric mean.
+
+Every probe is an ordinary run folder (``covlib.train``: resumable from its checkpoint), and
+every finished probe appends one row to a CSV table (``data/scaling/probes.csv`` for the book),
+under a file lock so that parallel workers, local or on a cluster, share it. The search state is
+a pure function of that table, so a search interrupted anywhere resumes where it stopped, on
+this machine or another, as long as the table is kept (the book commits it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.errors import CovlibError
+
+PROBE_COLUMNS = [
+    "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
+    "final_type0", "final_train", "first_fit_step", "minutes", "threshold", "give_up_epochs", "step_cap",
+    "cot", "weight_decay",
+]
+
+# model shapes for the parameter-scaling experiment: name -> overrides of the default preset
+MODEL_SHAPES: dict[str, dict] = {
+    "L2-d64": {"n_layers": 2, "d_model": 64, "n_heads": 4},
+    "L4-d128": {"n_layers": 4, "d_model": 128, "n_heads": 4},  # the book's default model
+    "L4-d256": {"n_layers": 4, "d_model": 256, "n_heads": 8},
+    "L6-d256": {"n_layers": 6, "d_model": 256, "n_heads": 8},
+    "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 2},
+}
+
+
+@dataclass(frozen=True)
+class ProbeRules:
+    """What counts as success and when a probe gives up (the authors' rule, SPEC §5.2)."""
+
+    threshold: float = 0.99  # type_0 accuracy that counts as generalising
+    give_up_epochs: float = 100.0  # epochs after the training set is fitted without success
+    step_cap: int = 6000  # hard cap on optimiser steps per probe
+    eval_every: int = 50
+    batch_size: int = 512
+    weight_decay: float = 0.1
+    test_size_per_type: int = 1000  # test items per type of each probe's dataset
+
+    def train_overrides(self) -> dict:
+        return {"steps": self.step_cap, "early_stop": True, "threshold": self.threshold,
+                "give_up_epochs": self.give_up_epochs, "eval_every": self.eval_every, "batch_size": self.batch_size,
+                "weight_decay": self.weight_decay, "checkpoint_every": 500}
+
+
+@dataclass(frozen=True)
+class SearchRules:
+    """How the search walks n_train: start, step, and when a bracket is tight enough."""
+
+    step_factor: float = 1.6  # multiply or divide n_train by this until success and failure are bracketed
+    bracket_ratio: float = 1.3  # stop bisecting once smallest success / largest failure <= this
+    min_n: int = 16
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (task, N, model, seed) whose required data the search estimates."""
+
+    task: str
+    N: int
+    model: str = "L4-d128"
+    seed: int = 0
+    cot: bool = False
+    start: int | None = None  # first n_train to probe; None: a guess from the coverage of the ID test
+
+    def key(self) -> tuple:
+        return (self.task, self.N, self.model, self.seed, self.cot)
+
+    def label(self) -> str:
+        return f"{self.task}{'-cot' if self.cot else ''} N={self.N} {self.model} seed={self.seed}"
+
+
+@dataclass
+class CellState:
+    """What the probes so far say about one cell."""
+
+    cell: Cell
+    probes: pd.DataFrame  # this cell's rows of the probe table
+    eligible: int
+    next_n: int | None  # the next n_train to probe, None when finished
+    status: str  # "searching", "bracketed", "unreachable" (fails at the whole ID pool), "below_min"
+    low: int | None = None  # largest failing n below the smallest success
+    high: int | None = None  # smallest succeeding n
+    inversions: int = 0  # failures above the smallest success (non-monotone evidence)
+
+    @property
+    def estimate(self) -> float | None:
+        """The geometric mean of the bracket (None until both ends exist)."""
+        if self.low is None or self.high is None:
+            return None
+        return float(np.sqrt(self.low * self.high))
+
+
+# ----------------------------------------------------------------------------- the probe table
+
+
+def read_probes(path: str | os.PathLike) -> pd.DataFrame:
+    """The probe table (empty with the right columns when the file does not exist yet)."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame(columns=PROBE_COLUMNS)
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise CovlibError(f"{path} is not a probe table ({exc}); restore it from git or delete it to start over") from None
+    missing = sorted(set(PROBE_COLUMNS) - set(df.columns))
+    if missing:
+        raise CovlibError(f"{path} lacks the columns {missing}; it was not written by covlib.scaling")
+    df["success"] = df["success"].astype(bool)
+    df["cot"] = df["cot"].astype(bool)
+    return df
+
+
+def append_probe(path: str | os.PathLike, row: dict) -> None:
+    """Add one finished probe to the table atomically, under an exclusive lock (safe across processes)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        table = read_probes(path)
+        key = ["task", "N", "model", "seed", "cot", "n_train"]
+        if len(table):
+            same = np.ones(len(table), dtype=bool)
+            for k in key:
+                same &= (table[k] == row[k]).to_numpy()
+            table = table[~same]
+        table = pd.concat([table, pd.DataFrame([{c: row.get(c) for c in PROBE_COLUMNS}])], ignore_index=True)
+        table = table.sort_values(["task", "cot", "model", "N", "seed", "n_train"], kind="stable")
+        tmp = path.with_name(f".{path.name}.tmp")
+        table.to_csv(tmp, index=False, float_format="%.6g")
+        os.replace(tmp, path)
+
+
+def cell_rows(table: pd.DataFrame, cell: Cell) -> pd.DataFrame:
+    """The rows of the probe table that belong to ``cell``."""
+    if not len(table):
+        return table
+    mask = ((table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
+            & (table["seed"] == cell.seed) & (table["cot"] == cell.cot))
+    return table[mask].sort_values("n_train")
+
+
+# ----------------------------------------------------------------------------- the search
+
+
+def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:
+    """The number of ID-eligible inputs (the most training data a cell can have, plus one)."""
+    from covlib.data import DatasetConfig, generate
+
+    return generate(DatasetConfig(task, N, 1, seed=seed, test_size_per_type=0, cot=cot)).eligible_count
+
+
+def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int) -> CellState:
+    """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows)."""
+    most = eligible - 1
+    ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
+    bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
+    state = CellState(cell, rows, eligible, None, "searching")
+    if not ok and not bad:
+        state.next_n = int(min(max(start, rules.min_n), most))
+        return state
+    if not ok:
+        top = max(bad)
+        if top >= most:
+            state.status, state.low = "unreachable", top
+            return state
+        state.next_n = int(min(round(top * rules.step_factor), most))
+        return state
+    high = min(ok)
+    state.high = high
+    below = [n for n in bad if n < high]
+    state.inversions = sum(n > high for n in bad)
+    if not below:
+        if high <= rules.min_n:
+            state.status = "below_min"
+            return state
+        state.next_n = int(max(round(high / rules.step_factor), rules.min_n))
+        return state
+    state.low = max(below)
+    if high / state.low <= rules.bracket_ratio or high - state.low <= 1:
+        state.status = "bracketed"
+        return state
+    state.next_n = int(round(np.sqrt(state.low * high)))
+    return state
+
+
+def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.9) -> int:
+    """A first guess for n_req: the data that ``coverage_k``-covers ``coverage_target`` of the ID test
+    items (SPEC §2), which chapter 2 found close to what training needs."""
+    from covlib.coverage import data_for_coverage
+
+    try:
+        return int(data_for_coverage(task, N, k=coverage_k, target=coverage_target, seed=seed, rel_tol=0.1)["n_train"])
+    except CovlibError:  # small N: not even the whole ID pool is that well covered; start at half of it
+        return eligible_count(task, N, seed) // 2
+
+
+def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
+                  starts: dict[tuple, int] | None = None) -> list[CellState]:
+    """The state of every cell given the probe table (starting sizes from ``starts`` or the cell)."""
+    states = []
+    for cell in cells:
+        start = cell.start or (starts or {}).get(cell.key())
+        rows = cell_rows(table, cell)
+        if start is None and not len(rows):
+            start = starting_size(cell.task, cell.N, cell.seed)
+        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
+        states.append(next_probe(cell, rows, eligible, rules, start or 0))
+    return states
+
+
+# ----------------------------------------------------------------------------- one probe
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One training run of the search: a cell at one n_train (picklable: it crosses process boundaries)."""
+
+    cell: Cell
+    n_train: int
+    eligible: int
+    rules: ProbeRules
+    table: str  # the probe table this probe appends its row to
+    work_dir: str  # datasets/ and runs/ go here (build/scaling for the book)
+
+    def run_dir(self) -> Path:
+        c = self.cell
+        return Path(self.work_dir) / "runs" / f"{c.task}{'.cot' if c.cot else ''}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
+
+
+def model_overrides(model: str) -> dict:
+    """The default preset's overrides for a named model shape (MODEL_SHAPES)."""
+    if model not in MODEL_SHAPES:
+        raise CovlibError(f"unknown model shape {model!r}; choose one of: {', '.join(MODEL_SHAPES)}")
+    return dict(MODEL_SHAPES[model])
+
+
+def model_params(model: str, N: int, n_ctx: int) -> int:
+    """Parameters of a named model shape on a vocabulary of N task tokens plus </a>."""
+    from covlib.train import make_config
+
+    return make_config("default", model_overrides(model)).model.n_params(N + 1, n_ctx)
+
+
+def run_probe(probe: Probe) -> dict:
+    """Train one probe (resuming its run folder if a checkpoint exists), append its row, return it."""
+    from covlib.data import DatasetConfig, ensure_dataset
+    from covlib.train import load_metrics, train
+
+    c, rules = probe.cell, probe.rules
+    ds_dir = ensure_dataset(DatasetConfig(c.task, c.N, probe.n_train, seed=c.seed, cot=c.cot,
+                                          test_size_per_type=rules.test_size_per_type),
+                            Path(probe.work_dir) / "datasets")
+    overrides = rules.train_overrides() | model_overrides(c.model) | {"seed": c.seed}
+    t0 = time.perf_counter()
+    result = train(ds_dir, probe.run_dir(), preset="default", overrides=overrides, resume=True, progress=False)
+    metrics = load_metrics(probe.run_dir())
+    fitted = metrics.loc[metrics["acc/train_inferred"] >= 0.99, "step"]
+    final = result.final
+    row = {
+        "task": c.task, "N": c.N, "model": c.model, "params": model_params(c.model, c.N, metrics_n_ctx(probe.run_dir())),
+        "seed": c.seed, "n_train": probe.n_train, "eligible": probe.eligible,
+        "success": result.stopped == "early_stop", "stopped": result.stopped, "steps": int(final["step"]),
+        "best_type0": float(metrics["acc/type_0"].max()), "final_type0": float(final["acc/type_0"]),
+        "final_train": float(final["acc/train_inferred"]),
+        "first_fit_step": int(fitted.iloc[0]) if len(fitted) else None,
+        "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
+        "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
+        "cot": c.cot, "weight_decay": rules.weight_decay,
+    }
+    append_probe(probe.table, row)
+    (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row and model.pt are what we keep
+    return row
+
+
+def metrics_n_ctx(run_dir: Path) -> int:
+    """n_ctx recorded in a run's config.json."""
+    return int(json.loads((run_dir / "config.json").read_text())["dataset"]["n_ctx"])
+
+
+def _one_thread_worker() -> None:
+    """Every pool worker trains on one thread: two one-thread processes beat one two-thread run."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def run_probes(probes: Sequence[Probe], jobs: int = 1, progress: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run probes one at a time (jobs=1) or in a pool of one-thread worker processes."""
+    if jobs <= 1:
+        rows = []
+        for p in probes:
+            rows.append(run_probe(p))
+            if progress:
+                progress(rows[-1])
+        return rows
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    rows = []
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
+        futures = [pool.submit(run_probe, p) for p in probes]
+        for fut in as_completed(futures):
+            rows.append(fut.result())
+            if progress:
+                progress(rows[-1])
+    return rows
+
+
+# ----------------------------------------------------------------------------- the whole search
+
+
+@dataclass
+class SearchResult:
+    """Every cell's state after a search; ``summary()`` is one row per cell."""
+
+    states: list[CellState]
+    table: pd.DataFrame
+    rounds: int = 0
+    missing: list[str] = field(default_factory=list)
+
+    def summary(self) -> pd.DataFrame:
+        return summarise(self.states)
+
+
+def summarise(states: Iterable[CellState]) -> pd.DataFrame:
+    """One row per cell: task, N, model, seed, bracket, estimate, status, probes and CPU minutes."""
+    rows = []
+    for s in states:
+        c = s.cell
+        rows.append({"task": c.task, "cot": c.cot, "N": c.N, "model": c.model, "seed": c.seed, "low": s.low,
+                     "high": s.high, "n_req": s.estimate, "status": s.status, "next_n": s.next_n,
+                     "probes": len(s.probes), "eligible": s.eligible,
+                     "minutes": float(s.probes["minutes"].sum()) if len(s.probes) else 0.0,
+                     "inversions": s.inversions})
+    return pd.DataFrame(rows)
+
+
+def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.PathLike,
+           probe_rules: ProbeRules = ProbeRules(), search_rules: SearchRules = SearchRules(), jobs: int = 1,
+           max_rounds: int = 20, max_probes: int | None = None, log: Callable[[str], None] | None = print
+           ) -> SearchResult:
+    """Search the required data of every cell, in rounds: each round probes the next n_train of every
+    unfinished cell (in parallel with ``jobs`` one-thread workers). Resumes from ``table``."""
+    table = str(table)
+    _check_rules(probe_rules, table)
+    starts: dict[tuple, int] = {}
+    done_probes = 0
+    rounds = 0
+    for rounds in range(1, max_rounds + 1):
+        states = search_states(cells, read_probes(table), search_rules, starts)
+        todo = [s for s in states if s.next_n is not None]
+        if not todo or (max_probes is not None and done_probes >= max_probes):
+            break
+        if max_probes is not None:
+            todo = todo[: max_probes - done_probes]
+        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in todo]
+        if log:
+            log(f"round {rounds}: " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
+
+        def report(row: dict) -> None:
+            if log:
+                log(f"  {row['task']} N={row['N']} {row['model']} seed={row['seed']} n={row['n_train']}: "
+                    f"{'success' if row['success'] else 'failure'} ({row['stopped']}, step {row['steps']}, "
+                    f"best type_0 {row['best_type0']:.3f}, {row['minutes']:.1f} min)")
+
+        run_probes(probes, jobs, report)
+        done_probes += len(probes)
+    final = search_states(cells, read_probes(table), search_rules, starts)
+    return SearchResult(final, read_probes(table), rounds)
+
+
+def _check_rules(rules: ProbeRules, table: str) -> None:
+    """A table holds probes of one rule set: mixing thresholds or budgets would corrupt the brackets."""
+    df = read_probes(table)
+    if not len(df):
+        return
+    for col, value in (("threshold", rules.threshold), ("give_up_epochs", rules.give_up_epochs),
+                       ("step_cap", rules.step_cap), ("weight_decay", rules.weight_decay)):
+        other = sorted(set(df[col].astype(float)) - {float(value)})
+        if other:
+            raise CovlibError(f"{table} holds probes with {col}={other[0]:g}, not {value:g}; use another table "
+                              "(--table) for other probe rules")
+
+
+# ----------------------------------------------------------------------------- fits
+
+
+def power_fit(N: Sequence[float], n: Sequence[float]) -> dict:
+    """Least squares of log n = log a + c log N: returns a, c and R^2."""
+    x, y = np.log(np.asarray(N, float)), np.log(np.asarray(n, float))
+    if len(np.unique(x)) < 2:
+        raise CovlibError("a power-law fit needs estimates at two values of N or more")
+    c, log_a = np.polyfit(x, y, 1)
+    resid = y - (log_a + c * x)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float((resid**2).sum()) / ss_tot if ss_tot > 0 else float("nan")
+    return {"a": float(np.exp(log_a)), "c": float(c), "r2": r2, "points": int(len(x))}
+
+
+def bootstrap_exponent(estimates: pd.DataFrame, reps: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
+    """The fitted exponent with a bootstrap interval: resample the N values, and the seeds within each
+    N, with replacement (``estimates`` has columns N and n_req, one row per seed)."""
+    est = estimates.dropna(subset=["n_req"])
+    fit = power_fit(est["N"], est["n_req"])
+    groups = [g["n_req"].to_numpy(float) for _, g in est.groupby("N")]
+    Ns = np.array(sorted(est["N"].unique()), float)
+    rng = np.random.default_rng(seed)
+    cs = []
+    for _ in range(reps):
+        pick = rng.integers(0, len(Ns), len(Ns))
+        if len(np.unique(Ns[pick])) < 2:
+            continue
+        xs, ys = [], []
+        for i in pick:
+            vals = groups[i][rng.integers(0, len(groups[i]), len(groups[i]))]
+            xs += [np.log(Ns[i])] * len(vals)
+            ys += list(np.log(vals))
+        cs.append(np.polyfit(xs, ys, 1)[0])
+    lo, hi = np.quantile(cs, [(1 - level) / 2, (1 + level) / 2]) if cs else (np.nan, np.nan)
+    return fit | {"c_low": float(lo), "c_high": float(hi), "reps": len(cs)}
+
+
+def coverage_requirement(task: str, Ns: Sequence[int], ks: Sequence[int] = (1, 2, 3, 4),
+                         targets: Sequence[float] = (0.9, 0.99), seed: int = 0, test_size_per_type: int = 1000,
+                         points: int = 14) -> pd.DataFrame:
+    """The coverage-predicted requirement: the smallest n_train whose ID test items are ``target``
+    k-covered, for every k and target at once, per N. One coverage sweep gives every k, so instead of
+    a bisection per (k, target) we sweep a log grid of n_train and interpolate each crossing in log n
+    (coverage rises with n)."""
+    from covlib.coverage import coverage_by_k
+    from covlib.data import DatasetConfig, generate
+
+    rows = []
+    for N in Ns:
+        eligible = eligible_count(task, N, seed)
+        grid = np.unique(np.geomspace(max(N, 16), eligible - 1, points).round().astype(int))
+        cov = []
+        for n in grid:
+            ds = generate(DatasetConfig(task, N, int(n), seed=seed, test_size_per_type=test_size_per_type))
+            t = coverage_by_k(ds, max(ks))
+            t0 = t[t["type"] == "type_0"].set_index("k")["covered"]
+            cov.append([float(t0[k]) for k in ks])
+        cov = np.array(cov)  # (grid, k)
+        for j, k in enumerate(ks):
+            for target in targets:
+                rows.append({"task": task, "N": N, "k": k, "target": target, "eligible": eligible,
+                             "n_train": _crossing(grid, cov[:, j], target)})
+    return pd.DataFrame(rows)
+
+
+def _crossing(n: np.ndarray, share: np.ndarray, target: float) -> float:
+    """The n (interpolated in log n) where a rising share first reaches target; NaN if it never does."""
+    share = np.maximum.accumulate(share)
+    hit = np.flatnonzero(share >= target)
+    if not len(hit):
+        return float("nan")
+    i = hit[0]
+    if i == 0:
+        return float(n[0])
+    x0, x1, y0, y1 = np.log(n[i - 1]), np.log(n[i]), share[i - 1], share[i]
+    return float(np.exp(x0 + (target - y0) * (x1 - x0) / (y1 - y0)))
+
+
+def cells_for(task: str, Ns: Iterable[int], seeds: Iterable[int], model: str = "L4-d128", cot: bool = False
+              ) -> list[Cell]:
+    """Every (N, seed) cell of one task and model."""
+    return [Cell(task, int(N), model, int(s), cot) for N in Ns for s in seeds]
+
+
+def rules_dict(rules) -> dict:
+    return dataclasses.asdict(rules)

@@ -1,0 +1,71 @@
+"""`covlib scaling`: search the required data by training, predict it from coverage, show where a search stands.
+
+    covlib scaling search --task twohop --N 20 30 40 --seeds 0 1 --table data/scaling/probes.csv --jobs 2
+    covlib scaling coverage --task twohop --N 20 30 50 100 200 --out data/scaling/coverage_twohop.csv
+    covlib scaling status --table data/scaling/probes.csv --task twohop --N 20 30 40 --seeds 0 1
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, help_text in (("search", "train probes until every cell's required data is bracketed"),
+                            ("status", "print where the search of each cell stands (no training)")):
+        s = sub.add_parser(name, help=help_text, description=help_text)
+        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree (fivehop needs --cot)")
+        s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
+        s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
+        s.add_argument("--model", default="L4-d128", help="model shape: L2-d64, L4-d128 (default), L4-d256, L6-d256")
+        s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
+        s.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
+        s.add_argument("--threshold", type=float, default=0.99, help="type_0 accuracy that counts as success")
+        s.add_argument("--give-up-epochs", type=float, default=100.0,
+                       help="give up after the training set has been fitted this many epochs (default 100)")
+        s.add_argument("--step-cap", type=int, default=6000, help="most optimiser steps per probe (default 6000)")
+        s.add_argument("--weight-decay", type=float, default=0.1)
+        s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
+        if name == "search":
+            s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
+            s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+            s.add_argument("--max-probes", type=int, default=None, help="stop after this many probes")
+            s.add_argument("--max-rounds", type=int, default=20)
+    c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
+    c.add_argument("--task", required=True)
+    c.add_argument("--N", type=int, nargs="+", required=True)
+    c.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4])
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--points", type=int, default=14, help="n_train values per N (log grid up to the ID pool)")
+    c.add_argument("--out", required=True, help="CSV to write (task, N, k, target, eligible, n_train)")
+
+
+def _rules(args: argparse.Namespace):
+    from covlib.scaling import ProbeRules
+
+    return ProbeRules(threshold=args.threshold, give_up_epochs=args.give_up_epochs, step_cap=args.step_cap,
+                      weight_decay=args.weight_decay)
+
+
+def run(args: argparse.Namespace) -> int:
+    from covlib import scaling as sc
+    from covlib.io import write_json_atomic
+
+    if args.action == "coverage":
+        from pathlib import Path
+
+        table = sc.coverage_requirement(args.task, args.N, args.ks, seed=args.seed, points=args.points)
+        write_json_atomic(Path(args.out), table.to_csv(index=False, float_format="%.6g"))
+        print(table.to_string(index=False))
+        return 0
+    sc.model_overrides(args.model)  # an unknown shape fails here, before any work
+    cells = [sc.Cell(args.task, N, args.model, s, args.cot, args.start) for N in args.N for s in args.seeds]
+    if args.action == "status":
+        print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
+        return 0
+    result = sc.search(cells, args.table, args.work, _rules(args), jobs=args.jobs, max_rounds=args.max_rounds,
+                       max_probes=args.max_probes, log=lambda line: print(line, flush=True))
+    print(result.summary().to_string(index=False))
+    sys.stdout.flush()
+    return 0

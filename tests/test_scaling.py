@@ -1,0 +1,157 @@
+"""The search for required data (covlib.scaling): bracket logic, the probe table, fits, and a real miniature search."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib import scaling as sc
+from covlib.errors import CovlibError
+from covlib.train import TrainConfig, gave_up
+
+RULES = sc.SearchRules(step_factor=2.0, bracket_ratio=1.3, min_n=10)
+CELL = sc.Cell("twohop", 20, "smoke", 0)
+TINY = sc.ProbeRules(step_cap=300, give_up_epochs=20, eval_every=25, batch_size=128, test_size_per_type=200)
+
+
+def rows(*probes: tuple[int, bool]) -> pd.DataFrame:
+    return pd.DataFrame({"n_train": [n for n, _ in probes], "success": [ok for _, ok in probes]})
+
+
+def test_first_probe_is_the_start_clipped_to_the_pool():
+    assert sc.next_probe(CELL, rows(), 1000, RULES, start=300).next_n == 300
+    assert sc.next_probe(CELL, rows(), 1000, RULES, start=5000).next_n == 999
+    assert sc.next_probe(CELL, rows(), 1000, RULES, start=3).next_n == 10
+
+
+def test_steps_up_after_failures_and_down_after_successes():
+    assert sc.next_probe(CELL, rows((300, False)), 1000, RULES, 300).next_n == 600
+    assert sc.next_probe(CELL, rows((300, False), (600, False)), 1000, RULES, 300).next_n == 999
+    assert sc.next_probe(CELL, rows((300, True)), 1000, RULES, 300).next_n == 150
+
+
+def test_bisects_a_bracket_then_stops_when_tight():
+    s = sc.next_probe(CELL, rows((150, False), (300, True)), 1000, RULES, 300)
+    assert (s.low, s.high, s.next_n, s.status) == (150, 300, 212, "searching")
+    s = sc.next_probe(CELL, rows((150, False), (212, False), (300, True), (250, True)), 1000, RULES, 300)
+    assert (s.low, s.high, s.next_n, s.status) == (212, 250, None, "bracketed")
+    assert s.estimate == pytest.approx(np.sqrt(212 * 250))
+
+
+def test_a_failure_at_the_whole_pool_is_unreachable_and_inversions_are_counted():
+    s = sc.next_probe(CELL, rows((500, False), (999, False)), 1000, RULES, 500)
+    assert (s.status, s.next_n, s.low) == ("unreachable", None, 999)
+    s = sc.next_probe(CELL, rows((100, False), (120, True), (200, False)), 1000, RULES, 100)
+    assert (s.low, s.high, s.inversions, s.status) == (100, 120, 1, "bracketed")
+
+
+def test_give_up_rule_counts_epochs_from_the_first_fitted_evaluation():
+    tc = TrainConfig(batch_size=100, give_up_epochs=2, threshold=0.99)
+    evals = [{"step": 0, "acc/train_inferred": 0.1, "acc/type_0": 0.0},
+             {"step": 10, "acc/train_inferred": 0.995, "acc/type_0": 0.5},
+             {"step": 20, "acc/train_inferred": 1.0, "acc/type_0": 0.6}]
+    assert not gave_up(evals[:2], tc, n_train=1000)  # fitted, but 0 epochs ago
+    assert gave_up(evals, tc, n_train=500)  # 10 steps x 100 = 1000 examples = 2 epochs of 500
+    assert not gave_up(evals, tc, n_train=1000)  # only 1 epoch of 1000
+    assert not gave_up(evals, TrainConfig(batch_size=100), n_train=500)  # rule off by default
+    succeeded = evals + [{"step": 30, "acc/train_inferred": 1.0, "acc/type_0": 0.995}]
+    assert not gave_up(succeeded, tc, n_train=100)
+
+
+def probe_row(n: int, ok: bool, **extra) -> dict:
+    row = {c: 0 for c in sc.PROBE_COLUMNS} | {"task": "twohop", "N": 20, "model": "smoke", "seed": 0, "cot": False,
+                                              "n_train": n, "success": ok, "stopped": "x", "threshold": 0.99,
+                                              "give_up_epochs": 20.0, "step_cap": 300, "weight_decay": 0.1}
+    return row | extra
+
+
+def test_probe_table_appends_replaces_the_same_probe_and_round_trips(tmp_path: Path):
+    table = tmp_path / "t" / "probes.csv"
+    assert sc.read_probes(table).empty
+    sc.append_probe(table, probe_row(300, False))
+    sc.append_probe(table, probe_row(100, True))
+    sc.append_probe(table, probe_row(300, True))  # the same probe again: replaces the first row
+    df = sc.read_probes(table)
+    assert list(df["n_train"]) == [100, 300] and df["success"].tolist() == [True, True]
+    assert sc.cell_rows(df, CELL)["n_train"].tolist() == [100, 300]
+    assert sc.cell_rows(df, sc.Cell("twohop", 20, "smoke", 1)).empty
+
+
+def test_probe_table_errors_are_clear(tmp_path: Path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(CovlibError, match="lacks the columns"):
+        sc.read_probes(bad)
+    good = tmp_path / "good.csv"
+    sc.append_probe(good, probe_row(300, False))
+    with pytest.raises(CovlibError, match="step_cap=300"):
+        sc._check_rules(sc.ProbeRules(step_cap=999, give_up_epochs=20), str(good))
+
+
+def test_power_fit_recovers_a_known_exponent_and_bootstrap_brackets_it():
+    rng = np.random.default_rng(0)
+    Ns = np.repeat([20, 30, 40, 50, 70], 3)
+    n = 3.0 * Ns**2.3 * np.exp(rng.normal(0, 0.05, len(Ns)))
+    fit = sc.bootstrap_exponent(pd.DataFrame({"N": Ns, "n_req": n}), reps=500)
+    assert fit["c"] == pytest.approx(2.3, abs=0.08) and fit["r2"] > 0.98
+    assert fit["c_low"] < fit["c"] < fit["c_high"] and fit["c_high"] - fit["c_low"] < 0.4
+    exact = sc.power_fit([10, 100], [5.0, 500.0])
+    assert exact["c"] == pytest.approx(2.0) and exact["a"] == pytest.approx(0.05) and exact["r2"] == pytest.approx(1.0)
+    with pytest.raises(CovlibError, match="two values of N"):
+        sc.power_fit([10, 10], [1.0, 2.0])
+
+
+def test_crossing_interpolates_in_log_n():
+    n = np.array([100, 1000, 10000])
+    assert sc._crossing(n, np.array([0.2, 0.5, 0.9]), 0.7) == pytest.approx(np.sqrt(1000 * 10000))
+    assert sc._crossing(n, np.array([0.95, 0.97, 0.99]), 0.9) == 100
+    assert np.isnan(sc._crossing(n, np.array([0.1, 0.2, 0.3]), 0.9))
+
+
+def test_coverage_requirement_rises_with_N_and_k():
+    table = sc.coverage_requirement("twohop", [12, 20], ks=(1, 3), targets=(0.9,), points=10, test_size_per_type=300)
+    need = table.set_index(["N", "k"])["n_train"]
+    assert need[(20, 3)] > need[(12, 3)] and need[(20, 3)] > need[(20, 1)]
+    assert (table["n_train"] < table["eligible"]).all()
+
+
+def test_unknown_model_shape_is_a_clear_error():
+    with pytest.raises(CovlibError, match="unknown model shape 'huge'"):
+        sc.model_overrides("huge")
+
+
+@pytest.mark.slow
+def test_a_miniature_search_brackets_and_resumes_to_the_same_result(tmp_path: Path):
+    cells = sc.cells_for("twohop", [6, 7], [0], model="smoke")
+    full = sc.search(cells, tmp_path / "a.csv", tmp_path / "work_a", TINY, max_rounds=8, log=None)
+    summary = full.summary()
+    assert len(full.table) >= 2 and set(summary["status"]) <= {"bracketed", "unreachable", "below_min"}
+    for _, r in summary.iterrows():
+        probes = full.table[full.table["N"] == r["N"]]
+        assert r["probes"] == len(probes)
+        if r["status"] == "bracketed":  # a bracket is a real failure below a real success
+            assert probes.set_index("n_train").loc[int(r["high"]), "success"]
+            assert not probes.set_index("n_train").loc[int(r["low"]), "success"]
+    # interrupted after two probes, then resumed: the same probes, the same outcomes
+    part = sc.search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, max_probes=2, log=None)
+    assert len(part.table) == 2
+    resumed = sc.search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, max_rounds=8, log=None)
+    cols = ["N", "n_train", "success", "steps", "best_type0"]
+    pd.testing.assert_frame_equal(resumed.table[cols].reset_index(drop=True), full.table[cols].reset_index(drop=True))
+
+
+@pytest.mark.slow
+def test_cli_status_and_bad_input(tmp_path: Path):
+    table = tmp_path / "p.csv"
+    sc.append_probe(table, probe_row(50, True, N=6, eligible=102))
+    cmd = [sys.executable, "-m", "covlib.cli", "scaling", "status", "--task", "twohop", "--N", "6", "--seeds", "0",
+           "--model", "smoke", "--table", str(table), "--start", "50"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "searching" in out.stdout and "31" in out.stdout  # next: 50 / 1.6
+    bad = subprocess.run(cmd[:-2] + ["--model", "huge"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown model shape" in bad.stderr and bad.stderr.count("\n") == 1
