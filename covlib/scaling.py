@@ -312,28 +312,6 @@ def _one_thread_worker() -> None:
     torch.set_num_threads(1)
 
 
-def run_probes(probes: Sequence[Probe], jobs: int = 1, progress: Callable[[dict], None] | None = None) -> list[dict]:
-    """Run probes one at a time (jobs=1) or in a pool of one-thread worker processes."""
-    if jobs <= 1:
-        rows = []
-        for p in probes:
-            rows.append(run_probe(p))
-            if progress:
-                progress(rows[-1])
-        return rows
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
-    rows = []
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
-        futures = [pool.submit(run_probe, p) for p in probes]
-        for fut in as_completed(futures):
-            rows.append(fut.result())
-            if progress:
-                progress(rows[-1])
-    return rows
-
-
 # ----------------------------------------------------------------------------- the whole search
 
 
@@ -343,8 +321,8 @@ class SearchResult:
 
     states: list[CellState]
     table: pd.DataFrame
-    rounds: int = 0
-    missing: list[str] = field(default_factory=list)
+    probes_run: int = 0  # probes this call trained (the rest came from the table)
+    crashed: list[str] = field(default_factory=list)  # cells whose probe raised
 
     def summary(self) -> pd.DataFrame:
         return summarise(self.states)
@@ -365,36 +343,77 @@ def summarise(states: Iterable[CellState]) -> pd.DataFrame:
 
 def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.PathLike,
            probe_rules: ProbeRules = ProbeRules(), search_rules: SearchRules = SearchRules(), jobs: int = 1,
-           max_rounds: int = 20, max_probes: int | None = None, log: Callable[[str], None] | None = print
-           ) -> SearchResult:
-    """Search the required data of every cell, in rounds: each round probes the next n_train of every
-    unfinished cell (in parallel with ``jobs`` one-thread workers). Resumes from ``table``."""
+           max_probes: int | None = None, log: Callable[[str], None] | None = print) -> SearchResult:
+    """Search the required data of every cell; resumes from ``table``.
+
+    With ``jobs`` > 1, probes run in a pool of one-thread worker processes, and a worker that
+    finishes takes the next probe of any cell at once (no waiting for a round to end). A cell is
+    never probed twice at the same time, so every probe uses all the evidence of its cell."""
     table = str(table)
     _check_rules(probe_rules, table)
     starts: dict[tuple, int] = {}
-    done_probes = 0
-    rounds = 0
-    for rounds in range(1, max_rounds + 1):
-        states = search_states(cells, read_probes(table), search_rules, starts)
-        todo = [s for s in states if s.next_n is not None]
-        if not todo or (max_probes is not None and done_probes >= max_probes):
-            break
-        if max_probes is not None:
-            todo = todo[: max_probes - done_probes]
-        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in todo]
+
+    def next_of(cell: Cell) -> Probe | None:
+        rows = cell_rows(read_probes(table), cell)
+        if cell.start is None and not len(rows) and cell.key() not in starts:
+            starts[cell.key()] = starting_size(cell.task, cell.N, cell.seed)
+        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
+        state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0))
+        if state.next_n is None:
+            return None
+        return Probe(cell, state.next_n, eligible, probe_rules, table, str(work_dir))
+
+    def report(row: dict) -> None:
         if log:
-            log(f"round {rounds}: " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
+            log(f"{row['task']}{'-cot' if row['cot'] else ''} N={row['N']} {row['model']} seed={row['seed']} "
+                f"n={row['n_train']}: {'success' if row['success'] else 'failure'} ({row['stopped']}, step "
+                f"{row['steps']}, best type_0 {row['best_type0']:.3f}, {row['minutes']:.1f} min)")
 
-        def report(row: dict) -> None:
-            if log:
-                log(f"  {row['task']} N={row['N']} {row['model']} seed={row['seed']} n={row['n_train']}: "
-                    f"{'success' if row['success'] else 'failure'} ({row['stopped']}, step {row['steps']}, "
-                    f"best type_0 {row['best_type0']:.3f}, {row['minutes']:.1f} min)")
+    broken: list[Cell] = []  # cells whose probe crashed: left alone for the rest of this call
 
-        run_probes(probes, jobs, report)
-        done_probes += len(probes)
+    def crashed(cell: Cell, exc: BaseException) -> None:
+        broken.append(cell)
+        if log:
+            log(f"{cell.label()}: probe crashed ({type(exc).__name__}: {exc}); the other cells go on")
+
+    launched = 0
+    if jobs <= 1:
+        while max_probes is None or launched < max_probes:
+            probe = next((p for c in cells if c not in broken and (p := next_of(c)) is not None), None)
+            if probe is None:
+                break
+            launched += 1
+            try:
+                report(run_probe(probe))
+            except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                crashed(probe.cell, exc)
+    else:
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from multiprocessing import get_context
+
+        busy: dict = {}  # future -> cell
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
+            while True:
+                while len(busy) < jobs and (max_probes is None or launched < max_probes):
+                    probe = next((p for c in cells if c not in busy.values() and c not in broken
+                                  and (p := next_of(c)) is not None), None)
+                    if probe is None:
+                        break
+                    if log:
+                        log(f"start {probe.cell.label()} n={probe.n_train}")
+                    busy[pool.submit(run_probe, probe)] = probe.cell
+                    launched += 1
+                if not busy:
+                    break
+                finished, _ = wait(busy, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    cell = busy.pop(fut)
+                    try:
+                        report(fut.result())
+                    except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                        crashed(cell, exc)
     final = search_states(cells, read_probes(table), search_rules, starts)
-    return SearchResult(final, read_probes(table), rounds)
+    return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
 
 
 def _check_rules(rules: ProbeRules, table: str) -> None:

@@ -31,7 +31,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
             s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
             s.add_argument("--max-probes", type=int, default=None, help="stop after this many probes")
-            s.add_argument("--max-rounds", type=int, default=20)
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     c.add_argument("--task", required=True)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -64,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "status":
         print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
         return 0
-    result = sc.search(cells, args.table, args.work, _rules(args), jobs=args.jobs, max_rounds=args.max_rounds,
+    result = sc.search(cells, args.table, args.work, _rules(args), jobs=args.jobs,
                        max_probes=args.max_probes, log=lambda line: print(line, flush=True))
     print(result.summary().to_string(index=False))
     sys.stdout.flush()
-    return 0
+    return 1 if result.crashed else 0

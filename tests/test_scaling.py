@@ -127,7 +127,7 @@ def test_unknown_model_shape_is_a_clear_error():
 @pytest.mark.slow
 def test_a_miniature_search_brackets_and_resumes_to_the_same_result(tmp_path: Path):
     cells = sc.cells_for("twohop", [6, 7], [0], model="smoke")
-    full = sc.search(cells, tmp_path / "a.csv", tmp_path / "work_a", TINY, max_rounds=8, log=None)
+    full = sc.search(cells, tmp_path / "a.csv", tmp_path / "work_a", TINY, log=None)
     summary = full.summary()
     assert len(full.table) >= 2 and set(summary["status"]) <= {"bracketed", "unreachable", "below_min"}
     for _, r in summary.iterrows():
@@ -139,7 +139,7 @@ def test_a_miniature_search_brackets_and_resumes_to_the_same_result(tmp_path: Pa
     # interrupted after two probes, then resumed: the same probes, the same outcomes
     part = sc.search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, max_probes=2, log=None)
     assert len(part.table) == 2
-    resumed = sc.search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, max_rounds=8, log=None)
+    resumed = sc.search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, log=None)
     cols = ["N", "n_train", "success", "steps", "best_type0"]
     pd.testing.assert_frame_equal(resumed.table[cols].reset_index(drop=True), full.table[cols].reset_index(drop=True))
 
@@ -155,3 +155,19 @@ def test_cli_status_and_bad_input(tmp_path: Path):
     assert "searching" in out.stdout and "31" in out.stdout  # next: 50 / 1.6
     bad = subprocess.run(cmd[:-2] + ["--model", "huge"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown model shape" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_parallel_one_thread_workers_give_the_same_probes_as_one_at_a_time(tmp_path: Path):
+    import torch
+
+    cells = sc.cells_for("twohop", [6, 7], [0], model="smoke")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the workers train on one thread; so does the reference
+    try:
+        serial = sc.search(cells, tmp_path / "s.csv", tmp_path / "ws", TINY, log=None)
+    finally:
+        torch.set_num_threads(threads)
+    pooled = sc.search(cells, tmp_path / "p.csv", tmp_path / "wp", TINY, jobs=2, log=None)
+    cols = ["N", "n_train", "success", "steps", "best_type0", "final_train"]
+    pd.testing.assert_frame_equal(pooled.table[cols].reset_index(drop=True), serial.table[cols].reset_index(drop=True))
