@@ -516,3 +516,33 @@ def cells_for(task: str, Ns: Iterable[int], seeds: Iterable[int], model: str = "
 
 def rules_dict(rules) -> dict:
     return dataclasses.asdict(rules)
+
+
+# ----------------------------------------------------------------------------- the book's experiments
+
+BOOK_TABLE = "data/scaling/probes.csv"  # relative to the repository
+BOOK_WORK = "build/scaling"
+# chapter 4's experiments: name -> task, N values, seeds, model shape (the cells the cache should hold)
+BOOK_EXPERIMENTS: dict[str, dict] = {
+    "twohop": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
+    "twohop_small_model": {"task": "twohop", "N": [20, 25, 30], "seeds": [0, 1], "model": "L2-d64"},
+    "twohop_large_model": {"task": "twohop", "N": [20, 25, 30], "seeds": [0, 1], "model": "L4-d256"},
+    "threehop": {"task": "threehop", "N": [8, 10, 12, 14], "seeds": [0, 1], "model": "L4-d128"},
+    "parallel_twohop": {"task": "parallel_twohop", "N": [8, 10, 12, 14], "seeds": [0, 1], "model": "L4-d128"},
+}
+
+
+def experiment_cells(name: str) -> list[Cell]:
+    """The cells of one of the book's experiments (BOOK_EXPERIMENTS)."""
+    if name not in BOOK_EXPERIMENTS:
+        raise CovlibError(f"unknown experiment {name!r}; the book's experiments: {', '.join(BOOK_EXPERIMENTS)}")
+    e = BOOK_EXPERIMENTS[name]
+    return cells_for(e["task"], e["N"], e["seeds"], e["model"], e.get("cot", False))
+
+
+def experiment_command(name: str, jobs: int = 2) -> str:
+    """The shell command that fills (or resumes) one experiment's rows of the book's probe table."""
+    e = BOOK_EXPERIMENTS[name]
+    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{' --cot' if e.get('cot') else ''} "
+            f"--table {BOOK_TABLE} --work {BOOK_WORK} --jobs {jobs}")
