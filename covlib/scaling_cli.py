@@ -52,10 +52,21 @@ def run(args: argparse.Namespace) -> int:
     from covlib.io import write_json_atomic
 
     if args.action == "coverage":
+        import time
         from pathlib import Path
 
-        table = sc.coverage_requirement(args.task, args.N, args.ks, seed=args.seed, points=args.points)
-        write_json_atomic(Path(args.out), table.to_csv(index=False, float_format="%.6g"))
+        import pandas as pd
+
+        out = Path(args.out)
+        table = pd.read_csv(out) if out.is_file() else pd.DataFrame()
+        for N in args.N:  # one N at a time, written as it finishes: an interrupted run resumes
+            if len(table) and (table["N"] == N).any():
+                continue
+            t0 = time.perf_counter()
+            part = sc.coverage_requirement(args.task, [N], args.ks, seed=args.seed, points=args.points)
+            table = pd.concat([table, part], ignore_index=True).sort_values(["N", "k", "target"])
+            write_json_atomic(out, table.to_csv(index=False, float_format="%.6g"))
+            print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
         print(table.to_string(index=False))
         return 0
     sc.model_overrides(args.model)  # an unknown shape fails here, before any work
