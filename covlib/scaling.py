@@ -76,6 +76,9 @@ class SearchRules:
     step_factor: float = 1.6  # multiply or divide n_train by this until success and failure are bracketed
     bracket_ratio: float = 1.3  # stop bisecting once smallest success / largest failure <= this
     min_n: int = 16
+    # the largest probe leaves this many ID-eligible inputs (at most a quarter of them) out of training, so
+    # that the ID test set (type_0) still holds that many items: near the whole pool nothing is left to test
+    min_test_items: int = 1000
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class CellState:
     probes: pd.DataFrame  # this cell's rows of the probe table
     eligible: int
     next_n: int | None  # the next n_train to probe, None when finished
-    status: str  # "searching", "bracketed", "unreachable" (fails at the whole ID pool), "below_min"
+    status: str  # "searching", "bracketed", "unreachable" (fails at the largest testable n), "below_min"
     low: int | None = None  # largest failing n below the smallest success
     high: int | None = None  # smallest succeeding n
     inversions: int = 0  # failures above the smallest success (non-monotone evidence)
@@ -157,6 +160,72 @@ def append_probe(path: str | os.PathLike, row: dict) -> None:
         os.replace(tmp, path)
 
 
+CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
+PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train"]
+
+
+def curves_path(table: str | os.PathLike) -> Path:
+    """The learning curves that go with a probe table: ``probes.csv`` -> ``probes_curves.csv``."""
+    table = Path(table)
+    return table.with_name(f"{table.stem}_curves.csv")
+
+
+def append_curve(path: str | os.PathLike, row: dict, metrics: pd.DataFrame) -> None:
+    """Keep a probe's learning curve (a few accuracies per evaluation) beside the probe table, so the
+    book can show any probe's training without shipping its run folder; replaces an older copy."""
+    path = Path(path)
+    cols = [c for c in CURVE_METRICS if c in metrics]
+    curve = metrics[["step", *cols]].copy()
+    for k in PROBE_KEY:
+        curve.insert(0, k, row[k])
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=curve.columns)
+        if len(old):
+            same = np.ones(len(old), dtype=bool)
+            for k in PROBE_KEY:
+                same &= (old[k].astype(str) == str(row[k])).to_numpy()
+            old = old[~same]
+        table = pd.concat([old, curve], ignore_index=True) if len(old) else curve
+        tmp = path.with_name(f".{path.name}.tmp")
+        table.to_csv(tmp, index=False, float_format="%.4g")
+        os.replace(tmp, path)
+
+
+def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> int:
+    """Add the curves of probes in ``table`` whose run folders exist under ``work_dir`` but whose curve
+    is missing (probes run by an older covlib); returns how many were added."""
+    from covlib.train import load_metrics
+
+    probes = read_probes(table)
+    path = curves_path(table)
+    have = pd.read_csv(path)[PROBE_KEY].drop_duplicates().astype(str) if path.is_file() else None
+    added = 0
+    for row in probes.to_dict("records"):
+        if have is not None and (have == pd.Series({k: str(row[k]) for k in PROBE_KEY})).all(axis=1).any():
+            continue
+        cell = Cell(row["task"], int(row["N"]), row["model"], int(row["seed"]), bool(row["cot"]))
+        run_dir = Probe(cell, int(row["n_train"]), int(row["eligible"]), ProbeRules(), str(table), str(work_dir)).run_dir()
+        if (run_dir / "metrics.jsonl").is_file():
+            append_curve(path, row, load_metrics(run_dir))
+            added += 1
+    return added
+
+
+def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
+    """One probe's learning curve (columns step and CURVE_METRICS), selected by task, N, model, seed, cot, n_train."""
+    path = curves_path(table)
+    if not path.is_file():
+        raise CovlibError(f"{path} does not exist: the probes of {table} kept no curves")
+    curves = pd.read_csv(path)
+    mask = np.ones(len(curves), dtype=bool)
+    for k, v in key.items():
+        mask &= (curves[k].astype(str) == str(v)).to_numpy()
+    if not mask.any():
+        raise CovlibError(f"no curve in {path} for {key}")
+    return curves[mask].drop(columns=PROBE_KEY).sort_values("step").reset_index(drop=True)
+
+
 def cell_rows(table: pd.DataFrame, cell: Cell) -> pd.DataFrame:
     """The rows of the probe table that belong to ``cell``."""
     if not len(table):
@@ -170,7 +239,7 @@ def cell_rows(table: pd.DataFrame, cell: Cell) -> pd.DataFrame:
 
 
 def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:
-    """The number of ID-eligible inputs (the most training data a cell can have, plus one)."""
+    """The number of ID-eligible inputs of a cell's dataset (training examples can be at most this minus one)."""
     from covlib.data import DatasetConfig, generate
 
     return generate(DatasetConfig(task, N, 1, seed=seed, test_size_per_type=0, cot=cot)).eligible_count
@@ -178,7 +247,8 @@ def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:
 
 def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int) -> CellState:
     """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows)."""
-    most = eligible - 1
+    most = max(eligible - min(rules.min_test_items, eligible // 4), rules.min_n)
+    rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
     ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
     bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
     state = CellState(cell, rows, eligible, None, "searching")
@@ -295,7 +365,8 @@ def run_probe(probe: Probe) -> dict:
         "cot": c.cot, "weight_decay": rules.weight_decay,
     }
     append_probe(probe.table, row)
-    (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row and model.pt are what we keep
+    append_curve(curves_path(probe.table), row, metrics)
+    (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row, its curve and model.pt are what we keep
     return row
 
 
@@ -351,6 +422,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     never probed twice at the same time, so every probe uses all the evidence of its cell."""
     table = str(table)
     _check_rules(probe_rules, table)
+    backfill_curves(table, work_dir)
     starts: dict[tuple, int] = {}
 
     def next_of(cell: Cell) -> Probe | None:

@@ -133,7 +133,9 @@ display(probes.tail(8))
 # %% [markdown]
 # What the cache holds, per experiment. `bracketed` cells are finished; `searching` cells have a
 # next size to probe (`next_n`) and are what a resumed search would train next; `unreachable`
-# means the model failed even with the whole ID pool (every ID-eligible input but one).
+# means the model failed even at the largest size the search tries: the whole ID pool less the
+# 1,000 inputs (or a quarter of the pool, if less) kept out of training so that an ID test set
+# remains. Near the whole pool there is nothing left to test on.
 
 # %%
 def coverage_of_cache(summary: pd.DataFrame) -> str:

@@ -24,13 +24,14 @@ def rows(*probes: tuple[int, bool]) -> pd.DataFrame:
 
 def test_first_probe_is_the_start_clipped_to_the_pool():
     assert sc.next_probe(CELL, rows(), 1000, RULES, start=300).next_n == 300
-    assert sc.next_probe(CELL, rows(), 1000, RULES, start=5000).next_n == 999
+    assert sc.next_probe(CELL, rows(), 1000, RULES, start=5000).next_n == 750  # a quarter of the pool is kept to test
+    assert sc.next_probe(CELL, rows(), 10_000, RULES, start=50_000).next_n == 9000  # ... at most min_test_items
     assert sc.next_probe(CELL, rows(), 1000, RULES, start=3).next_n == 10
 
 
 def test_steps_up_after_failures_and_down_after_successes():
     assert sc.next_probe(CELL, rows((300, False)), 1000, RULES, 300).next_n == 600
-    assert sc.next_probe(CELL, rows((300, False), (600, False)), 1000, RULES, 300).next_n == 999
+    assert sc.next_probe(CELL, rows((300, False), (600, False)), 1000, RULES, 300).next_n == 750
     assert sc.next_probe(CELL, rows((300, True)), 1000, RULES, 300).next_n == 150
 
 
@@ -42,9 +43,11 @@ def test_bisects_a_bracket_then_stops_when_tight():
     assert s.estimate == pytest.approx(np.sqrt(212 * 250))
 
 
-def test_a_failure_at_the_whole_pool_is_unreachable_and_inversions_are_counted():
-    s = sc.next_probe(CELL, rows((500, False), (999, False)), 1000, RULES, 500)
-    assert (s.status, s.next_n, s.low) == ("unreachable", None, 999)
+def test_a_failure_at_the_largest_testable_size_is_unreachable_and_inversions_are_counted():
+    s = sc.next_probe(CELL, rows((500, False), (750, False)), 1000, RULES, 500)
+    assert (s.status, s.next_n, s.low) == ("unreachable", None, 750)
+    s = sc.next_probe(CELL, rows((500, False), (999, True)), 1000, RULES, 500)  # past the cap: ignored
+    assert (s.status, s.next_n, s.high) == ("searching", 750, None)
     s = sc.next_probe(CELL, rows((100, False), (120, True), (200, False)), 1000, RULES, 100)
     assert (s.low, s.high, s.inversions, s.status) == (100, 120, 1, "bracketed")
 
@@ -171,3 +174,20 @@ def test_parallel_one_thread_workers_give_the_same_probes_as_one_at_a_time(tmp_p
     pooled = sc.search(cells, tmp_path / "p.csv", tmp_path / "wp", TINY, jobs=2, log=None)
     cols = ["N", "n_train", "success", "steps", "best_type0", "final_train"]
     pd.testing.assert_frame_equal(pooled.table[cols].reset_index(drop=True), serial.table[cols].reset_index(drop=True))
+
+
+@pytest.mark.slow
+def test_every_probe_keeps_its_learning_curve_and_old_probes_are_backfilled(tmp_path: Path):
+    cells = sc.cells_for("twohop", [6], [0], model="smoke")
+    result = sc.search(cells, tmp_path / "p.csv", tmp_path / "w", TINY, max_probes=2, log=None)
+    first = result.table.iloc[0]
+    curve = sc.read_curve(tmp_path / "p.csv", task="twohop", N=6, model="smoke", seed=0, n_train=int(first["n_train"]))
+    assert curve["step"].iloc[0] == 0 and curve["step"].iloc[-1] == first["steps"]
+    assert curve["acc/type_0"].max() == pytest.approx(first["best_type0"], abs=1e-3)  # curves keep 4 digits
+    curves = sc.curves_path(tmp_path / "p.csv")
+    curves.unlink()  # as if the probes had been run by a covlib that kept no curves
+    assert sc.backfill_curves(tmp_path / "p.csv", tmp_path / "w") == 2
+    again = sc.read_curve(tmp_path / "p.csv", task="twohop", N=6, model="smoke", seed=0, n_train=int(first["n_train"]))
+    pd.testing.assert_frame_equal(again, curve)
+    with pytest.raises(CovlibError, match="no curve"):
+        sc.read_curve(tmp_path / "p.csv", N=99)
