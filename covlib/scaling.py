@@ -280,15 +280,16 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
     return state
 
 
-def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.9) -> int:
+def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.9,
+                  cot: bool = False) -> int:
     """A first guess for n_req: the data that ``coverage_k``-covers ``coverage_target`` of the ID test
     items (SPEC §2), which chapter 2 found close to what training needs."""
     from covlib.coverage import data_for_coverage
 
     try:
         return int(data_for_coverage(task, N, k=coverage_k, target=coverage_target, seed=seed, rel_tol=0.1)["n_train"])
-    except CovlibError:  # small N: not even the whole ID pool is that well covered; start at half of it
-        return eligible_count(task, N, seed) // 2
+    except CovlibError:  # small N (not even the whole pool is that well covered), or a CoT-only task
+        return eligible_count(task, N, seed, cot) // 2
 
 
 def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
@@ -299,7 +300,7 @@ def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules
         start = cell.start or (starts or {}).get(cell.key())
         rows = cell_rows(table, cell)
         if start is None and not len(rows):
-            start = starting_size(cell.task, cell.N, cell.seed)
+            start = starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
         states.append(next_probe(cell, rows, eligible, rules, start or 0))
     return states
@@ -428,7 +429,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     def next_of(cell: Cell) -> Probe | None:
         rows = cell_rows(read_probes(table), cell)
         if cell.start is None and not len(rows) and cell.key() not in starts:
-            starts[cell.key()] = starting_size(cell.task, cell.N, cell.seed)
+            starts[cell.key()] = starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
         state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0))
         if state.next_n is None:
