@@ -591,6 +591,26 @@ def rules_dict(rules) -> dict:
     return dataclasses.asdict(rules)
 
 
+def bracket_pair(summary: pd.DataFrame) -> pd.Series | None:
+    """The bracketed cell whose failing and succeeding probes are closest (in ratio): the clearest
+    picture of what happens just below the required data. None if no cell is bracketed."""
+    done = summary[summary["status"] == "bracketed"] if len(summary) else summary
+    if not len(done):
+        return None
+    return done.loc[(done["high"] / done["low"]).idxmin()]
+
+
+def id_coverage(task: str, N: int, n_train: int, seed: int, max_k: int = 6, test_size_per_type: int = 1000
+                ) -> pd.DataFrame:
+    """Coverage by k (k = 1..max_k) of the ID test items of a probe's dataset (regenerated: it is deterministic)."""
+    from covlib.coverage import coverage_by_k
+    from covlib.data import DatasetConfig, generate
+
+    table = coverage_by_k(generate(DatasetConfig(task, N, n_train, seed=seed, test_size_per_type=test_size_per_type)),
+                          max_k)
+    return table[table["type"] == "type_0"].reset_index(drop=True)
+
+
 # ----------------------------------------------------------------------------- the book's experiments
 
 BOOK_TABLE = "data/scaling/probes.csv"  # relative to the repository

@@ -37,7 +37,8 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
                                 *(reference["series"] if reference is not None else [])]))
     palette = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#9e9e9e"]
     rng = [(colors or {}).get(n, palette[i % len(palette)]) for i, n in enumerate(names)]
-    color = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=rng), sort=names)
+    color = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=rng), sort=names,
+                      legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical"))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False))
     layers = []
     if len(lines):

@@ -333,24 +333,54 @@ if chain_points:
 # %% [markdown]
 # ## 4.5 What failure looks like
 #
-# Just below the required data, a run does not fail by learning nothing: it fits its training
-# set and then stays there, ID accuracy stuck below the threshold, until the give-up rule ends
-# it. The probe table records, for every failing probe, the best `type_0` accuracy it reached
-# and whether (and when) it fitted the training set.
+# Just below the required data a run does not fail by learning nothing. It fits its training
+# set, and then its ID accuracy stalls below the threshold until the give-up rule ends it. The
+# pair below is the two-hop cell whose failing and succeeding probes are closest: the same task,
+# $N$ and seed, trained the same way, on two training sets whose sizes differ by the bracket's
+# ratio. Their learning curves come from the probe table's companion file
+# (`probes_curves.csv`); the coverage of their ID test items is recomputed here (the datasets
+# are deterministic).
 
 # %%
-fails = probes[~probes["success"]] if len(probes) else probes
-if len(fails):
-    near = fails.sort_values("best_type0", ascending=False).head(8)
-    display(near[["task", "N", "model", "seed", "n_train", "stopped", "steps", "first_fit_step", "final_train",
-                  "best_type0"]])
-    fitted_fails = fails[fails["final_train"] >= 0.99]
-    failure_note = (f"{len(fitted_fails)} of {len(fails)} failing probes fitted their training set (≥ 99%) and "
-                    f"still stayed below {threshold:.0%} on type_0; their best type_0 accuracy ranged from "
-                    f"{fitted_fails['best_type0'].min():.1%} to {fitted_fails['best_type0'].max():.1%}."
-                    if len(fitted_fails) else "No failing probe fitted its training set.")
+pair = sc.bracket_pair(twohop) if len(twohop) else None
+if pair is not None:
+    key = {"task": pair["task"], "N": int(pair["N"]), "model": pair["model"], "seed": int(pair["seed"])}
+    curves = []
+    for label, n in (("fails", int(pair["low"])), ("succeeds", int(pair["high"]))):
+        c = sc.read_curve(table_path, **key, n_train=n)
+        curves.append(c.assign(run=f"n = {n:,} ({label})"))
+    curve_frame = pd.concat(curves, ignore_index=True)
+    wide = curve_frame.pivot_table(index="step", columns="run", values=["acc/train_inferred", "acc/type_0"])
+    wide.columns = [f"{'train' if m == 'acc/train_inferred' else 'ID test'}, {r}" for m, r in wide.columns]
+    wide = wide.reset_index()
+    palette = ["#90caf9", "#1565c0", "#ef9a9a", "#c62828"]
+    series = {c: c for c in wide.columns if c != "step"}
+    failure_curve = figures.accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
+                                                  "just below and just above the required data",
+                                                  colors=dict(zip(series, palette)), chance=1 / key["N"])
+    covs = pd.concat([sc.id_coverage(key["task"], key["N"], int(pair[end]), key["seed"]).assign(
+        type=f"n = {int(pair[end]):,}") for end in ("low", "high")], ignore_index=True)
+    cov_chart = figures.coverage_by_k_chart(covs, title="ID test items k-covered")
+    failure_chart = figures.alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
+    figures.save_figure(failure_chart, "04_failure_below_required_data", fig_dir)
+    display(failure_chart)
+    fail_row = probes[(probes["task"] == key["task"]) & (probes["N"] == key["N"]) & (probes["model"] == key["model"])
+                      & (probes["seed"] == key["seed"]) & (probes["n_train"] == int(pair["low"]))].iloc[0]
+    cov3 = covs[covs["k"] == 3].set_index("type")["covered"]
+    failure_note = (
+        f"With {int(pair['low']):,} examples the model fitted its training set "
+        f"(step {int(fail_row['first_fit_step']) if pd.notna(fail_row['first_fit_step']) else 'never'}; final training "
+        f"accuracy {fail_row['final_train']:.1%}) but its ID accuracy peaked at {fail_row['best_type0']:.1%}, and it "
+        f"gave up at step {int(fail_row['steps'])} ({fail_row['stopped']}). With {int(pair['high']):,} examples "
+        f"({pair['high'] / pair['low']:.2f} times as many) it reached {threshold:.0%}. Coverage moves with the data: "
+        f"{cov3.iloc[0]:.1%} of the ID test items are 3-covered at the smaller size, {cov3.iloc[1]:.1%} at the larger.")
 else:
-    failure_note = "No failing probe yet."
+    failure_note = "No two-hop cell is bracketed yet: the cache holds no pair of probes to compare."
+fails = probes[~probes["success"]] if len(probes) else probes
+fitted_fails = fails[fails["final_train"] >= 0.99] if len(fails) else fails
+if len(fails):
+    failure_note += (f" Across the whole table, {len(fitted_fails)} of {len(fails)} failing probes fitted their "
+                     "training set (at least 99%) and still stayed below the threshold on the ID test.")
 display(Markdown(failure_note))
 
 # %%

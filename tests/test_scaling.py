@@ -191,3 +191,14 @@ def test_every_probe_keeps_its_learning_curve_and_old_probes_are_backfilled(tmp_
     pd.testing.assert_frame_equal(again, curve)
     with pytest.raises(CovlibError, match="no curve"):
         sc.read_curve(tmp_path / "p.csv", N=99)
+
+
+def test_bracket_pair_picks_the_tightest_bracket_and_id_coverage_rises_with_data():
+    summary = pd.DataFrame({"status": ["bracketed", "bracketed", "searching"], "low": [100, 200, 50],
+                            "high": [130, 220, None], "N": [10, 20, 30]})
+    assert sc.bracket_pair(summary)["N"] == 20
+    assert sc.bracket_pair(summary[summary["status"] == "searching"]) is None
+    small = sc.id_coverage("twohop", 12, 300, seed=0, max_k=4, test_size_per_type=200)
+    large = sc.id_coverage("twohop", 12, 700, seed=0, max_k=4, test_size_per_type=200)
+    assert list(small["k"]) == [1, 2, 3, 4] and (small["type"] == "type_0").all()
+    assert large.set_index("k").loc[3, "covered"] > small.set_index("k").loc[3, "covered"]
