@@ -77,9 +77,11 @@ def _nullable_steps(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def archive_run(run_dir: str | os.PathLike, dest: str | os.PathLike, commands: list[str]) -> Path:
-    """Copy a run's small files (config, metrics, result; no weights) to ``dest`` for the book to
-    ship under data/, with the commands that regenerate it in ``COMMANDS.txt``."""
+def archive_run(run_dir: str | os.PathLike, dest: str | os.PathLike, commands: list[str],
+                weights: dict[str, str] | None = None) -> Path:
+    """Copy a run's small files (config, metrics, result) to ``dest`` for the book to ship under data/,
+    with the commands that regenerate it in ``COMMANDS.txt``; ``weights`` (name -> file in the run
+    folder) also ships those weights as ``weights/<name>.pt`` (fp16, model state only)."""
     from covlib import train as tr
     from covlib.io import write_json_atomic
 
@@ -88,6 +90,11 @@ def archive_run(run_dir: str | os.PathLike, dest: str | os.PathLike, commands: l
     for name in (tr.CONFIG, tr.METRICS, tr.RESULT):
         write_json_atomic(dest / name, (run_dir / name).read_text(encoding="utf-8"))
     write_json_atomic(dest / "COMMANDS.txt", "\n".join(commands) + "\n")
+    if weights:
+        from covlib.mechanisms import save_weights
+
+        for name, file in weights.items():
+            save_weights(run_dir, dest / "weights" / f"{name}.pt", None if file == tr.MODEL else file)
     return dest
 
 
@@ -95,14 +102,19 @@ def archive_run(run_dir: str | os.PathLike, dest: str | os.PathLike, commands: l
 EDGE_RUN = {
     "archive": "data/runs/twohop.30.4000.seed-0_wd-1.0",  # relative to the repository root
     "dataset": {"task": "twohop", "num_tokens": 30, "n_train": 4000, "seed": 0},
-    "overrides": {"steps": 10_000, "weight_decay": 1.0},
+    "overrides": {"steps": 10_000, "weight_decay": 1.0, "checkpoint_every": 500, "keep_checkpoints": True},
+    # weights chapter 5 reads (fp16, model state only): checkpoints across the rise of ID accuracy, and the end
+    "weights": {"step_000500": "checkpoints/step_000500.pt", "step_002500": "checkpoints/step_002500.pt",
+                "step_005000": "checkpoints/step_005000.pt", "step_007500": "checkpoints/step_007500.pt",
+                "final": "model.pt"},
     "commands": [
         "covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets",
         "covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8",
         "covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge "
-        "--steps 10000 --weight-decay 1.0",
+        "--steps 10000 --weight-decay 1.0 --checkpoint-every 500 --set keep_checkpoints=true",
         "python -c \"from covlib.learning import archive_run, EDGE_RUN; "
-        "archive_run('build/runs/edge', 'data/runs/twohop.30.4000.seed-0_wd-1.0', EDGE_RUN['commands'])\"",
+        "archive_run('build/runs/edge', 'data/runs/twohop.30.4000.seed-0_wd-1.0', EDGE_RUN['commands'], "
+        "EDGE_RUN['weights'])\"",
     ],
 }
 
