@@ -218,14 +218,24 @@ def iicg_bruteforce(resid: np.ndarray, labels: np.ndarray) -> np.ndarray:
 SPLIT_ALIASES = {"id_train": "train_inferred", "id_test": "type_0"}
 
 
+def first_hop_unseen_types(n_primitives: int) -> list[str]:
+    """The OOD test types whose first primitive application is unseen (SPEC §1's type numbering)."""
+    return [f"type_{bits + 1}" for bits in range(2 ** (n_primitives - 1))]
+
+
 def split_items(ds: DatasetFolder, split: str, k_group: str | None = None) -> np.ndarray:
-    """Indices of test items of one split (a test type such as type_0, or id_train / id_test), optionally
-    restricted to a k-cutoff group of type_0 ("k<3", "k=3", "k>3"; needs test_annotated.json)."""
-    split = SPLIT_ALIASES.get(split, split)
+    """Indices of test items of one split (a test type such as type_0; id_train, id_test; or ood_first_hop,
+    every OOD type whose first hop is unseen), optionally restricted to a k-cutoff group of type_0
+    ("k<3", "k=3", "k>3"; needs test_annotated.json)."""
     types = ds.test.types
+    if split == "ood_first_hop":
+        n_prim = int(np.log2(len([t for t in ds.test_types if t.startswith("type_")])))
+        wanted = set(first_hop_unseen_types(n_prim))
+        return np.flatnonzero(np.isin(types, sorted(wanted)))
+    split = SPLIT_ALIASES.get(split, split)
     if split not in set(types.tolist()):
         raise CovlibError(f"unknown split {split!r}; this dataset's splits: {', '.join(ds.test_types)} "
-                          "(also id_train, id_test)")
+                          "(also id_train, id_test, ood_first_hop)")
     idx = np.flatnonzero(types == split)
     if k_group is not None:
         from covlib.train import k_cutoffs
@@ -318,6 +328,8 @@ def trace_map(model, clean: np.ndarray, corrupted: np.ndarray, answers: tuple[np
     With ``answers`` (true t of the clean and of the corrupted inputs), only pairs the model gets
     right on both are traced and t' is the true corrupted answer; without, t' is the model's own
     prediction on the corrupted input and pairs where it predicts the same for both are left out."""
+    if len(clean) == 0:
+        raise CovlibError("no (clean, corrupted) pair to trace: no input of the selection has a valid corruption")
     device = next(model.parameters()).device
     names = hook_names(model.cfg.n_layers)
     c = torch.as_tensor(np.asarray(clean), dtype=torch.long, device=device)

@@ -1,0 +1,346 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 5. Inside the model
+#
+# Chapters 3 and 4 watched the model from outside: which test items it gets right, and how
+# much data that takes. The coverage principle also makes a claim about what happens *inside*:
+# if the model generalises by learning that fragments $(x_1, x_2)$ with the same bridge
+# $b = f_1(x_1, x_2)$ behave alike, then somewhere in its residual stream those fragments
+# should be represented alike, and the rest of the computation should read $b$ from there.
+#
+# Three analyses test this, each through TransformerLens hooks on the trained model:
+#
+# * **IICG** (intra-inter cosine gap): group test items by their bridge $b$, and compare the
+#   cosine similarity of residual vectors within a group to that between groups. A positive gap
+#   at some layer and position means the model has formed a *cluster per bridge value* there.
+# * **Causal tracing** (activation patching): run the model on a clean input and on a corrupted
+#   one that changes the bridge, and copy one residual vector from the corrupted run into the
+#   clean one. If the prediction flips to the corrupted answer, that vector carried the bridge.
+# * **Logit lens**: decode each layer's residual stream as if it were the last; is $b$ itself
+#   readable as a token?
+#
+# The model is chapter 3's run at the edge of coverage (two-hop, $N = 30$, 4,000 examples,
+# 10,000 steps), whose ID test items fall in every k-cutoff group. Its weights, at the end and
+# at four checkpoints, ship with the book (`data/runs/`); the analyses take seconds.
+
+# %% tags=["parameters"]
+preset = "default"  # "smoke" (tests: trains a tiny model, seconds), "default" (the shipped model), "paper"
+run_dir = ""  # a run folder to analyse instead of the shipped one (its dataset is read from config.json)
+max_items = 2000  # test items per IICG selection
+max_pairs = 1000  # (clean, corrupted) pairs per causal-tracing map
+out_dir = ""  # where the smoke preset trains its model; "" means build/ of the repository
+figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+
+# %%
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from covlib import figures
+from covlib import mechanism_figures as mf
+from covlib import mechanisms as mc
+from covlib.coverage import annotate_dataset
+from covlib.data import DatasetConfig, ensure_dataset
+from covlib.errors import CovlibError
+from covlib.learning import EDGE_RUN, repository_path
+from covlib.sweep import record_metrics
+from covlib.train import load_metrics, train
+
+figures.enable_png_renderer()
+pd.set_option("display.width", 140)
+fig_dir = figures_dir or None
+root = Path(out_dir) if out_dir else repository_path("build")
+
+if preset == "smoke":
+    # a tiny model trained here in seconds, its weights saved the way the shipped ones are
+    dataset_dir = ensure_dataset(DatasetConfig("twohop", 10, 450, seed=0, test_size_per_type=150), root / "datasets")
+    annotate_dataset(dataset_dir, max_k=8)
+    source = root / "runs" / "mechanisms-smoke"
+    if not (source / "result.json").is_file():
+        train(dataset_dir, source, preset="smoke", overrides={"steps": 400, "checkpoint_every": 100,
+                                                              "keep_checkpoints": True}, progress=False, resume=True)
+    weights = {f"step_{s:06d}": f"checkpoints/step_{s:06d}.pt" for s in (100, 200, 300)} | {"final": "model.pt"}
+    for name, file in weights.items():
+        mc.save_weights(source, source / "weights" / f"{name}.pt", None if file == "model.pt" else file)
+elif run_dir:
+    source, dataset_dir, weights = Path(run_dir), None, {"final": "model.pt"}
+else:
+    if preset == "paper":
+        print("The paper's 8-layer GPT-2 is not shipped; this preset analyses the book's model, like the default.")
+    cfg = EDGE_RUN["dataset"]
+    dataset_dir = ensure_dataset(DatasetConfig(cfg["task"], cfg["num_tokens"], cfg["n_train"], seed=cfg["seed"]),
+                                 root / "datasets")
+    annotate_dataset(dataset_dir, max_k=8)
+    source, weights = repository_path(EDGE_RUN["archive"]), EDGE_RUN["weights"]
+model, ds, tables = mc.open_run(source, dataset_dir, "weights/final.pt" if (source / "weights").is_dir() else None)
+L, m = model.cfg.n_layers, ds.n_inputs
+print(f"{source.name}: {L} layers, width {model.cfg.d_model}; dataset {ds.name}")
+print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file() else "")
+
+# %% [markdown]
+# ## 5.1 The residual stream
+#
+# A transformer keeps one vector per position, the *residual stream*; every block reads it and
+# adds its output back. For a two-hop prompt $(x_1, x_2, x_3)$ there are three positions, and
+# the answer $t$ is predicted at the last one. We record the stream after the embeddings
+# (layer 0) and after each of the $L$ blocks, for every test item, with `run_with_cache`
+# restricted to those hooks: an array of items x layers x positions x width.
+
+# %%
+id_test = ds.test.inputs[mc.split_items(ds, "type_0")][:max_items]
+resid = mc.residual_streams(model, id_test)
+print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.shape}")
+
+# %% [markdown]
+# ## 5.2 Do items with the same bridge cluster? (IICG by b)
+#
+# For each (layer, position), normalise every item's residual vector, and average the cosine
+# similarity over all pairs of items that share the bridge $b$ (*within*) and over all pairs
+# that do not (*between*). Their difference is the IICG. Following the authors, a group keeps
+# one item per fragment $(x_1, x_2)$, so that items differing only in $x_3$ do not inflate the
+# within-group similarity. Three selections of items: training items (ID train), unseen ID items
+# (ID test), and OOD items whose first fact $f_1(x_1, x_2)$ was never seen (whose bridge the
+# model has no way to know).
+
+# %%
+splits = {"ID train": "train_inferred", "ID test": "type_0", "OOD (first hop unseen)": "ood_first_hop"}
+maps = []
+for label, split in splits.items():
+    t = mc.iicg_table(model, ds, tables, ["b"], [split], max_items=max_items)
+    maps.append(t.assign(selection=label))
+iicg_b = pd.concat(maps, ignore_index=True)
+heat = mf.layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
+                                 domain=(-0.1, max(0.5, float(iicg_b["iicg"].max()))))
+figures.save_figure(heat, "05_iicg_by_bridge", fig_dir)
+display(heat)
+
+
+def peak(table: pd.DataFrame, value: str = "iicg") -> pd.Series:
+    return table.loc[table[value].idxmax()]
+
+
+peaks = {label: peak(iicg_b[iicg_b["selection"] == label]) for label in splits}
+display(pd.DataFrame(peaks).T[["layer", "position", "iicg", "within", "between", "items", "groups"]])
+id_peak = peaks["ID test"]
+display(Markdown(
+    f"For unseen ID items the gap peaks at layer {int(id_peak['layer'])}, position {id_peak['position']}: "
+    f"IICG {id_peak['iicg']:.2f} (within {id_peak['within']:.2f}, between {id_peak['between']:.2f}). Training items "
+    f"peak at layer {int(peaks['ID train']['layer'])}, {peaks['ID train']['position']} ({peaks['ID train']['iicg']:.2f}); "
+    f"for OOD items the largest gap anywhere is {peaks['OOD (first hop unseen)']['iicg']:.3f}: there is no bridge "
+    "cluster to join, because the model never saw the fact that would put them in one."))
+
+# %% [markdown]
+# ## 5.3 Better-covered items form tighter clusters
+#
+# Chapter 3 found that ID items with a higher k-cutoff are learned sooner. Split the ID test
+# items by k-cutoff (k<3, k=3, k>3) and compute the same map for each group.
+
+# %%
+by_k = []
+for kg in ("k<3", "k=3", "k>3"):
+    try:
+        by_k.append(mc.iicg_table(model, ds, tables, ["b"], ["type_0"], k_groups=[kg], max_items=max_items))
+    except CovlibError as exc:  # a group too small to measure (smoke-sized data)
+        print(f"{kg}: {exc}")
+iicg_k = pd.concat(by_k, ignore_index=True) if by_k else pd.DataFrame()
+if len(iicg_k):
+    at_peak = iicg_k[(iicg_k["layer"] == id_peak["layer"]) & (iicg_k["position"] == id_peak["position"])]
+    display(at_peak[["k_group", "iicg", "within", "between", "items", "groups"]])
+    heat_k = mf.layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff", facet="k_group")
+    figures.save_figure(heat_k, "05_iicg_by_cutoff", fig_dir)
+    display(heat_k)
+    k_at = at_peak.set_index("k_group")["iicg"]
+    display(Markdown("At the ID peak, IICG by k-cutoff group: " + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items())
+                     + ". Better-covered items sit in tighter bridge clusters."
+                     if k_at.is_monotonic_increasing else "At the ID peak, IICG by k-cutoff group: "
+                     + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items()) + "."))
+else:
+    k_at = pd.Series(dtype=float)
+
+# %% [markdown]
+# ## 5.4 Clusters form as generalisation does
+#
+# The same map at checkpoints across training, beside ID accuracy at those steps: the model
+# first memorises (training accuracy near 100% within a few hundred steps) while ID accuracy
+# stays low; the bridge clusters should appear as ID accuracy rises.
+
+# %%
+metrics = load_metrics(source)
+over = []
+for name in weights:
+    ck = mc.load_weights(source, f"weights/{name}.pt", ds)
+    t = mc.iicg_table(ck, ds, tables, ["b"], ["type_0"], max_items=max_items)
+    step = int(metrics["step"].iloc[-1]) if name == "final" else int(re.sub(r"\D", "", name))
+    cell = t[(t["layer"] == id_peak["layer"]) & (t["position"] == id_peak["position"])]["iicg"].iloc[0]
+    acc = float(metrics.loc[metrics["step"] == step, "acc/type_0"].iloc[0])
+    over.append({"checkpoint": name, "step": step, "iicg_at_peak": cell, "iicg_max": t["iicg"].max(), "acc_type0": acc})
+over = pd.DataFrame(over).sort_values("step")
+display(over.round(3))
+curve = pd.concat([over.assign(series=f"IICG by b at layer {int(id_peak['layer'])}, {id_peak['position']}",
+                               value=over["iicg_at_peak"]),
+                   over.assign(series="ID test accuracy", value=over["acc_type0"])])[["step", "value", "series"]]
+over_chart = mf.over_training_chart(curve, "Bridge clusters and ID accuracy over training")
+figures.save_figure(over_chart, "05_iicg_over_training", fig_dir)
+display(over_chart)
+corr = float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(over) > 2 else float("nan")
+
+# %% [markdown]
+# ## 5.5 Where the bridge lives: causal tracing
+#
+# Clean inputs are training items $(x_1, x_2, x_3)$; each corrupted input changes $x_2$ so
+# that the bridge and the answer change ($b \to b'$, $t \to t'$), every fact involved seen in
+# training. Only pairs the model gets right on both inputs are traced. Patching the corrupted
+# residual at (layer, position) into the clean run, the **rank** metric counts how often the
+# prediction becomes $t'$, and the **prob** metric measures how much of the way
+# $p(t')$ moves from its clean to its corrupted value. A second variant changes $x_1$ instead.
+
+# %%
+train_items = ds.test.inputs[mc.split_items(ds, "train_inferred")]
+trace = mc.trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
+trace_heat = mf.layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]), "value",
+                                       "Causal tracing: share of the prediction moved by one patched vector",
+                                       facet="panel", domain=(0, 1), scheme="oranges")
+figures.save_figure(trace_heat, "05_causal_tracing", fig_dir)
+display(trace_heat)
+rank = trace[(trace["variant"] == "x2") & (trace["metric"] == "rank")].pivot(index="layer", columns="position",
+                                                                                values="value")
+display(rank.round(2))
+last = f"x{m}"
+x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
+last_layers = [int(lay) for lay in rank.index if rank.loc[lay, last] >= 0.5 and lay > 0]
+display(Markdown(
+    f"Changing $x_2$: patching position $x_2$ flips {rank.loc[1, 'x2']:.0%} of predictions at layer 1 and "
+    f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L, last]:.0%} at the last "
+    f"layer, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits at $x_2$ "
+    f"in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Position $x_1$ never "
+    f"matters after the embeddings (at most {rank.loc[1:, 'x1'].max():.0%})."))
+
+# %% [markdown]
+# Does the route differ between well- and barely-covered items? The same tracing with clean
+# inputs drawn from ID test items of each k-cutoff group (only pairs the model gets right).
+
+# %%
+trace_k = []
+for kg in ("k<3", "k=3", "k>3"):
+    try:
+        idx = mc.split_items(ds, "type_0", kg)
+        t = mc.trace_table(model, tables, ds.test.inputs[idx], ["x2"], max_pairs=max_pairs)
+        trace_k.append(t[t["metric"] == "rank"].assign(k_group=kg))
+    except CovlibError as exc:
+        print(f"{kg}: {exc}")
+if trace_k:
+    trace_k = pd.concat(trace_k, ignore_index=True)
+    display(trace_k.pivot_table(index=["k_group", "layer"], columns="position", values="value").round(2))
+    display(trace_k.groupby("k_group")["pairs"].first().rename("pairs traced").to_frame())
+
+# %% [markdown]
+# ## 5.6 Can the bridge be read out? The logit lens
+#
+# Pass each layer's residual vector through the final LayerNorm and the unembedding, as if the
+# model stopped there, and ask where $b$ (and the answer $t$) rank among the tokens.
+
+# %%
+vals = tables.values(id_test)
+lens = mc.logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
+lens_heat = mf.layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
+                                      facet="target", domain=(0, 1), scheme="greens")
+figures.save_figure(lens_heat, "05_logit_lens", fig_dir)
+display(lens_heat)
+b_best = peak(lens[lens["target"] == "bridge b"], "top1")
+t_last = lens[(lens["target"] == "answer t") & (lens["layer"] == L) & (lens["position"] == last)]["top1"].iloc[0]
+display(Markdown(
+    f"The answer is readable at the last position from the upper layers (top token for {t_last:.0%} of ID items "
+    f"after the last block). The bridge is not: its best cell (layer {int(b_best['layer'])}, {b_best['position']}) "
+    f"makes it the top token for {b_best['top1']:.0%} of items, against chance {1 / ds.num_tokens:.0%}. The model "
+    "represents $b$ as a cluster (5.2) that later layers use (5.5), not in the output vocabulary's coordinates."))
+
+# %% [markdown]
+# ## 5.7 Beside the paper
+#
+# The authors' draft figures come from an 8-layer GPT-2 (width 768) on the same task; this
+# model has 4 layers and width 128, so "layer 3 of 8" corresponds roughly to layer 1-2 here.
+
+# %%
+x2_rank_l12 = rank.loc[1:min(2, L), "x2"].mean()
+last_rank_upper = rank.loc[max(2, L - 1):, last].mean()
+comparison = pd.DataFrame([
+    {"quantity": "IICG by b, peak (layer, position)", "paper (draft, 8 layers)": "layer 3, x2",
+     "this book (4 layers)": f"layer {int(id_peak['layer'])}, {id_peak['position']}"},
+    {"quantity": "IICG by b at the peak, k>=3", "paper (draft, 8 layers)": "0.44",
+     "this book (4 layers)": f"{k_at.get('k>3', float('nan')):.2f} (k>3), {k_at.get('k=3', float('nan')):.2f} (k=3)"},
+    {"quantity": "IICG by b at the peak, k<3", "paper (draft, 8 layers)": "0.28",
+     "this book (4 layers)": f"{k_at.get('k<3', float('nan')):.2f}"},
+    {"quantity": "IICG by b, OOD", "paper (draft, 8 layers)": "0.004",
+     "this book (4 layers)": f"{peaks['OOD (first hop unseen)']['iicg']:.3f} (largest cell)"},
+    {"quantity": "tracing (rank): x2 in early layers", "paper (draft, 8 layers)": "95-97% (layers 1-2)",
+     "this book (4 layers)": f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"},
+    {"quantity": "tracing (rank): last position, upper layers", "paper (draft, 8 layers)": "91-97% (from layer 3)",
+     "this book (4 layers)": f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"},
+    {"quantity": "tracing: x1 after the embeddings", "paper (draft, 8 layers)": "never matters",
+     "this book (4 layers)": f"at most {rank.loc[1:, 'x1'].max():.0%}"},
+])
+display(comparison)
+
+# %% [markdown]
+# The picture is the paper's: a bridge cluster forms at position $x_2$ in the early-middle
+# layers, stronger for better-covered items and absent for OOD items, and the later layers
+# read it from there at the last position. The absolute IICG values differ (different width,
+# depth and optimiser; no dropout; cosines of raw, uncentred residual vectors), so the
+# comparison is of where and in which order, not of the digits.
+
+# %%
+results = {
+    "iicg_id_peak": float(id_peak["iicg"]), "iicg_id_peak_layer": int(id_peak["layer"]),
+    "iicg_id_peak_position": str(id_peak["position"]),
+    "iicg_train_peak": float(peaks["ID train"]["iicg"]), "iicg_ood_max": float(peaks["OOD (first hop unseen)"]["iicg"]),
+    **{f"iicg_{k}": float(v) for k, v in k_at.items()},
+    "iicg_accuracy_correlation": corr,
+    "trace_rank_x2_layer1": float(rank.loc[1, "x2"]), "trace_rank_last_final": float(rank.loc[L, last]),
+    "trace_rank_x1_max_after_embedding": float(rank.loc[1:, "x1"].max()),
+    "trace_pairs": int(trace["pairs"].iloc[0]),
+    "lens_bridge_top1_best": float(b_best["top1"]), "lens_answer_top1_last": float(t_last),
+}
+record_metrics(results)
+pd.Series(results, name="value").to_frame()
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Group by the answer instead.** Compute the IICG map grouped by `t` for the ID test items
+#    (`mc.iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
+#    peak? Write them below; the check tells you whether they are right.
+# 2. **Trace the non-bridge input.** In 5.5, patching $x_1$ matters only at layer 0. Why does
+#    changing $x_1$ flip the prediction when patched into the $x_2$ position at layer 1? (Hint:
+#    attention moves information from $x_1$ to $x_2$ in block 1, where $b$ is computed.)
+
+# %%
+my_peak_layer = None  # exercise 1: the layer where IICG grouped by t peaks (ID test items)
+my_peak_position = None  # e.g. "x3"
+
+# %% tags=["solution"]
+by_t = mc.iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
+truth = peak(by_t)
+if my_peak_layer is None:
+    print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")
+else:
+    ok = int(my_peak_layer) == int(truth["layer"]) and str(my_peak_position) == str(truth["position"])
+    print("Exercise 1:", "correct" if ok else f"not quite: the peak is at layer {int(truth['layer'])}, "
+          f"{truth['position']} (IICG {truth['iicg']:.2f})")
