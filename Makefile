@@ -1,6 +1,7 @@
 # Two entry points, each doing all set-up on a fresh machine (Python 3.10+):
 #   make book   execute every chapter (default preset) into build/ and refresh papers_figures/
 #   make test   run the test suite (unit tests + every chapter at the smoke preset)
+#   make site   the executed book (after make book) as a static HTML site, offline
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ PRESET ?= default
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: book test setup bench lint clean
+.PHONY: book site test setup bench lint clean
 
 setup: $(STAMP)
 
@@ -24,6 +25,10 @@ $(STAMP): pyproject.toml
 
 book: $(STAMP)
 	$(BIN)/covlib book --preset $(PRESET)
+
+# the executed chapters in build/$(PRESET)/ as a static HTML book: build/site/$(PRESET)/index.html
+site: $(STAMP)
+	$(BIN)/covlib site --preset $(PRESET)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("covlib.train_cli", "train a small transformer on a dataset folder"),
     "book": ("covlib.book", "execute the book's chapters with papermill"),
     "sweep": ("covlib.sweep", "run a chapter over a grid of parameters"),
+    "site": ("covlib.site", "build the executed chapters into a static HTML book (offline)"),
     "analyze": ("covlib.analyze_cli", "IICG, causal tracing and logit lens of a trained run (chapter 5)"),
     "scaling": ("covlib.scaling_cli", "search the training data a model needs, and what coverage predicts"),
 }
