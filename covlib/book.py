@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from covlib.errors import CovlibError
-from covlib.sweep import FIGURES_ENV, describe_error, execute_notebook, notebook_parameters, read_notebook
+from covlib.sweep import FIGURES_ENV, PROGRESS_ENV, describe_error, execute_notebook, notebook_parameters, read_notebook
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
@@ -65,9 +65,10 @@ def default_figures_dir(preset: str, out: str | os.PathLike) -> Path:
 @contextmanager
 def _kernel_env(figures_dir: Path) -> Iterator[None]:
     """Environment the kernels inherit: offline Hugging Face hub, and where figures go."""
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", FIGURES_ENV)}
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", FIGURES_ENV, PROGRESS_ENV)}
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ[FIGURES_ENV] = str(figures_dir)
+    os.environ[PROGRESS_ENV] = "text"  # progress bars as text lines, which reach the terminal (log_output)
     try:
         yield
     finally:
@@ -95,7 +96,7 @@ def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | 
         figures.mkdir(parents=True, exist_ok=True)
         with _kernel_env(figures.resolve()):
             execute_notebook(nb, output, parameters, cwd=chapter.resolve().parent, progress_bar=progress_bar,
-                             timeout=timeout, kernel_name=kernel_name)
+                             timeout=timeout, kernel_name=kernel_name, log_output=progress_bar)
     except Exception as exc:  # noqa: BLE001 - reported per chapter; the book goes on
         return ChapterResult(chapter.stem, "failed", time.perf_counter() - start, output, describe_error(exc))
     return ChapterResult(chapter.stem, "done", time.perf_counter() - start, output)
@@ -149,6 +150,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import logging
+
+    # papermill logs what cells print (training progress included) at INFO: show it, prefixed
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("    | %(message)s"))
+    log = logging.getLogger("papermill")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
     results = run_book(args.preset, args.only, args.out, args.figures_dir, kernel_name=args.kernel,
                        timeout=args.timeout)
     failed = [r for r in results if r.status != "done"]

@@ -33,6 +33,7 @@ from covlib.io import write_json_atomic
 
 RUN_DIR_ENV = "COVLIB_RUN_DIR"  # the run folder of the config a kernel executes (unset outside sweeps)
 FIGURES_ENV = "COVLIB_FIGURES_DIR"  # same name as covlib.figures.FIGURES_ENV (kept import-light here)
+PROGRESS_ENV = "COVLIB_PROGRESS"  # "text": progress bars print text lines (kernels run by `covlib book`)
 PARAMS_FILE, STATUS_FILE, METRICS_FILE = "params.json", "status.json", "metrics.json"
 _SAFE = re.compile(r"[^A-Za-z0-9.+-]+")
 
@@ -79,7 +80,8 @@ def notebook_parameters(notebook) -> dict[str, Any]:
 
 
 def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd: Path | None = None,
-                     progress_bar: bool = False, timeout: float | None = None, kernel_name: str = "python3"):
+                     progress_bar: bool = False, timeout: float | None = None, kernel_name: str = "python3",
+                     log_output: bool = False):
     """Run a notebook node (or .py path) with papermill, writing the executed copy to ``output``.
 
     Only parameters the notebook declares may be passed (CovlibError otherwise). Raises
@@ -93,7 +95,7 @@ def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd:
     kwargs = {"execution_timeout": timeout} if timeout else {}
     return papermill.execute_notebook(
         nb, str(output), parameters=dict(parameters), kernel_name=kernel_name, language="python",
-        progress_bar=progress_bar, cwd=str(cwd) if cwd else None, **kwargs,
+        progress_bar=progress_bar, cwd=str(cwd) if cwd else None, log_output=log_output, **kwargs,
     )
 
 

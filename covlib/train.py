@@ -663,8 +663,17 @@ def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, tr
 
 
 def _progress(enabled: bool, start: int, total: int, name: str):
+    """A progress bar: a widget in JupyterLab; plain text lines every 15 s under `covlib book`
+    (COVLIB_PROGRESS=text), whose log shows them, so a long training cell does not look frozen."""
     if not enabled:
         return None
+    if os.environ.get("COVLIB_PROGRESS") == "text":
+        import sys
+
+        from tqdm import tqdm as text_tqdm
+
+        return text_tqdm(total=total, initial=start, desc=name[-40:], unit="step", file=sys.stdout, mininterval=15,
+                         ascii=True, ncols=100)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=start, desc=name[-40:], unit="step", dynamic_ncols=True)
