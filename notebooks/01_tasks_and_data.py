@@ -344,3 +344,28 @@ record_metrics({
 # only matches patterns cannot know an unused fact, so OOD accuracy should stay at chance. The
 # interesting question is which `type_0` inputs it *can* answer. Chapter 2 gives the paper's
 # answer: those connected to the training data through enough evidence, its *coverage*.
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **How many inputs are ID-eligible?** Every primitive keeps 70% of its facts in the seen
+#    split, and an input is ID-eligible when both of its facts are seen. Before running anything,
+#    what share of the $N^3$ two-hop inputs do you expect to be eligible? Write it below; the
+#    check compares it with the exact count of a fresh dataset at $N = 20$.
+# 2. **Three hops.** Change the task to `threehop` in the check cell (its inputs are $N^4$): what
+#    share do you expect now, and why does it shrink with every hop?
+
+# %%
+my_eligible_share = None  # exercise 1: your expected share of ID-eligible two-hop inputs (e.g. 0.5)
+exercise_task = "twohop"  # exercise 2: try "threehop"
+
+# %% tags=["solution"]
+check = generate(DatasetConfig(exercise_task, 20, 100, seed=seed, test_size_per_type=0))
+share = check.eligible_count / 20 ** check.task.n_inputs
+expected = 0.7 ** len(check.task.hops)
+print(f"{exercise_task} at N=20: {check.eligible_count} of {20 ** check.task.n_inputs} inputs are ID-eligible "
+      f"({share:.3f}); one factor 0.7 per hop predicts {expected:.3f}")
+if my_eligible_share is None:
+    print("Exercise 1: each hop needs its own fact to be seen, independently with probability 0.7.")
+else:
+    print("Exercise 1:", "right" if abs(my_eligible_share - share) < 0.02 else f"not quite: the share is {share:.3f}")

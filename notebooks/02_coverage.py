@@ -335,3 +335,33 @@ record_metrics({
 #
 # Next, chapter 3 trains a transformer on the default dataset and shows that the $k$-cutoffs
 # computed here predict which test items it learns, and when.
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Evidence threshold.** In the coverage table of this chapter's dataset, at which smallest
+#    $k$ does the share of covered ID (`type_0`) items fall below one half? Write your answer
+#    below; the check reads it off the table.
+# 2. **More data, more coverage.** Set `exercise_n_train` to twice this chapter's `n_train`:
+#    how does the share of ID items 3-covered change? Coverage is cheap, so try a few values.
+
+# %%
+my_half_k = None  # exercise 1: smallest k with fewer than half of the type_0 items covered
+exercise_n_train = None  # exercise 2: a training-set size to try (None: twice this chapter's)
+
+# %% tags=["solution"]
+type0 = table[table["type"] == "type_0"].set_index("k")["covered"]
+below_half = type0[type0 < 0.5]
+truth_k = int(below_half.index.min()) if len(below_half) else None
+if my_half_k is None:
+    print("Exercise 1: read the type_0 row of the coverage table (2.4) from left to right.")
+else:
+    print("Exercise 1:", "right" if my_half_k == truth_k else f"not quite: it is k = {truth_k}")
+n_try = exercise_n_train or 2 * n_train
+try:
+    more = cov.coverage_by_k(generate(DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
+    share_more = float(more[(more["type"] == "type_0") & (more["k"] == 3)]["covered"].iloc[0])
+    print(f"Exercise 2: with {n_try} examples, {share_more:.1%} of type_0 items are 3-covered "
+          f"(with {n_train}: {float(type0.get(3, float('nan'))):.1%})")
+except Exception as exc:  # noqa: BLE001  (e.g. more examples than eligible inputs: the message says so)
+    print(f"Exercise 2: {exc}")

@@ -66,7 +66,7 @@ from covlib.learning import (
     train_or_load,
 )
 from covlib.sweep import record_metrics
-from covlib.train import load_metrics, load_run_config, make_config, run_name
+from covlib.train import first_step_above, load_metrics, load_run_config, make_config, run_name
 
 PRESETS = {
     # model preset, live dataset and budget
@@ -239,3 +239,28 @@ pd.Series(central, name="value").to_frame()
 # chapter (for example `covlib sweep notebooks/03_coverage_predicts_generalization.py
 # -p n_train 6000 10000 --jobs 1 --out build/sweeps/ch03`) and collect the recorded numbers
 # with `covlib.sweep.collect_sweep`.
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Which group is learned first?** In the run at the edge of coverage (3.5), which k-cutoff
+#    group (`k<3`, `k=3` or `k>3`) is the first to reach 50% accuracy? Write it below; the check
+#    reads the shipped metrics.
+# 2. **Where does OOD stand?** Set `exercise_type` to `type_1`, `type_2` or `type_3` and compare
+#    its final accuracy with chance $1/N$. Which one sits above chance, and why (hint: 3.3)?
+
+# %%
+my_first_group = None  # exercise 1: "k<3", "k=3" or "k>3"
+exercise_type = "type_2"  # exercise 2
+
+# %% tags=["solution"]
+firsts = {g: first_step_above(edge, f"acc/{g}", 0.5) for g in ("k<3", "k=3", "k>3") if f"acc/{g}" in edge}
+reached = {g: s for g, s in firsts.items() if s is not None}
+truth = min(reached, key=reached.get) if reached else None
+if my_first_group is None:
+    print("Exercise 1: find, for each group, the first step where its accuracy reaches 0.5 (table of 3.5).")
+else:
+    print("Exercise 1:", "right" if my_first_group == truth else f"not quite: {truth} gets there first ({firsts})")
+col = f"acc/{exercise_type}"
+if col in edge:
+    print(f"Exercise 2: {exercise_type} ends at {edge[col].iloc[-1]:.3f} in the edge run; chance is {1 / 30:.3f}")
