@@ -36,10 +36,19 @@ class DatasetConfig:
     fake_bridge: bool = False
     same_functions: bool = False
     include_atomic: bool = False
+    commutative: tuple[str, ...] = ()  # primitives drawn symmetric: f(a,b) = f(b,a); seen split stays per fact
 
     def __post_init__(self) -> None:
         task = get_task(self.task)  # raises on an unknown task
         object.__setattr__(self, "task", task.name)
+        object.__setattr__(self, "commutative", tuple(sorted(set(self.commutative))))
+        tables = task.table_names(self.same_functions)
+        for name in self.commutative:
+            if name not in tables or task.primitives[name] != 2:
+                raise CovlibError(
+                    f"commutative={name!r}: {task.name} has no binary table of that name; choose among "
+                    f"{', '.join(t for t in tables if task.primitives[t] == 2)}"
+                )
         if self.num_tokens < 2:
             raise CovlibError(f"num_tokens={self.num_tokens} is too small: a task needs at least 2 tokens")
         if not 0.0 < self.seen_ratio <= 1.0:
@@ -75,6 +84,8 @@ class DatasetConfig:
                  f"{'same' if self.same_functions else 'diff'}-{fnames}", self.mode]
         if self.include_atomic:
             parts.append("include-atomic")
+        if self.commutative:
+            parts.append("comm-" + "".join(self.commutative))
         if self.seen_ratio != 0.7:
             parts.append(f"seen-{self.seen_ratio:g}")
         if self.seed != 42:
@@ -82,7 +93,11 @@ class DatasetConfig:
         return ".".join(parts)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d["commutative"] = list(self.commutative)
+        if not self.commutative:  # keep covlib.json of every existing config unchanged
+            del d["commutative"]
+        return d
 
 
 @dataclass
@@ -111,6 +126,12 @@ class Dataset:
         """The test type each input would get from the used-seen facts (ignores train overlap)."""
         ids = type_ids(self.task, self.tables, self.seen_used, self.config.same_functions, inputs)
         return np.array([type_name(i) for i in range(2 ** len(self.task.hops))])[ids]
+
+
+def symmetrise(table: np.ndarray) -> np.ndarray:
+    """A binary table with f(a,b) = f(b,a): the upper triangle of ``table`` mirrored below the diagonal."""
+    upper = np.triu(table)
+    return (upper + np.triu(table, 1).T).astype(table.dtype)
 
 
 def type_name(type_id: int) -> str:
@@ -186,6 +207,8 @@ def generate(config: DatasetConfig) -> Dataset:
     arity = task.primitives
     names = task.table_names(config.same_functions)
     tables = {name: rng.integers(0, n_tok, size=(n_tok,) * arity[name], dtype=np.int32) for name in names}
+    for name in config.commutative:  # keep the upper triangle (diagonal included), mirror it below
+        tables[name] = symmetrise(tables[name])
     seen_split = {}
     for name in names:
         size = n_tok ** arity[name]
@@ -315,6 +338,8 @@ def generate_command(cfg: DatasetConfig) -> str:
     for name in ("cot", "fake_bridge", "same_functions", "include_atomic"):
         if getattr(cfg, name):
             parts.append("--" + name.replace("_", "-"))
+    if cfg.commutative:
+        parts.append("--commutative " + " ".join(cfg.commutative))
     return " ".join(parts)
 
 
