@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -243,17 +243,20 @@ def run_config(notebook: str, params: dict[str, Any], run_dir: str, kernel_name:
 
 def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable[Any]], out_dir: str | os.PathLike,
               jobs: int = 1, kernel_name: str = "python3", timeout: float | None = None,
-              progress: bool = True) -> list[RunResult]:
+              progress: bool = True, executor: str = "local", slurm=None) -> list[RunResult]:
     """Run every config of ``grid`` over ``notebook`` into ``out_dir/<slug>/``; skip configs already done.
 
-    Parameters the notebook does not declare are refused before anything runs.
-    """
-    from tqdm.auto import tqdm
+    ``executor`` "local" runs ``jobs`` one-thread worker processes; "slurm" submits one job array
+    task per config (``slurm``: covlib.executors.SlurmOptions). Parameters the notebook does not
+    declare are refused before anything runs."""
+    from covlib.executors import EXECUTORS, Job, run_jobs
 
     notebook = Path(notebook)
     refuse_undeclared(notebook, grid, notebook.name)  # before anything runs
     if jobs < 1:
         raise CovlibError(f"--jobs {jobs}: need at least one worker")
+    if executor not in EXECUTORS:
+        raise CovlibError(f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     configs = expand_grid(grid)
@@ -267,28 +270,48 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable[Any]], ou
             results.append(RunResult(slug, params, "skipped"))
         else:
             todo.append((params, slug))
-    bar = tqdm(total=len(configs), initial=len(results), desc=f"sweep {notebook.stem}", unit="config",
-               disable=not progress)
-    if todo:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
-            futures = {pool.submit(run_config, str(notebook.resolve()), p, str(out / s), kernel_name, timeout): s
-                       for p, s in todo}
-            for future in as_completed(futures):
-                try:
-                    result = future.result()
-                except Exception as exc:  # noqa: BLE001 - the worker process itself died (killed, out of memory)
-                    slug = futures[future]
-                    error = f"worker process failed: {describe_error(exc)}"
-                    _write_json(out / slug / STATUS_FILE, {"status": "failed", "error": error})
-                    result = RunResult(slug, next(p for p, s in todo if s == slug), "failed", 0.0, error)
-                results.append(result)
-                bar.update(1)
-                bar.set_postfix_str(f"{result.slug}: {result.status} ({result.elapsed:.0f}s)")
-                if result.status == "failed":
-                    bar.write(f"FAILED {result.slug}: {result.error}")
-    bar.close()
+    work = [Job(run_config, {"notebook": str(notebook.resolve()), "params": p, "run_dir": str(out / s),
+                             "kernel_name": kernel_name, "timeout": timeout}, str(out / s), s) for p, s in todo]
+
+    def report(outcome) -> None:
+        if outcome.status == "failed" and progress:
+            print(f"FAILED {outcome.name}: {outcome.error}", flush=True)
+
+    if executor == "slurm":
+        outcomes = run_jobs(work, "slurm", slurm=slurm, folder=out / ".submitit", progress=progress, on_outcome=report)
+    else:
+        outcomes = _local_sweep(work, jobs, progress, report)
+    for (params, slug), outcome in zip(todo, outcomes):
+        if outcome.status == "done" and isinstance(outcome.result, RunResult):
+            results.append(outcome.result)
+            if outcome.result.status == "failed" and progress:
+                print(f"FAILED {slug}: {outcome.result.error}", flush=True)
+        else:
+            error = outcome.error if outcome.status != "failed" else f"worker process failed: {outcome.error}"
+            results.append(RunResult(slug, params, outcome.status, 0.0, error))
     order = {s: i for i, s in enumerate(slugs)}
     return sorted(results, key=lambda r: order[r.slug])
+
+
+def _local_sweep(work, jobs: int, progress: bool, report):
+    """Configs in a pool of ``jobs`` worker processes (each its own kernel, one torch thread when jobs > 1)."""
+    from covlib.executors import run_jobs
+
+    if jobs == 1:  # still a separate process: the kernel must not share this process's ports
+        from tqdm.auto import tqdm
+
+        from covlib.executors import Outcome
+
+        outcomes = []
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+            for job in tqdm(work, unit="config", disable=not progress):
+                try:
+                    outcomes.append(Outcome(job.name, "done", pool.submit(job.fn, **job.kwargs).result()))
+                except Exception as exc:  # noqa: BLE001 - the worker process itself died
+                    outcomes.append(Outcome(job.name, "failed", error=describe_error(exc)))
+                    _write_json(Path(job.run_dir) / STATUS_FILE, {"status": "failed", "error": outcomes[-1].error})
+        return outcomes
+    return run_jobs(work, "local", workers=jobs, progress=progress, on_outcome=report)
 
 
 def collect_sweep(out_dir: str | os.PathLike) -> pd.DataFrame:
@@ -323,6 +346,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="sweep folder; one sub-folder per config")
     p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+    p.add_argument("--executor", choices=["local", "slurm"], default="local",
+                   help="local: a pool of --jobs processes; slurm: one job array task per config (submitit)")
+    p.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's default)")
+    p.add_argument("--time-min", type=int, default=60, help="SLURM time limit per config, minutes")
+    p.add_argument("--cpus", type=int, default=1, help="SLURM cpus per task")
 
 
 def parse_grid(pairs: list[list[str]]) -> dict[str, list[Any]]:
@@ -341,11 +369,16 @@ def parse_grid(pairs: list[list[str]]) -> dict[str, list[Any]]:
 def run(args: argparse.Namespace) -> int:
     grid = parse_grid(args.param)
     start = time.perf_counter()
-    results = run_sweep(args.notebook, grid, args.out, jobs=args.jobs, kernel_name=args.kernel, timeout=args.timeout)
-    counts = {s: sum(r.status == s for r in results) for s in ("done", "skipped", "failed")}
-    print(f"sweep: {counts['done']} done, {counts['skipped']} skipped (already done), {counts['failed']} failed "
-          f"in {time.perf_counter() - start:.1f} s; results in {args.out}")
+    from covlib.executors import SlurmOptions
+
+    slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
+    results = run_sweep(args.notebook, grid, args.out, jobs=args.jobs, kernel_name=args.kernel, timeout=args.timeout,
+                        executor=args.executor, slurm=slurm)
+    counts = {s: sum(r.status == s for r in results) for s in ("done", "skipped", "failed", "cancelled", "timed_out")}
+    print(f"sweep: {counts['done']} done, {counts['skipped']} skipped (already done), {counts['failed']} failed, "
+          f"{counts['cancelled']} cancelled, {counts['timed_out']} timed out in {time.perf_counter() - start:.1f} s; "
+          f"results in {args.out}")
     for r in results:
-        if r.status == "failed":
-            print(f"  failed {r.slug}: {r.error}  (see {Path(args.out) / r.slug})")
-    return 1 if counts["failed"] else 0
+        if r.status in ("failed", "cancelled", "timed_out"):
+            print(f"  {r.status} {r.slug}: {r.error}  (see {Path(args.out) / r.slug})")
+    return 1 if counts["failed"] or counts["cancelled"] or counts["timed_out"] else 0

@@ -13,17 +13,22 @@
 
 # %% [markdown]
 # A tiny notebook the sweep tests run: it fails unless `x` is an int, writes a file into
-# `figures_dir`, and records one metric.
+# `figures_dir`, records one metric, and can sleep first (`sleep_s`, for cancellation tests).
 
 # %% tags=["parameters"]
 x = 1
 figures_dir = ""
+sleep_s = 0
 
 # %%
 # ruff: noqa: E402
 from pathlib import Path
 
+import time
+
 from covlib.sweep import record_metrics
+
+time.sleep(sleep_s)
 
 if not isinstance(x, int):
     raise ValueError(f"x must be an int, got {x!r}")
