@@ -415,12 +415,17 @@ def summarise(states: Iterable[CellState]) -> pd.DataFrame:
 
 def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.PathLike,
            probe_rules: ProbeRules = ProbeRules(), search_rules: SearchRules = SearchRules(), jobs: int = 1,
-           max_probes: int | None = None, log: Callable[[str], None] | None = print) -> SearchResult:
+           max_probes: int | None = None, log: Callable[[str], None] | None = print, executor: str = "local",
+           slurm=None) -> SearchResult:
     """Search the required data of every cell; resumes from ``table``.
 
     With ``jobs`` > 1, probes run in a pool of one-thread worker processes, and a worker that
     finishes takes the next probe of any cell at once (no waiting for a round to end). A cell is
-    never probed twice at the same time, so every probe uses all the evidence of its cell."""
+    never probed twice at the same time, so every probe uses all the evidence of its cell.
+    With ``executor="slurm"`` (``slurm``: covlib.executors.SlurmOptions), each round submits the next
+    probe of every unfinished cell as one job array; the table needs a file system the tasks share."""
+    if executor == "slurm":
+        return _search_on_slurm(cells, str(table), work_dir, probe_rules, search_rules, max_probes, log, slurm)
     table = str(table)
     _check_rules(probe_rules, table)
     backfill_curves(table, work_dir)
@@ -487,6 +492,36 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
                         crashed(cell, exc)
     final = search_states(cells, read_probes(table), search_rules, starts)
     return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
+
+
+def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max_probes, log, slurm) -> SearchResult:
+    """The search in rounds of SLURM job arrays (one task per unfinished cell)."""
+    from covlib.executors import Job, SlurmOptions, run_jobs
+
+    _check_rules(probe_rules, table)
+    starts: dict[tuple, int] = {}
+    launched, crashed = 0, []
+    while max_probes is None or launched < max_probes:
+        states = [s for s in search_states(cells, read_probes(table), search_rules, starts)
+                  if s.next_n is not None and s.cell.label() not in crashed]
+        if max_probes is not None:
+            states = states[: max_probes - launched]
+        if not states:
+            break
+        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in states]
+        if log:
+            log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
+        jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]
+        outcomes = run_jobs(jobs, "slurm", slurm=slurm or SlurmOptions(), folder=Path(work_dir) / "submitit",
+                            progress=log is not None)
+        launched += len(probes)
+        for o in outcomes:
+            if o.status != "done":
+                crashed.append(o.name)
+                if log:
+                    log(f"{o.name}: probe {o.status} ({o.error}); the other cells go on")
+    final = search_states(cells, read_probes(table), search_rules, starts)
+    return SearchResult(final, read_probes(table), launched, crashed)
 
 
 def _check_rules(rules: ProbeRules, table: str) -> None:

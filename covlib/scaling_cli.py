@@ -31,6 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
             s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
             s.add_argument("--max-probes", type=int, default=None, help="stop after this many probes")
+            s.add_argument("--executor", choices=["local", "slurm"], default="local",
+                           help="local: --jobs one-thread processes; slurm: each round as a submitit job array")
+            s.add_argument("--partition", default=None, help="SLURM partition")
+            s.add_argument("--time-min", type=int, default=120, help="SLURM time limit per probe, minutes")
+            s.add_argument("--cpus", type=int, default=1, help="SLURM cpus per probe")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     c.add_argument("--task", required=True)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -74,8 +79,12 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "status":
         print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
         return 0
+    from covlib.executors import SlurmOptions
+
+    slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
     result = sc.search(cells, args.table, args.work, _rules(args), jobs=args.jobs,
-                       max_probes=args.max_probes, log=lambda line: print(line, flush=True))
+                       max_probes=args.max_probes, log=lambda line: print(line, flush=True),
+                       executor=args.executor, slurm=slurm)
     print(result.summary().to_string(index=False))
     sys.stdout.flush()
     return 1 if result.crashed else 0

@@ -116,3 +116,16 @@ def test_unknown_executor_and_missing_sbatch_are_clear_errors(tmp_path: Path, mo
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(CovlibError, match="needs SLURM's sbatch"):
         run_jobs([Job(json.loads, {"s": "1"})], "slurm", folder=tmp_path / "s")
+
+
+def test_the_search_for_required_data_runs_its_probes_on_slurm_and_matches_a_local_search(partition, tmp_path: Path):
+    from covlib import scaling as sc
+
+    rules = sc.ProbeRules(step_cap=200, give_up_epochs=20, eval_every=25, batch_size=128, test_size_per_type=100)
+    cells = sc.cells_for("twohop", [6], [0], model="smoke")
+    on_slurm = sc.search(cells, tmp_path / "slurm.csv", tmp_path / "ws", rules, max_probes=2, log=None,
+                         executor="slurm", slurm=SlurmOptions(partition=partition, time_min=5, poll_s=0.5))
+    local = sc.search(cells, tmp_path / "local.csv", tmp_path / "wl", rules, max_probes=2, log=None, jobs=2)
+    cols = ["N", "n_train", "success", "steps", "best_type0"]
+    assert len(on_slurm.table) == 2 and on_slurm.crashed == []
+    assert on_slurm.table[cols].reset_index(drop=True).equals(local.table[cols].reset_index(drop=True))
