@@ -126,10 +126,11 @@ CONDITIONS = {
 def run_taxonomy(out_dir: str | os.PathLike, work_dir: str | os.PathLike, task: str = "twohop", num_tokens: int = 30,
                  n_train: int = 10_000, data_seed: int = 0, preset: str = "default", steps: int = 2000,
                  k: int = K_DEFAULT, conditions: tuple[str, ...] = tuple(CONDITIONS),
-                 retrain: bool = False, progress: bool = False) -> pd.DataFrame:
-    """Train one model per condition (one at a time), classify every input, write ``groups.csv`` and ``meta.json``."""
-    import time
+                 retrain: bool = False, progress: bool = False,
+                 steps_of: dict[str, int] | None = None) -> pd.DataFrame:
+    """Train one model per condition (one at a time), classify every input, write ``groups.csv`` and ``meta.json``.
 
+    ``steps_of`` overrides the step budget of single conditions (e.g. ``{"shared": 1250}``)."""
     from covlib.learning import train_or_load
 
     unknown = set(conditions) - set(CONDITIONS)
@@ -140,8 +141,7 @@ def run_taxonomy(out_dir: str | os.PathLike, work_dir: str | os.PathLike, task: 
     for name in conditions:
         cfg = DatasetConfig(task, num_tokens, n_train, seed=data_seed, **CONDITIONS[name][1])
         folder = ensure_dataset(cfg, work_dir / "datasets")
-        start = time.perf_counter()
-        result = train_or_load(folder, work_dir / "runs" / name, preset=preset, overrides={"steps": steps},
+        result = train_or_load(folder, work_dir / "runs" / name, preset=preset, overrides={"steps": (steps_of or {}).get(name, steps)},
                                retrain=retrain, progress=progress)
         minutes[name] = round(float(result.metrics["elapsed"].max()) / 60, 2) if "elapsed" in result.metrics else None
         dataset = generate(cfg)
@@ -166,14 +166,13 @@ def run_taxonomy(out_dir: str | os.PathLike, work_dir: str | os.PathLike, task: 
             rows.append({"condition": name, "group": group, "n": int(mask.sum()),
                          "acc": float(correct[mask].mean()) if mask.any() else float("nan"),
                          "covered_share": float((sym.cutoff[mask] >= k).mean()) if mask.any() else float("nan")})
-        del start
     table = pd.DataFrame(rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / "groups.csv.tmp"
     table.to_csv(tmp, index=False)
     tmp.replace(out_dir / "groups.csv")
     meta = {"task": task, "num_tokens": num_tokens, "n_train": n_train, "data_seed": data_seed, "preset": preset,
-            "steps": steps, "k": k, "conditions": list(conditions), "training_minutes": minutes}
+            "steps": steps, "steps_of": steps_of or {}, "k": k, "conditions": list(conditions), "training_minutes": minutes}
     tmp = out_dir / "meta.json.tmp"
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(out_dir / "meta.json")
