@@ -105,8 +105,9 @@ print(f"preset={preset}: probe table {table_path}; rules {rules}")
 # * **give up** once the training set has been *fitted* (accuracy on training items at least
 #   0.99) for 100 epochs without success, or at a cap of 6,000 steps.
 #
-# The search walks `n_train` on a log scale. It starts from the data that 3-covers 90% of the
-# ID test items (chapter 2: coverage is cheap to compute, and close to what training needs),
+# The search walks `n_train` on a log scale. It starts from the data that 3-covers 99% of the
+# ID test items (chapter 2: coverage is cheap to compute, and close to what training needs;
+# the cells at $N$ = 20 to 30 started from 90% and took a probe more),
 # steps up by a factor 1.6 after a failure and down after a success until it holds a *bracket*
 # [largest failing n, smallest succeeding n], then bisects until the bracket's ratio is at most
 # 1.3. The estimate of $n_\text{req}$ is the bracket's geometric mean. Every probe is an
