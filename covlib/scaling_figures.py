@@ -66,3 +66,9 @@ def exponent_chart(table: pd.DataFrame, title: str = "Fitted exponents c of n_re
     dots = base.mark_point(filled=True, size=60).encode(alt.X("c:Q"), alt.Color("source:N"),
                                                         tooltip=["what", alt.Tooltip("c:Q", format=".2f"), "source"])
     return alt.layer(rules, dots).properties(width=380, height=22 * len(table), title=alt.TitleParams(title, anchor="start"))
+
+
+def estimates_chart(points: list[pd.DataFrame], title: str) -> alt.LayerChart:
+    """Measured brackets and estimates of several series (requirement_frame tables), without lines."""
+    return required_data_chart(pd.concat(points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),
+                               title=title)

@@ -297,8 +297,7 @@ for name in size_names:
 sizes = pd.DataFrame(size_rows)
 display(sizes.round(3))
 if size_points:
-    size_chart = sf.required_data_chart(pd.concat(size_points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),
-                                        title="Required data by model size (two-hop)")
+    size_chart = sf.estimates_chart(size_points, "Required data by model size (two-hop)")
     figures.save_figure(size_chart, "04_required_data_by_size", fig_dir)
     display(size_chart)
 param_ratio = float(sizes["parameters"].max() / sizes["parameters"].min()) if len(sizes) > 1 else float("nan")
@@ -326,8 +325,7 @@ for name in ("twohop", "parallel_twohop", "threehop"):
 chains = pd.DataFrame(chain_rows)
 display(chains.round(3))
 if chain_points:
-    chain_chart = sf.required_data_chart(pd.concat(chain_points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),
-                                         title="Required data by task")
+    chain_chart = sf.estimates_chart(chain_points, "Required data by task")
     figures.save_figure(chain_chart, "04_required_data_by_task", fig_dir)
     display(chain_chart)
 
