@@ -160,11 +160,11 @@ def _check_slurm(options: SlurmOptions) -> None:
 
 
 def _run_slurm(jobs, options: SlurmOptions, folder, progress, on_outcome) -> list[Outcome]:
+    _check_slurm(options)
     import submitit
     from submitit.core.utils import FailedJobError, UncompletedJobError
     from tqdm.auto import tqdm
 
-    _check_slurm(options)
     folder = Path(folder or "submitit") / "%j"
     ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
     params: dict[str, Any] = {"timeout_min": options.time_min, "cpus_per_task": options.cpus,

@@ -66,7 +66,7 @@ def test_record_metrics_is_a_no_op_outside_a_sweep(monkeypatch, tmp_path):
 
 
 def test_notebook_parameters_reads_the_parameters_cell():
-    assert notebook_parameters(PROBE) == {"x": 1, "figures_dir": ""}
+    assert notebook_parameters(PROBE) == {"x": 1, "figures_dir": "", "sleep_s": 0}
 
 
 def test_sweep_records_a_failure_finishes_the_rest_and_resumes(tmp_path):
