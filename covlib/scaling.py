@@ -653,9 +653,9 @@ BOOK_TABLE = "data/scaling/probes.csv"  # relative to the repository
 BOOK_WORK = "build/scaling"
 # chapter 4's experiments: name -> task, N values, seeds, model shape (the cells the cache should hold)
 BOOK_EXPERIMENTS: dict[str, dict] = {
-    "twohop": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
-    "twohop_small_model": {"task": "twohop", "N": [20, 25, 30], "seeds": [0, 1], "model": "L2-d64"},
-    "twohop_large_model": {"task": "twohop", "N": [20, 25, 30], "seeds": [0, 1], "model": "L4-d256"},
+    "twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
+    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0, 1], "model": "L2-d64"},
+    "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0, 1], "model": "L4-d256"},
     "threehop": {"task": "threehop", "N": [8, 10, 12, 14], "seeds": [0, 1], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [8, 10, 12, 14], "seeds": [0, 1], "model": "L4-d128"},
 }
