@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("covlib.site", "build the executed chapters into a static HTML book (offline)"),
     "analyze": ("covlib.analyze_cli", "IICG, causal tracing and logit lens of a trained run (chapter 5)"),
     "scaling": ("covlib.scaling_cli", "search the training data a model needs, and what coverage predicts"),
+    "diversity": ("covlib.diversity_cli", "the diversity, exposure and coverage audit (chapter 9)"),
 }
 
 

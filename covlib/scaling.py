@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.errors import CovlibError
+from covlib.table import upsert_row
 
 PROBE_COLUMNS = [
     "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
@@ -141,23 +142,10 @@ def read_probes(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def append_probe(path: str | os.PathLike, row: dict) -> None:
-    """Add one finished probe to the table atomically, under an exclusive lock (safe across processes)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        table = read_probes(path)
-        key = ["task", "N", "model", "seed", "cot", "n_train"]
-        if len(table):
-            same = np.ones(len(table), dtype=bool)
-            for k in key:
-                same &= (table[k] == row[k]).to_numpy()
-            table = table[~same]
-        table = pd.concat([table, pd.DataFrame([{c: row.get(c) for c in PROBE_COLUMNS}])], ignore_index=True)
-        table = table.sort_values(["task", "cot", "model", "N", "seed", "n_train"], kind="stable")
-        tmp = path.with_name(f".{path.name}.tmp")
-        table.to_csv(tmp, index=False, float_format="%.6g")
-        os.replace(tmp, path)
+    """Add one finished probe to the table atomically, under an exclusive lock (safe across processes);
+    a probe of the same cell and n_train is replaced."""
+    upsert_row(path, row, PROBE_COLUMNS, ["task", "N", "model", "seed", "cot", "n_train"],
+               sort=["task", "cot", "model", "N", "seed", "n_train"])
 
 
 CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
