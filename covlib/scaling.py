@@ -281,6 +281,24 @@ def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_ta
         return eligible_count(task, N, seed, cot) // 2
 
 
+def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules()) -> int:
+    """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
+    target style with another model (the paper finds the requirement does not move with model size,
+    so this saves the probes that walk up from coverage), else starting_size's coverage guess."""
+    if len(table):
+        same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["seed"] == cell.seed)
+                     & (table["cot"] == cell.cot) & (table["model"] != cell.model)]
+        estimates = []
+        for model, rows in same.groupby("model"):
+            other = dataclasses.replace(cell, model=model)
+            state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
+            if state.status == "bracketed":
+                estimates.append(state.estimate)
+        if estimates:
+            return int(round(np.exp(np.mean(np.log(estimates)))))
+    return starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+
+
 def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
                   starts: dict[tuple, int] | None = None) -> list[CellState]:
     """The state of every cell given the probe table (starting sizes from ``starts`` or the cell)."""
@@ -289,7 +307,7 @@ def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules
         start = cell.start or (starts or {}).get(cell.key())
         rows = cell_rows(table, cell)
         if start is None and not len(rows):
-            start = starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+            start = first_guess(cell, table, rules)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
         states.append(next_probe(cell, rows, eligible, rules, start or 0))
     return states
@@ -421,9 +439,10 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     starts: dict[tuple, int] = {}
 
     def next_of(cell: Cell) -> Probe | None:
-        rows = cell_rows(read_probes(table), cell)
+        probes = read_probes(table)
+        rows = cell_rows(probes, cell)
         if cell.start is None and not len(rows) and cell.key() not in starts:
-            starts[cell.key()] = starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+            starts[cell.key()] = first_guess(cell, probes, search_rules)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
         state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0))
         if state.next_n is None:

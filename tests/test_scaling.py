@@ -29,6 +29,21 @@ def test_first_probe_is_the_start_clipped_to_the_pool():
     assert sc.next_probe(CELL, rows(), 1000, RULES, start=3).next_n == 10
 
 
+def test_a_new_model_starts_from_another_models_finished_bracket():
+    def probe(model, n, ok, N=20):
+        return {"task": "twohop", "N": N, "model": model, "seed": 0, "cot": False, "n_train": n, "success": ok,
+                "eligible": 3000}
+
+    table = pd.DataFrame([probe("L4-d128", 1000, False), probe("L4-d128", 1200, True),
+                          probe("L2-d64", 800, False), probe("L2-d64", 1600, True),  # not bracketed: ignored
+                          probe("L4-d128", 100, False, N=8)])  # another N: ignored
+    cell = sc.Cell("twohop", 20, "L4-d256", 0)
+    assert sc.first_guess(cell, table, RULES) == round(np.sqrt(1000 * 1200))
+    table = pd.concat([table, pd.DataFrame([probe("L6-d256", 1300, False), probe("L6-d256", 1500, True)])])
+    expected = np.exp(np.mean(np.log([np.sqrt(1000 * 1200), np.sqrt(1300 * 1500)])))
+    assert sc.first_guess(cell, table, RULES) == round(expected)
+
+
 def test_steps_up_after_failures_and_down_after_successes():
     assert sc.next_probe(CELL, rows((300, False)), 1000, RULES, 300).next_n == 600
     assert sc.next_probe(CELL, rows((300, False), (600, False)), 1000, RULES, 300).next_n == 750
