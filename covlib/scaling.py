@@ -92,12 +92,16 @@ class Cell:
     seed: int = 0
     cot: bool = False
     start: int | None = None  # first n_train to probe; None: a guess from the coverage of the ID test
+    # placeholder bridges (SPEC §1 fake_bridge). The probe table has no column for it: keep such cells in a
+    # table of their own (chapter 7 uses data/cot/probes_fakebridge.csv; the CLI refuses the book's table)
+    fake_bridge: bool = False
 
     def key(self) -> tuple:
-        return (self.task, self.N, self.model, self.seed, self.cot)
+        return (self.task, self.N, self.model, self.seed, self.cot, self.fake_bridge)
 
     def label(self) -> str:
-        return f"{self.task}{'-cot' if self.cot else ''} N={self.N} {self.model} seed={self.seed}"
+        style = "-cot" if self.cot else "-fakebridge" if self.fake_bridge else ""
+        return f"{self.task}{style} N={self.N} {self.model} seed={self.seed}"
 
 
 @dataclass
@@ -329,7 +333,8 @@ class Probe:
 
     def run_dir(self) -> Path:
         c = self.cell
-        return Path(self.work_dir) / "runs" / f"{c.task}{'.cot' if c.cot else ''}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
+        style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
+        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
 
 
 def model_overrides(model: str) -> dict:
@@ -353,7 +358,7 @@ def run_probe(probe: Probe) -> dict:
 
     c, rules = probe.cell, probe.rules
     ds_dir = ensure_dataset(DatasetConfig(c.task, c.N, probe.n_train, seed=c.seed, cot=c.cot,
-                                          test_size_per_type=rules.test_size_per_type),
+                                          fake_bridge=c.fake_bridge, test_size_per_type=rules.test_size_per_type),
                             Path(probe.work_dir) / "datasets")
     overrides = rules.train_overrides() | model_overrides(c.model) | {"seed": c.seed}
     t0 = time.perf_counter()
@@ -666,6 +671,11 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
+    # chapter 6 (path ambiguity) and chapter 7 (chain of thought: the bridges written out before the answer)
+    "nontree": {"task": "nontree", "N": [25, 30, 40, 50], "seeds": [0], "model": "L4-d128"},
+    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128", "cot": True},
+    "nontree_cot": {"task": "nontree", "N": [25, 30, 40], "seeds": [0], "model": "L4-d128", "cot": True},
 }
 
 

@@ -20,6 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
         s.add_argument("--model", default="L4-d128", help="model shape: L2-d64, L4-d128 (default), L4-d256, L6-d256")
         s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
+        s.add_argument("--fake-bridge", action="store_true",
+                       help="placeholder bridges (</b>) where --cot writes the true ones; needs a table of its own")
         s.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
         s.add_argument("--threshold", type=float, default=0.99, help="type_0 accuracy that counts as success")
         s.add_argument("--give-up-epochs", type=float, default=100.0,
@@ -52,6 +54,25 @@ def _rules(args: argparse.Namespace):
                       weight_decay=args.weight_decay)
 
 
+def _check_fake_bridge(args: argparse.Namespace) -> None:
+    """--fake-bridge probes are not marked in the probe table (it has no column for them), so they must not
+    share a table with other probes: refuse the book's table, and --cot with --fake-bridge."""
+    from pathlib import Path
+
+    from covlib.errors import CovlibError
+    from covlib.learning import repository_path
+    from covlib.scaling import BOOK_TABLE
+
+    if not args.fake_bridge:
+        return
+    if args.cot:
+        raise CovlibError("--cot and --fake-bridge exclude each other: the bridge is written out either true or as a "
+                          "placeholder; pass one of them")
+    if Path(args.table).resolve() == repository_path(BOOK_TABLE).resolve():
+        raise CovlibError(f"--fake-bridge probes would be indistinguishable from plain ones in {BOOK_TABLE}; give them "
+                          "a table of their own, e.g. --table data/cot/probes_fakebridge.csv")
+
+
 def run(args: argparse.Namespace) -> int:
     from covlib import scaling as sc
     from covlib.io import write_json_atomic
@@ -75,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
         print(table.to_string(index=False))
         return 0
     sc.model_overrides(args.model)  # an unknown shape fails here, before any work
-    cells = [sc.Cell(args.task, N, args.model, s, args.cot, args.start) for N in args.N for s in args.seeds]
+    _check_fake_bridge(args)
+    cells = [sc.Cell(args.task, N, args.model, s, args.cot, args.start, args.fake_bridge)
+             for N in args.N for s in args.seeds]
     if args.action == "status":
         print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
         return 0
