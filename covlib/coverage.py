@@ -535,7 +535,8 @@ def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.
     def covered(n: int) -> float:
         ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
         table = coverage_by_k(ds, k)
-        return float(table[(table["type"] == "type_0") & (table["k"] == k)]["covered"].iloc[0])
+        row = table[(table["type"] == "type_0") & (table["k"] == k)]["covered"]
+        return float(row.iloc[0]) if len(row) else 0.0  # no type_0 item at all (non-tree, small n): nothing covered
 
     eligible = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0)).eligible_count
     lo, hi, probes = 1, eligible - 1, 0

@@ -671,11 +671,6 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
-    # chapter 6 (path ambiguity) and chapter 7 (chain of thought: the bridges written out before the answer)
-    "nontree": {"task": "nontree", "N": [25, 30, 40, 50], "seeds": [0], "model": "L4-d128"},
-    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
-    "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128", "cot": True},
-    "nontree_cot": {"task": "nontree", "N": [25, 30, 40], "seeds": [0], "model": "L4-d128", "cot": True},
 }
 
 
