@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("covlib.analyze_cli", "IICG, causal tracing and logit lens of a trained run (chapter 5)"),
     "scaling": ("covlib.scaling_cli", "search the training data a model needs, and what coverage predicts"),
     "diversity": ("covlib.diversity_cli", "the diversity, exposure and coverage audit (chapter 9)"),
+    "ship": ("covlib.ship_cli", "train and archive the models chapters 6 and 7 analyse at their default preset"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,72 @@ EDGE_RUN = {
 def repository_path(relative: str | os.PathLike) -> Path:
     """A path inside the repository (e.g. shipped data under data/), whatever the working folder."""
     return Path(__file__).resolve().parent.parent / relative
+
+
+# ----------------------------------------------------------------------------- models the chapters ship
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """A model a chapter analyses at its default preset (chapters 6 and 7): its dataset, its training, and
+    the command that trains and archives it. ``dataset`` holds DatasetConfig's arguments."""
+
+    name: str  # short name inside its set, e.g. "nontree" or "twohop_cot"
+    dataset: dict
+    overrides: dict = field(default_factory=dict)  # covlib.train overrides (steps, weight decay, model shape)
+    preset: str = "default"  # the training preset the overrides apply to
+    command: str = ""  # the shell command that makes this run's archive (written to its COMMANDS.txt)
+
+    def config(self):
+        """The run's covlib.data.DatasetConfig."""
+        from covlib.data import DatasetConfig
+
+        return DatasetConfig(**self.dataset)
+
+    @property
+    def folder(self) -> str:
+        """The archive's folder name: the dataset's self-describing name."""
+        return self.config().folder_name
+
+
+def ship_run(run: ShippedRun, dest_root: str | os.PathLike, work_dir: str | os.PathLike, retrain: bool = False,
+             progress: bool = True) -> Path:
+    """Generate and annotate the run's dataset, train it (resuming a killed run), and archive its config,
+    metrics, result and final weights (fp16) under ``dest_root/<run.folder>``; returns that folder."""
+    from covlib.coverage import annotate_dataset
+    from covlib.data import ensure_dataset
+
+    work_dir = Path(work_dir)
+    folder = ensure_dataset(run.config(), work_dir / "datasets")
+    annotate_dataset(folder, max_k=8)
+    run_dir = work_dir / "runs" / run.folder
+    train_or_load(folder, run_dir, preset=run.preset, overrides=run.overrides, retrain=retrain, progress=progress)
+    commands = [run.command] if run.command else []
+    return archive_run(run_dir, Path(dest_root) / run.folder, commands, {"final": "model.pt"})
+
+
+def shipped_ready(run: ShippedRun, dest_root: str | os.PathLike) -> bool:
+    """Whether the archive of ``run`` (metrics and final weights) exists under ``dest_root``."""
+    dest = Path(dest_root) / run.folder
+    return (dest / "weights" / "final.pt").is_file() and (dest / "metrics.jsonl").is_file()
+
+
+def open_shipped(run: ShippedRun, dest_root: str | os.PathLike, datasets_dir: str | os.PathLike):
+    """(model, dataset folder, task tables, metrics) of an archived run; its dataset is regenerated (it is
+    deterministic) and annotated under ``datasets_dir``."""
+    from covlib.coverage import annotate_dataset
+    from covlib.data import ensure_dataset
+    from covlib.mechanisms import open_run
+    from covlib.train import load_metrics
+
+    dest = Path(dest_root) / run.folder
+    if not shipped_ready(run, dest_root):
+        raise CovlibError(f"{dest} holds no archived run; make it with: {run.command or 'covlib ship'}")
+    folder = ensure_dataset(run.config(), datasets_dir)
+    if not (folder / "test_annotated.json").is_file():
+        annotate_dataset(folder, max_k=8)
+    model, ds, tables = open_run(dest, folder, "weights/final.pt")
+    return model, ds, tables, load_metrics(dest)
 
 
 def cutoff_bins(per_k: pd.DataFrame, n_bins: int = 3) -> dict[str, list[int]]:

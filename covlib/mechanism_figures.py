@@ -7,12 +7,14 @@ import pandas as pd
 
 def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: str | None = None,
                            domain: tuple[float, float] | None = None, scheme: str = "blues", fmt: str = ".2f",
-                           columns: int = 4) -> alt.TopLevelMixin:
-    """A layers (rows, 0 = embeddings at the bottom) x prompt positions (columns) heatmap of ``value``,
-    with the numbers written in the cells; one panel per value of ``facet``."""
+                           columns: int = 4, positions: list[str] | None = None) -> alt.TopLevelMixin:
+    """A layers (rows, 0 = embeddings at the bottom) x positions (columns) heatmap of ``value``, with the
+    numbers written in the cells; one panel per value of ``facet``. ``positions`` orders the columns
+    (default: as they first appear in the table, e.g. x1, x2, x3, b)."""
     scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
     base = alt.Chart(table).encode(
-        alt.X("position:N", title="position", axis=alt.Axis(labelAngle=0)),
+        alt.X("position:N", title="position", axis=alt.Axis(labelAngle=0),
+              sort=positions or list(dict.fromkeys(table["position"]))),
         alt.Y("layer:O", title="layer", sort="descending"))
     rect = base.mark_rect().encode(alt.Color(f"{value}:Q", title=value, scale=scale),
                                    tooltip=["layer", "position", alt.Tooltip(f"{value}:Q", format=".3f")])

@@ -26,3 +26,13 @@ EXPONENTS_COT = {"twohop": 2.09, "threehop": 1.76, "fivehop": 1.80}
 def theory_exponent(k: float) -> float:
     """The v2 theory's exponent of the required data for evidence threshold k: c = 2.5 - 0.5/k."""
     return 2.5 - 0.5 / k
+
+# path ambiguity, non-tree (SPEC §5.3): no perfect ID generalisation even with nearly all ID data at N = 50
+NONTREE_FAILS_AT = {"N": 50, "n_train": 50_000, "eligible": 61_000}
+# IICG of non-tree representations (draft figure): grouped by the bridge b, and by (b, x2)
+IICG_NONTREE_DRAFT = {"b": 0.01, "b,x2": 0.16}
+# chain of thought (SPEC §5.4): the authors' CoT 2-hop models need 5-10x less data than without CoT
+# (N = 50: 5k-10k; N = 200: 60k); non-tree with CoT fails where CoT 2-hop succeeds (N = 50, n = 10k)
+COT_DATA_RATIO = (5.0, 10.0)
+REQUIRED_DATA_TWOHOP_COT_AUTHORS = {50: (5_000, 10_000), 200: (60_000, 60_000)}
+NONTREE_COT_FAILS_AT = {"N": 50, "n_train": 10_000}

@@ -413,12 +413,14 @@ class SearchResult:
 
 
 def summarise(states: Iterable[CellState]) -> pd.DataFrame:
-    """One row per cell: task, N, model, seed, bracket, estimate, status, probes and CPU minutes."""
+    """One row per cell: task, N, model, seed, bracket, estimate (only once the bracket is tight: a cell
+    still searching has none, so fits use finished cells only), status, probes and CPU minutes."""
     rows = []
     for s in states:
         c = s.cell
         rows.append({"task": c.task, "cot": c.cot, "N": c.N, "model": c.model, "seed": c.seed, "low": s.low,
-                     "high": s.high, "n_req": s.estimate, "status": s.status, "next_n": s.next_n,
+                     "high": s.high, "n_req": s.estimate if s.status == "bracketed" else None,
+                     "status": s.status, "next_n": s.next_n,
                      "probes": len(s.probes), "eligible": s.eligible,
                      "minutes": float(s.probes["minutes"].sum()) if len(s.probes) else 0.0,
                      "inversions": s.inversions})

@@ -1,0 +1,328 @@
+"""Path ambiguity (chapter 6, SPEC §5.3): the non-tree task t = f2(f1(x1,x2), x2, x3), where x2 reaches
+the answer by two paths, measured against two-hop composition at the same N and n_train.
+
+* **Coverage.** Two fragments (x1,x2), (x1',x2') can only be functionally equivalent when they lead to
+  the same answers in every context x3. In two-hop that needs the same bridge b; in non-tree it also
+  needs the same x2 (f2 reads x2 directly), so equivalence classes are (b, x2) classes: far smaller,
+  and a test input is covered only if training holds an input with its own x2 and x3 and a partner x1'
+  with the same bridge. ``id_coverage`` computes both tasks' k-coverage exactly, on the SPEC's ID test
+  (type_0) and on the whole ID pool; ``merged_pairs`` shows what the classes group.
+* **Learning.** ``search_summary`` reads the required-data searches (covlib.scaling) of both tasks.
+* **Context-dependent states.** IICG grouped by b, x2, (b,x2) and (b,x1), the logit lens and the three
+  non-tree causal-tracing variants come from covlib.mechanisms; ``iicg_peaks`` reads a map's peaks.
+
+The default preset's models (``shipped_runs``) are trained and archived under data/ambiguity/ by
+``covlib ship ambiguity`` (data/ambiguity/COMMANDS.txt).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.errors import CovlibError
+from covlib.learning import ShippedRun
+
+DATA_DIR = "data/ambiguity"  # relative to the repository
+COVERAGE_NEED = "data/ambiguity/coverage_need.csv"
+TASKS = ("twohop", "nontree")
+POPULATIONS = ("type_0", "id_pool")  # the SPEC's ID test items; every ID-eligible input not in training
+
+# the default preset's pair of models: the same N and n_train, where two-hop generalises (chapter 4: n_req at
+# N = 30 is about 7,300-9,000); 5,000 steps is about four times what two-hop needs to reach 99%
+_SHIPPED = {"default": {"num_tokens": 30, "n_train": 10_000, "test_size_per_type": 1000, "steps": 5000,
+                        "preset": "default"},
+            "smoke": {"num_tokens": 8, "n_train": 200, "test_size_per_type": 100, "steps": 300, "preset": "smoke"}}
+
+
+def shipped_runs(preset: str = "default") -> dict[str, ShippedRun]:
+    """The chapter's two models (twohop and nontree, data seed 0) at a preset ("paper" uses the default's)."""
+    knobs = _SHIPPED["smoke" if preset == "smoke" else "default"]
+    runs = {}
+    for task in TASKS:
+        dataset = {"task": task, "num_tokens": knobs["num_tokens"], "n_train": knobs["n_train"], "seed": 0,
+                   "test_size_per_type": knobs["test_size_per_type"]}
+        runs[task] = ShippedRun(task, dataset, {"steps": knobs["steps"]}, knobs["preset"],
+                                command=f"covlib ship ambiguity --only {task}")
+    return runs
+
+
+# ----------------------------------------------------------------------------- coverage
+
+
+def paired_datasets(N: int, n_train: int, seed: int = 0, test_size_per_type: int = 1000) -> dict:
+    """twohop and nontree datasets (covlib.data.Dataset, in memory) of the same N, n_train and seed."""
+    from covlib.data import DatasetConfig, generate
+
+    return {task: generate(DatasetConfig(task, N, n_train, seed=seed, test_size_per_type=test_size_per_type))
+            for task in TASKS}
+
+
+def id_pool_mask(dataset) -> np.ndarray:
+    """Over all N^m inputs in code order: ID-eligible (every primitive application in the seen split) and
+    not a training input. For non-tree many of these have an f2 fact no training item uses."""
+    from covlib.data import decode, encode, type_ids
+
+    cfg = dataset.config
+    n_tok, m = cfg.num_tokens, dataset.task.n_inputs
+    inputs = decode(np.arange(n_tok**m, dtype=np.int64), n_tok, m)
+    eligible = type_ids(dataset.task, dataset.tables, dataset.seen_split, cfg.same_functions, inputs) == 0
+    eligible[encode(dataset.train_inputs, n_tok)] = False
+    return eligible
+
+
+def id_coverage(dataset, max_k: int = 8) -> pd.DataFrame:
+    """Exact k-coverage (k = 1..max_k) of a dataset's type_0 test items and of its whole ID pool, from one
+    coverage sweep over all inputs. Columns population, k, covered (share), n (items)."""
+    from covlib.coverage import coverage_sweep
+    from covlib.data import encode
+
+    cfg = dataset.config
+    answers = dataset.evaluate(dataset.train_inputs)["t"]
+    cutoffs = coverage_sweep(dataset.train_inputs, answers, cfg.num_tokens, None, max_k).cutoffs
+    type0 = dataset.test_inputs[dataset.test_types == "type_0"]
+    groups = {"type_0": cutoffs[encode(type0, cfg.num_tokens)], "id_pool": cutoffs[id_pool_mask(dataset)]}
+    rows = []
+    for population, cut in groups.items():
+        for k in range(1, max_k + 1):
+            rows.append({"population": population, "k": k, "covered": float((cut >= k).mean()) if len(cut) else np.nan,
+                         "n": int(len(cut))})
+    return pd.DataFrame(rows)
+
+
+def coverage_comparison(N: int, n_train: int, seed: int = 0, max_k: int = 8, test_size_per_type: int = 1000
+                        ) -> pd.DataFrame:
+    """``id_coverage`` of twohop and nontree at the same N, n_train and seed, with the type_0 population
+    (how many non-training inputs have every fact used in training). Columns task, population, k, covered,
+    n, type0_population."""
+    tables = []
+    for task, ds in paired_datasets(N, n_train, seed, test_size_per_type).items():
+        tables.append(id_coverage(ds, max_k).assign(task=task, type0_population=ds.population.get("type_0", 0)))
+    return pd.concat(tables, ignore_index=True)[["task", "population", "k", "covered", "n", "type0_population"]]
+
+
+def merged_pairs(dataset, k: int = 3) -> pd.DataFrame:
+    """What the k-equivalence classes of first-hop fragments (x1, x2) group together: over every pair of
+    training fragments in one class, the share that share the bridge b, the input x2, and both. Two-hop
+    classes join fragments with one b across many x2; non-tree classes only join fragments that also share x2."""
+    from covlib.coverage import class_purity, fragment_classes
+    from covlib.data import decode, encode
+
+    cfg = dataset.config
+    n_tok = cfg.num_tokens
+    answers = dataset.evaluate(dataset.train_inputs)["t"]
+    labels = fragment_classes(dataset.train_inputs, answers, n_tok, k)[(0, 1)]
+    frags = decode(np.arange(n_tok**2, dtype=np.int64), n_tok, 2)
+    present = np.zeros(n_tok**2, dtype=bool)
+    present[encode(dataset.train_inputs[:, :2], n_tok)] = True
+    b = dataset.tables[dataset.task.table_of_hop(cfg.same_functions)[0]].reshape(-1)
+    hidden = {"b": b, "x2": frags[:, 1], "b and x2": b.astype(np.int64) * n_tok + frags[:, 1]}
+    sizes = pd.Series(labels[present]).value_counts()
+    rows = []
+    for name, values in hidden.items():
+        pairs, share = class_purity(labels, values, present)
+        rows.append({"task": dataset.task.name, "k": k, "shared": name, "merged_pairs": pairs, "share": share,
+                     "fragments": int(present.sum()), "classes": int(len(sizes)),
+                     "largest_class": int(sizes.max()) if len(sizes) else 0})
+    return pd.DataFrame(rows)
+
+
+def coverage_need(task: str, Ns: Sequence[int], ks: Sequence[int] = (3,), targets: Sequence[float] = (0.9, 0.99),
+                  seed: int = 0, points: int = 12, test_size_per_type: int = 1000, max_k: int = 4) -> pd.DataFrame:
+    """The coverage-predicted requirement of one task: the smallest n_train (interpolated on a log grid up to
+    the largest size the required-data search tries: the ID pool less a test set) whose type_0 items, or whose whole ID pool, are ``target`` k-covered. Unlike
+    covlib.scaling.coverage_requirement it survives sizes where non-tree has no type_0 item at all, and it
+    records the largest share reached (``max_covered``) where the target is never reached (n_train NaN)."""
+    from covlib.data import DatasetConfig, generate
+    from covlib.scaling import SearchRules, eligible_count
+
+    rows = []
+    for N in Ns:
+        eligible = eligible_count(task, N, seed)
+        top = eligible - min(SearchRules().min_test_items, eligible // 4)  # as the search: leave a test set
+        grid = np.unique(np.geomspace(max(N, 16), top, points).round().astype(int))
+        shares = {(p, k): [] for p in POPULATIONS for k in ks}
+        for n in grid:
+            table = id_coverage(generate(DatasetConfig(task, N, int(n), seed=seed,
+                                                       test_size_per_type=test_size_per_type)), max(max_k, *ks))
+            for (p, k), out in shares.items():
+                value = table[(table["population"] == p) & (table["k"] == k)]["covered"].iloc[0]
+                out.append(0.0 if np.isnan(value) else float(value))  # no type_0 item yet: nothing covered
+        for (p, k), share in shares.items():
+            share = np.asarray(share)
+            for target in targets:
+                rows.append({"task": task, "N": N, "population": p, "k": k, "target": target, "eligible": eligible,
+                             "n_train": first_crossing(grid, share, target), "max_covered": float(share.max()),
+                             "largest_n": int(grid[-1])})
+    return pd.DataFrame(rows)
+
+
+def first_crossing(n: np.ndarray, share: np.ndarray, target: float) -> float:
+    """The n (interpolated in log n) where a share, made non-decreasing, first reaches ``target``; NaN if never."""
+    share = np.maximum.accumulate(np.asarray(share, float))
+    hit = np.flatnonzero(share >= target)
+    if not len(hit):
+        return float("nan")
+    i = int(hit[0])
+    if i == 0:
+        return float(n[0])
+    x0, x1 = np.log(n[i - 1]), np.log(n[i])
+    return float(np.exp(x0 + (target - share[i - 1]) * (x1 - x0) / (share[i] - share[i - 1])))
+
+
+def write_coverage_need(out: str | os.PathLike, Ns: Sequence[int], tasks: Sequence[str] = TASKS, **kwargs
+                        ) -> pd.DataFrame:
+    """``coverage_need`` for each task and N, appended to the CSV ``out`` one (task, N) at a time (resumes)."""
+    from covlib.io import write_json_atomic
+
+    out = Path(out)
+    table = pd.read_csv(out) if out.is_file() else pd.DataFrame()
+    for task in tasks:
+        for N in Ns:
+            if len(table) and ((table["task"] == task) & (table["N"] == N)).any():
+                continue
+            part = coverage_need(task, [N], **kwargs)
+            table = pd.concat([table, part], ignore_index=True).sort_values(["task", "N", "population", "k", "target"])
+            write_json_atomic(out, table.to_csv(index=False, float_format="%.6g"))
+            print(f"{task} N={N} done", flush=True)
+    return table
+
+
+# ----------------------------------------------------------------------------- the searches
+
+# chapter 6's required-data searches: rows of chapter 4's probe table, in the format of
+# covlib.scaling.BOOK_EXPERIMENTS (kept here so that chapter 4 does not list, or guess starts for, them)
+EXPERIMENTS: dict[str, dict] = {
+    "nontree": {"task": "nontree", "N": [25, 30, 40, 50], "seeds": [0], "model": "L4-d128"},
+}
+
+
+def experiment_cells(e: dict) -> list:
+    """The covlib.scaling cells of one experiment (task, N, seeds, model, and optional cot, fake_bridge)."""
+    from covlib.scaling import Cell
+
+    return [Cell(e["task"], int(N), e["model"], int(s), bool(e.get("cot", False)),
+                 fake_bridge=bool(e.get("fake_bridge", False))) for N in e["N"] for s in e["seeds"]]
+
+
+def experiment_command(e: dict, jobs: int = 2) -> str:
+    """The shell command that fills (or resumes) one experiment's rows of its probe table (``table``, by
+    default the book's)."""
+    from covlib.scaling import BOOK_TABLE, BOOK_WORK
+
+    style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
+    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
+            f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
+
+
+
+def search_summary(cells: Sequence, probes: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell of covlib.scaling searches (covlib.scaling.summarise), read from the probe table
+    alone: a cell without probes is "not started" (no starting size is computed for it), and every row
+    adds the largest n_train probed and the best type_0 accuracy any probe of the cell reached there."""
+    from covlib import scaling as sc
+
+    states = []
+    for cell in cells:
+        rows = sc.cell_rows(probes, cell) if len(probes) else probes
+        if len(rows):
+            states.append(sc.search_states([cell], probes, starts={cell.key(): 0})[0])
+        else:
+            states.append(sc.CellState(cell, pd.DataFrame(columns=sc.PROBE_COLUMNS), 0, None, "not started"))
+    summary = sc.summarise(states)
+    largest, best = [], []
+    for s in states:
+        if len(s.probes):
+            top = s.probes.loc[s.probes["n_train"].astype(int).idxmax()]
+            largest.append(int(top["n_train"]))
+            best.append(float(top["best_type0"]))
+        else:
+            largest.append(None)
+            best.append(None)
+    summary["eligible"] = summary["eligible"].where(summary["eligible"] > 0)
+    return summary.assign(largest_n=largest, best_type0_at_largest=best)
+
+
+def describe_cells(summary: pd.DataFrame, label: str) -> str:
+    """One sentence per cell: the bracket and estimate, or, for a cell that fails at the largest size the
+    search allows (the ID pool less a test set), that size, the pool and the best ID accuracy there."""
+    parts = []
+    for _, r in summary.iterrows():
+        at = f"{label} N = {int(r['N'])} (seed {int(r['seed'])})"
+        if r["status"] == "bracketed":
+            parts.append(f"{at}: n_req ≈ {r['n_req']:,.0f} (bracket {int(r['low']):,} to {int(r['high']):,}, "
+                         f"{r['n_req'] / r['eligible']:.0%} of the {int(r['eligible']):,} ID-eligible inputs)")
+        elif r["status"] == "unreachable":
+            parts.append(f"{at}: **no success even at {int(r['largest_n']):,} examples**, "
+                         f"{r['largest_n'] / r['eligible']:.0%} of the {int(r['eligible']):,} ID-eligible inputs "
+                         f"(the largest size that leaves a test set); best ID accuracy there "
+                         f"{r['best_type0_at_largest']:.1%}")
+        elif r["status"] == "not started":
+            parts.append(f"{at}: not searched yet")
+        else:
+            done = f"; so far {int(r['probes'])} probes" if r["probes"] else ""
+            parts.append(f"{at}: search in progress (next n = {int(r['next_n']):,}{done})")
+    return "; ".join(parts) + "." if parts else f"No {label} cells."
+
+
+# ----------------------------------------------------------------------------- mechanisms
+
+
+def iicg_peaks(table: pd.DataFrame, min_layer: int = 1) -> pd.DataFrame:
+    """Per grouping key (and any selection columns), the (layer, position) of the largest IICG at layers
+    >= ``min_layer``: the embedding layer is left out by default, since grouping by a key that contains an
+    input (x2, (b,x2)) makes the embeddings at that input's position trivially identical within a group."""
+    if table.empty:
+        raise CovlibError("no IICG rows to read peaks from")
+    keep = table[table["layer"] >= min_layer]
+    by = [c for c in ("task", "model", "split", "k_group", "group_by") if c in keep]
+    idx = keep.groupby(by, sort=False)["iicg"].idxmax()
+    return keep.loc[idx.to_numpy()].reset_index(drop=True)
+
+
+def iicg_at(table: pd.DataFrame, layer: int, position: str, group_by: str) -> float:
+    """The IICG of one cell (layer, position) of one grouping key."""
+    cell = table[(table["layer"] == layer) & (table["position"] == position) & (table["group_by"] == group_by)]
+    if cell.empty:
+        raise CovlibError(f"no IICG for {group_by} at layer {layer}, {position}")
+    return float(cell["iicg"].iloc[0])
+
+
+def trace_variants(model, tables, inputs: np.ndarray, variants: Sequence[str], max_pairs: int = 1000
+                   ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """covlib.mechanisms.trace_table for each variant that has pairs; variants without any (for two-hop,
+    changing x2 while keeping b never changes the answer) are returned with the reason instead."""
+    from covlib.mechanisms import trace_table
+
+    tables_out, skipped = [], {}
+    for variant in variants:
+        try:
+            tables_out.append(trace_table(model, tables, inputs, [variant], max_pairs=max_pairs))
+        except CovlibError as exc:
+            skipped[variant] = str(exc)
+    return (pd.concat(tables_out, ignore_index=True) if tables_out else pd.DataFrame()), skipped
+
+
+# ----------------------------------------------------------------------------- curves
+
+
+def combine_curves(metrics: dict[str, pd.DataFrame], columns: dict[str, str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Learning curves of several runs in one wide frame for figures.accuracy_curves_chart: for every run label
+    and metric label (label -> load_metrics column) a column "<run>, <metric>". Returns (frame, series)."""
+    frame, series = None, {}
+    for run, table in metrics.items():
+        part = table[["step"]].copy()
+        for label, col in columns.items():
+            if col in table:
+                name = f"{run}, {label}"
+                part[name] = table[col].to_numpy()
+                series[name] = name
+        frame = part if frame is None else frame.merge(part, on="step", how="outer")
+    if frame is None:
+        raise CovlibError("no learning curves to combine")
+    return frame.sort_values("step").reset_index(drop=True), series
+

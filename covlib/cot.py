@@ -1,0 +1,182 @@
+"""Chain of thought (chapter 7, SPEC §5.4): the bridge written out before the answer.
+
+* **Required data.** The searches of covlib.scaling with ``cot=True`` (BOOK_EXPERIMENTS twohop_cot,
+  threehop_cot, nontree_cot) beside the plain ones; ``requirement_ratio`` pairs them at shared (N, seed).
+  A CoT probe succeeds when teacher-forced accuracy over *every* target token (bridges and answer)
+  reaches the threshold, which is exactly greedy decoding's exact match (``decode_items``).
+* **Accuracy as a user checks it.** ``decoding_summary``: greedy decoding's exact match beside
+  teacher-forced answer accuracy, and the four outcomes of (bridge, answer) under greedy decoding.
+* **The placeholder control.** ``fake_bridge`` datasets put ``</b>`` where CoT writes the bridge: the
+  same sequence length without the bridge's supervision. Their searches need a probe table of their
+  own (``FAKE_BRIDGE_TABLE``): the book's table has no column that tells them apart.
+* **Inside.** ``iicg_sequence_table``: IICG at every position of the teacher-forced sequence, bridge
+  position included.
+
+The default preset's models (``shipped_runs``) are trained and archived under data/cot/ by
+``covlib ship cot`` (data/cot/COMMANDS.txt).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from covlib.errors import CovlibError
+from covlib.learning import ShippedRun
+
+DATA_DIR = "data/cot"
+FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the repository
+# chapter 7's required-data searches (covlib.ambiguity.experiment_cells / experiment_command): CoT rows go to
+# chapter 4's probe table; placeholder-bridge rows to a table of their own (the book's has no column for them)
+EXPERIMENTS: dict[str, dict] = {
+    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128", "cot": True},
+    "nontree_cot": {"task": "nontree", "N": [25, 30, 40], "seeds": [0], "model": "L4-d128", "cot": True},
+    # one seed, two N: each failing probe costs as much as a plain one
+    "twohop_fakebridge": {"task": "twohop", "N": [25, 30], "seeds": [0], "model": "L4-d128", "fake_bridge": True,
+                          "table": FAKE_BRIDGE_TABLE},
+}
+
+# the default preset's four models: one (N, n_train) where plain two-hop fails (chapter 4: n_req at N = 30 is
+# about 7,300-9,000) and CoT, which the paper finds needs 5-10 times less, should not
+_SHIPPED = {"default": {"num_tokens": 30, "n_train": 6000, "test_size_per_type": 1000, "steps": 4000,
+                        "preset": "default"},
+            "smoke": {"num_tokens": 8, "n_train": 200, "test_size_per_type": 100, "steps": 300, "preset": "smoke"}}
+MODELS = {  # name -> (task, target style)
+    "twohop": ("twohop", {}),
+    "twohop_cot": ("twohop", {"cot": True}),
+    "twohop_fakebridge": ("twohop", {"fake_bridge": True}),
+    "nontree_cot": ("nontree", {"cot": True}),
+}
+
+
+def shipped_runs(preset: str = "default") -> dict[str, ShippedRun]:
+    """The chapter's four models (data seed 0, one N and n_train) at a preset ("paper" uses the default's)."""
+    knobs = _SHIPPED["smoke" if preset == "smoke" else "default"]
+    runs = {}
+    for name, (task, style) in MODELS.items():
+        dataset = {"task": task, "num_tokens": knobs["num_tokens"], "n_train": knobs["n_train"], "seed": 0,
+                   "test_size_per_type": knobs["test_size_per_type"], **style}
+        runs[name] = ShippedRun(name, dataset, {"steps": knobs["steps"]}, knobs["preset"],
+                                command=f"covlib ship cot --only {name}")
+    return runs
+
+
+# ----------------------------------------------------------------------------- required data
+
+
+def requirement_ratio(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
+    """n_req without CoT over n_req with CoT for every (N, seed) both searches have finished (search
+    summaries of covlib.scaling). Columns N, seed, n_req_plain, n_req_cot, ratio."""
+    cols = ["N", "seed", "n_req"]
+    a = plain.dropna(subset=["n_req"])[cols] if len(plain) else pd.DataFrame(columns=cols)
+    b = cot.dropna(subset=["n_req"])[cols] if len(cot) else pd.DataFrame(columns=cols)
+    both = a.merge(b, on=["N", "seed"], suffixes=("_plain", "_cot"))
+    return both.assign(ratio=both["n_req_plain"] / both["n_req_cot"]).sort_values(["N", "seed"]).reset_index(drop=True)
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """The geometric mean (NaN for no values): ratios are averaged in log space."""
+    values = np.asarray(values, float)
+    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
+
+
+# ----------------------------------------------------------------------------- decoding
+
+
+def target_layout(ds) -> list[str]:
+    """Names of the target tokens of a dataset folder: the bridges (b, or b1, b2, ...) then the answer t."""
+    n_targets = ds.test.targets.shape[1]
+    bridges = n_targets - 1
+    return (["b"] if bridges == 1 else [f"b{i + 1}" for i in range(bridges)]) + ["t"]
+
+
+@torch.no_grad()
+def decode_items(model, prompts: np.ndarray, targets: np.ndarray, batch_size: int = 2048) -> pd.DataFrame:
+    """Per item: teacher-forced correctness of the bridges and of the answer (given the true bridges), and
+    greedy decoding's bridges, answer and exact match (every target token right, the model feeding itself).
+
+    With argmax decoding, greedy exact match equals teacher-forced correctness of every target token: while
+    the model's tokens are right, its inputs are the teacher's. Teacher-forced *answer* accuracy is at least
+    the exact match: it hands the model the true bridge even where it would have written a wrong one."""
+    from covlib.train import greedy_decode
+
+    prompts = np.asarray(prompts)
+    targets = np.asarray(targets)
+    if len(prompts) != len(targets) or targets.ndim != 2:
+        raise CovlibError(f"{len(prompts)} prompts but targets of shape {targets.shape}: one target row per prompt")
+    device = next(model.parameters()).device
+    m, L = prompts.shape[1], targets.shape[1]
+    out = []
+    for s in range(0, len(prompts), batch_size):
+        p = torch.as_tensor(prompts[s : s + batch_size], dtype=torch.long, device=device)
+        t = torch.as_tensor(targets[s : s + batch_size], dtype=torch.long, device=device)
+        tf = model(torch.cat([p, t[:, :-1]], dim=1))[:, m - 1 :].argmax(-1) == t
+        greedy = greedy_decode(model, p, L) == t
+        out.append(torch.stack([tf[:, :-1].all(1), tf[:, -1], tf.all(1), greedy[:, :-1].all(1), greedy[:, -1],
+                                greedy.all(1)], dim=1).cpu())
+    cols = ["tf_bridges", "tf_answer", "tf_all", "greedy_bridges", "greedy_answer", "greedy_exact"]
+    return pd.DataFrame(torch.cat(out).numpy(), columns=cols)
+
+
+OUTCOMES = {  # greedy decoding: (bridges right, answer right) -> label
+    (True, True): "bridge right, answer right",
+    (True, False): "bridge right, answer wrong",
+    (False, True): "bridge wrong, answer right",
+    (False, False): "bridge wrong, answer wrong",
+}
+
+
+def decoding_summary(model, ds, splits: Sequence[str] = ("type_0",), max_items: int | None = None) -> pd.DataFrame:
+    """Per test split of a CoT dataset: the accuracies of ``decode_items`` (means) and the share of each greedy
+    outcome (OUTCOMES). Columns split, n, tf_answer, tf_all, greedy_answer, greedy_exact, and one per outcome."""
+    from covlib.mechanisms import split_items
+
+    if ds.test.targets.shape[1] < 2:
+        raise CovlibError(f"{ds.name} has one target token (no bridge written out): decoding needs a CoT or "
+                          "fake-bridge dataset")
+    rows = []
+    for split in splits:
+        idx = split_items(ds, split)[:max_items]
+        items = decode_items(model, ds.test.inputs[idx], ds.test.targets[idx])
+        row = {"split": split, "n": len(items)} | items.mean().to_dict()
+        for (bridge_ok, answer_ok), label in OUTCOMES.items():
+            row[label] = float(((items["greedy_bridges"] == bridge_ok) & (items["greedy_answer"] == answer_ok)).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- inside
+
+
+def sequence_positions(ds) -> list[str]:
+    """Names of the positions of the teacher-forced sequence: the prompt x1..xm, then the bridge positions
+    (b or b1, b2, ...; for a fake-bridge dataset they hold the placeholder </b>)."""
+    return [f"x{i + 1}" for i in range(ds.n_inputs)] + target_layout(ds)[:-1]
+
+
+def iicg_sequence_table(model, ds, tables, keys: Sequence[str], split: str = "type_0", max_items: int = 2000
+                        ) -> pd.DataFrame:
+    """IICG maps over every position of the teacher-forced sequence (prompt and bridge positions): the
+    covlib.mechanisms grouping (one item per determining fragment) on the residuals of prompt + true target
+    tokens but the last. Long table (split, group_by, layer, position, iicg, within, between, items, groups)."""
+    from covlib.mechanisms import iicg_map, item_groups, residual_streams, split_items
+
+    idx = split_items(ds, split)[:max_items]
+    inputs = ds.test.inputs[idx]
+    sequences = np.concatenate([inputs, ds.test.targets[idx][:, :-1]], axis=1)
+    resid = residual_streams(model, sequences)
+    positions = sequence_positions(ds)
+    rows = []
+    for key in keys:
+        kept, labels = item_groups(tables, inputs, key)
+        res = iicg_map(resid[kept], labels)
+        for layer in range(resid.shape[1]):
+            for p, pos in enumerate(positions):
+                rows.append({"split": split, "group_by": key, "layer": layer, "position": pos,
+                             "iicg": float(res["iicg"][layer, p]), "within": float(res["within"][layer, p]),
+                             "between": float(res["between"][layer, p]), "items": res["items"],
+                             "groups": res["groups"]})
+    return pd.DataFrame(rows)
