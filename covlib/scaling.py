@@ -288,19 +288,37 @@ def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_ta
 def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules()) -> int:
     """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
     target style with another model (the paper finds the requirement does not move with model size,
-    so this saves the probes that walk up from coverage), else starting_size's coverage guess."""
-    if len(table):
-        same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["seed"] == cell.seed)
-                     & (table["cot"] == cell.cot) & (table["model"] != cell.model)]
-        estimates = []
-        for model, rows in same.groupby("model"):
-            other = dataclasses.replace(cell, model=model)
-            state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
-            if state.status == "bracketed":
-                estimates.append(state.estimate)
-        if estimates:
-            return int(round(np.exp(np.mean(np.log(estimates)))))
+    so this saves the probes that walk up from coverage). A CoT cell with none starts from the same
+    model's finished plain estimate, or else the coverage guess, divided by COT_START_DIVISOR (the paper's
+    CoT models need 5-10 times less data: this saves the probes that walk down). Else starting_size's
+    coverage guess. The start changes how many probes a search takes, never the bracket it ends with."""
+    estimates = _finished_estimates(table, cell, rules) if len(table) else []
+    if estimates:
+        return int(round(np.exp(np.mean(np.log(estimates)))))
+    if cell.cot:
+        plain = _finished_estimates(table, dataclasses.replace(cell, cot=False), rules, same_model=True) if len(table) else []
+        base = plain[0] if plain else starting_size(cell.task, cell.N, cell.seed, cot=True)
+        return max(rules.min_n, int(round(base / COT_START_DIVISOR)))
     return starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+
+
+COT_START_DIVISOR = 5.0
+
+
+def _finished_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules, same_model: bool = False
+                        ) -> list[float]:
+    """Bracket estimates of finished searches of the cell's task, N, seed and target style: of other
+    models (default), or of the cell's own model (``same_model``)."""
+    same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["seed"] == cell.seed)
+                 & (table["cot"] == cell.cot)]
+    same = same[same["model"] == cell.model] if same_model else same[same["model"] != cell.model]
+    estimates = []
+    for model, rows in same.groupby("model"):
+        other = dataclasses.replace(cell, model=model)
+        state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
+        if state.status == "bracketed":
+            estimates.append(state.estimate)
+    return estimates
 
 
 def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),

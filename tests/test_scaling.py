@@ -217,3 +217,18 @@ def test_bracket_pair_picks_the_tightest_bracket_and_id_coverage_rises_with_data
     large = sc.id_coverage("twohop", 12, 700, seed=0, max_k=4, test_size_per_type=200)
     assert list(small["k"]) == [1, 2, 3, 4] and (small["type"] == "type_0").all()
     assert large.set_index("k").loc[3, "covered"] > small.set_index("k").loc[3, "covered"]
+
+
+def test_a_cot_search_starts_below_the_plain_requirement():
+    def probe(n, ok, cot=False, model="L4-d128"):
+        return {"task": "twohop", "N": 20, "model": model, "seed": 0, "cot": cot, "n_train": n, "success": ok,
+                "eligible": 3000}
+
+    table = pd.DataFrame([probe(1000, False), probe(1200, True)])  # the plain search of the same model, finished
+    cot_cell = sc.Cell("twohop", 20, "L4-d128", 0, cot=True)
+    assert sc.first_guess(cot_cell, table, RULES) == round(np.sqrt(1000 * 1200) / sc.COT_START_DIVISOR)
+    # a finished CoT search of another model wins over the plain one
+    table = pd.concat([table, pd.DataFrame([probe(150, False, True, "L2-d64"), probe(180, True, True, "L2-d64")])])
+    assert sc.first_guess(cot_cell, table, RULES) == round(np.sqrt(150 * 180))
+    # the plain cell itself is unaffected by CoT rows
+    assert sc.first_guess(sc.Cell("twohop", 20, "L4-d256", 0), table, RULES) == round(np.sqrt(1000 * 1200))
