@@ -1,0 +1,489 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 7. Chain of thought: writing the bridge out
+#
+# Every model so far answered in one step: it read $(x_1, x_2, x_3)$ and had to produce
+# $t = f_2(f_1(x_1, x_2), x_3)$ without ever being shown the bridge $b = f_1(x_1, x_2)$. With
+# **chain of thought (CoT)** the training target spells the bridge out first: the model reads
+# $(x_1, x_2, x_3)$ and writes $b$, then $t$. Each hop becomes a lookup the model is supervised
+# on, and the second hop reads $b$ from its own output instead of building it inside.
+#
+# The paper reports that CoT changes the scaling law itself: the data needed grows as
+# $N^{2.09}$ for two-hop with CoT (against $N^{2.26}$ without) and $N^{1.76}$ for three-hop
+# (against $N^{2.58}$), and its CoT models need 5-10 times less data at equal $N$. It also
+# reports that CoT does not rescue **path ambiguity**: non-tree with CoT still fails where two-hop
+# with CoT succeeds. This chapter measures, on a CPU:
+#
+# 1. the required data with and without CoT (two-hop, three-hop), its exponents and their ratio;
+# 2. non-tree with CoT against two-hop with CoT at the same $N$ and $n_\text{train}$;
+# 3. accuracy the way a user checks it: greedy decoding's exact match beside the teacher-forced
+#    accuracy that training reports;
+# 4. a control with a **placeholder** bridge (`</b>` where CoT writes $b$): the same sequence
+#    length without the bridge's information;
+# 5. what CoT changes inside: IICG by $b$ at the bridge position.
+#
+# At the default preset the four trained models (4 layers, width 128, $N = 30$) ship with the
+# book (`data/cot/`, made by `covlib ship cot`), and the searches are rows of chapter 4's probe
+# table (CoT rows are marked `cot`); the placeholder searches have a table of their own. The
+# commands are in `data/cot/COMMANDS.txt`; what is not in the cache yet is said, with its command.
+
+# %% tags=["parameters"]
+preset = "default"  # "smoke" (tests: tiny models and a miniature search, seconds), "default" (reads the cache), "paper"
+max_items = 2000  # test items per IICG selection and per decoding summary
+bootstrap_reps = 2000  # resamples for the exponents' intervals
+table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
+out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
+figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+
+# %%
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from covlib import ambiguity as am
+from covlib import ambiguity_figures as af
+from covlib import cot, figures, paper
+from covlib import cot_figures as cf
+from covlib import mechanism_figures as mf
+from covlib import scaling as sc
+from covlib import scaling_figures as sf
+from covlib.errors import CovlibError
+from covlib.learning import open_shipped, repository_path, ship_run, shipped_ready
+from covlib.sweep import record_metrics
+from covlib.train import first_step_above, load_metrics
+
+figures.enable_png_renderer()
+pd.set_option("display.width", 140)
+fig_dir = figures_dir or None
+root = Path(out_dir) if out_dir else repository_path("build")
+
+SMOKE_RULES = sc.ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128, test_size_per_type=100)
+if preset == "smoke":
+    # a miniature of every search: tiny N, a one-layer model, short budgets (seconds)
+    experiments = {
+        "twohop": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke"},
+        "twohop_cot": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke", "cot": True},
+        "threehop": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke"},
+        "threehop_cot": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke", "cot": True},
+    }
+    fake_experiment = {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True}
+    rules = SMOKE_RULES
+else:
+    experiments = {"twohop": sc.BOOK_EXPERIMENTS["twohop"], "threehop": sc.BOOK_EXPERIMENTS["threehop"],
+                   "twohop_cot": cot.EXPERIMENTS["twohop_cot"], "threehop_cot": cot.EXPERIMENTS["threehop_cot"]}
+    fake_experiment = cot.EXPERIMENTS["twohop_fakebridge"]
+    rules = sc.ProbeRules()
+if preset == "paper":
+    print("The paper's scale (8-layer GPT-2, N = 50 to 200) needs a GPU; this preset reads the default cache.")
+
+runs = cot.shipped_runs(preset)
+N, n_train = runs["twohop_cot"].dataset["num_tokens"], runs["twohop_cot"].dataset["n_train"]
+if preset == "smoke":
+    dest, work = root / "cot-smoke" / "shipped", root / "cot-smoke"
+    for run in runs.values():
+        if not shipped_ready(run, dest):
+            ship_run(run, dest, work, progress=False)
+else:
+    dest, work = repository_path(cot.DATA_DIR), root / "ship"
+ready = {name: shipped_ready(run, dest) for name, run in runs.items()}
+missing = [name for name, ok in ready.items() if not ok]
+print(f"preset={preset}: four models at N = {N}, n_train = {n_train:,}; in {dest}: "
+      + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
+if missing:
+    display(Markdown(f"**Not in the cache yet:** the model(s) {', '.join(missing)}. Fill the cache with "
+                     f"`{'`, `'.join(runs[m].command for m in missing)}` (about 10 CPU-minutes each; "
+                     "`data/cot/COMMANDS.txt`)."))
+
+# %% [markdown]
+# ## 7.1 How much data, with the bridge written out
+#
+# The search is chapter 4's, unchanged but for the target: a CoT probe succeeds when the
+# teacher-forced accuracy over **every** target token (bridge and answer) of the ID test items
+# reaches 0.99, which is exactly the exact match of greedy decoding (section 7.3 shows why). The
+# give-up rule, the model and the optimiser are the same. A CoT search starts a fifth below the
+# same model's plain requirement (the paper's CoT models need 5 to 10 times less); the start
+# changes the number of probes, not the bracket.
+
+# %%
+table_path = Path(table) if table else (root / "cot-smoke" / "probes.csv" if preset == "smoke"
+                                        else repository_path(sc.BOOK_TABLE))
+fake_table = root / "cot-smoke" / "probes_fakebridge.csv" if preset == "smoke" else repository_path(cot.FAKE_BRIDGE_TABLE)
+cells = {name: am.experiment_cells(e) for name, e in experiments.items()}
+fake_cells = am.experiment_cells(fake_experiment)
+if preset == "smoke":
+    sc.search([c for cs in cells.values() for c in cs], table_path, root / "cot-smoke" / "scaling", rules, log=None)
+    sc.search(fake_cells, fake_table, root / "cot-smoke" / "scaling", rules, log=None)
+probes = sc.read_probes(table_path)
+summaries = {name: am.search_summary(cs, probes) for name, cs in cells.items()}
+fake_probes = sc.read_probes(fake_table) if Path(fake_table).is_file() else probes.iloc[:0]
+fake_summary = am.search_summary(fake_cells, fake_probes)
+cols = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
+display(pd.concat(summaries.values(), ignore_index=True)[cols].round(1))
+cot_minutes = sum(float(summaries[n]["minutes"].sum()) for n in ("twohop_cot", "threehop_cot"))
+pending = {name: s for name, s in summaries.items() if s["status"].isin(["not started", "searching"]).any()}
+if pending and preset != "smoke":
+    display(Markdown("**Not finished in the cache:** " + "; ".join(
+        f"{name}: {int(s['status'].isin(['not started', 'searching']).sum())} of {len(s)} cells "
+        f"(`{am.experiment_command(experiments[name]) if name.endswith('_cot') else sc.experiment_command(name)}`)"
+        for name, s in pending.items()) + ". The search resumes from the table."))
+
+
+# %%
+def fit_or_none(summary: pd.DataFrame) -> dict | None:
+    est = summary.dropna(subset=["n_req"])
+    if est["N"].nunique() < 2:
+        return None
+    return sc.bootstrap_exponent(est[["N", "n_req"]].astype(float), reps=bootstrap_reps)
+
+
+fits = {name: fit_or_none(s) for name, s in summaries.items()}
+exponent_rows = []
+for task in ("twohop", "threehop"):
+    for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
+        f = fits[name]
+        exponent_rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
+                              "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
+                              "N values": int(summaries[name]["n_req"].notna().groupby(summaries[name]["N"]).any().sum()),
+                              "paper": (paper.EXPONENTS_COT if style == "with CoT" else paper.EXPONENTS)[task]})
+exponents = pd.DataFrame(exponent_rows)
+display(exponents.round(2))
+
+points = [sf.requirement_frame(s.assign(model=name.replace("_cot", " with CoT")))
+          for name, s in summaries.items() if s["n_req"].notna().any()]
+if points:
+    need_chart = sf.estimates_chart(points, "Required data with and without the bridge written out")
+else:
+    need_chart = af.pending_chart("Required data with and without CoT", am.experiment_command(experiments["twohop_cot"])
+                                  if preset != "smoke" else "the smoke search")
+figures.save_figure(need_chart, "07_required_data", fig_dir)
+display(need_chart)
+
+
+def describe(f: dict | None) -> str:
+    if f is None:
+        return "not enough finished cells to fit"
+    return f"c = {f['c']:.2f} (95% interval {f['c_low']:.2f} to {f['c_high']:.2f}, {f['points']} estimates)"
+
+
+parts = [f"{task}: with CoT {describe(fits[f'{task}_cot'])} against the paper's {paper.EXPONENTS_COT[task]:.2f}; "
+         f"without, {describe(fits[task])} (paper {paper.EXPONENTS[task]:.2f})" for task in ("twohop", "threehop")]
+display(Markdown("Measured on this CPU: " + ". ".join(parts) + "."))
+
+# %% [markdown]
+# How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
+# of each finished $(N, \text{seed})$.
+
+# %%
+ratios = pd.concat([cot.requirement_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
+                    for task in ("twohop", "threehop")], ignore_index=True)
+display(ratios.round(2))
+if len(ratios):
+    ratio_chart = cf.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N", band=paper.COT_DATA_RATIO)
+else:
+    ratio_chart = af.pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
+figures.save_figure(ratio_chart, "07_data_ratio", fig_dir)
+display(ratio_chart)
+ratio_by_task = {task: cot.geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in ("twohop", "threehop")}
+if len(ratios):
+    display(Markdown("At equal N, " + "; ".join(
+        f"{task} without CoT needs {ratio_by_task[task]:.1f} times the data it needs with CoT (geometric mean of "
+        f"{int((ratios['task'] == task).sum())} pairs, range {ratios[ratios['task'] == task]['ratio'].min():.1f} to "
+        f"{ratios[ratios['task'] == task]['ratio'].max():.1f})" for task in ("twohop", "threehop")
+        if (ratios["task"] == task).any())
+        + f". The authors' CoT models need {paper.COT_DATA_RATIO[0]:.0f} to {paper.COT_DATA_RATIO[1]:.0f} times less."))
+
+# %% [markdown]
+# ## 7.2 The four models at one $N$ and $n_\text{train}$
+#
+# Four models trained the same way on datasets of the same $N$ and size, chosen below two-hop's
+# plain requirement (chapter 4), where the paper's 5-10x would let CoT succeed: two-hop without
+# CoT, with CoT, with the placeholder bridge, and non-tree with CoT. The curves are ID test
+# accuracy as training measures it: teacher-forced, every target token right.
+
+# %%
+metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
+colors = {"twohop": "#9e9e9e", "twohop_cot": "#1565c0", "twohop_fakebridge": "#f9a825", "nontree_cot": "#c62828"}
+if metrics:
+    curves, series = am.combine_curves(metrics, {"ID test": "acc/type_0"})
+    curve_chart = figures.accuracy_curves_chart(
+        curves, series, f"ID test accuracy, N = {N}, {n_train:,} examples (teacher-forced, all target tokens)",
+        colors={f"{name}, ID test": c for name, c in colors.items()}, chance=1 / N)
+else:
+    curve_chart = af.pending_chart("Learning curves of the four models", "covlib ship cot")
+figures.save_figure(curve_chart, "07_learning_curves", fig_dir)
+display(curve_chart)
+
+
+def final(name: str, col: str = "acc/type_0") -> float:
+    return float(metrics[name][col].iloc[-1]) if name in metrics else float("nan")
+
+
+def steps_to(name: str, value: float = 0.99, col: str = "acc/type_0") -> str:
+    if name not in metrics:
+        return "n/a"
+    step = first_step_above(metrics[name], col, value)
+    return f"step {step:,}" if step is not None else "never"
+
+
+final_type0 = {name: final(name) for name in runs}
+final_answer = {name: final(name, "answer_acc/type_0") for name in runs}
+if len(metrics) == len(runs):
+    display(Markdown(
+        f"After {int(metrics['twohop_cot']['step'].iloc[-1]):,} steps on {n_train:,} examples: two-hop without CoT "
+        f"**{final_type0['twohop']:.1%}** ID accuracy (99% {steps_to('twohop')}), with CoT "
+        f"**{final_type0['twohop_cot']:.1%}** (99% {steps_to('twohop_cot')}), with the placeholder bridge "
+        f"**{final_type0['twohop_fakebridge']:.1%}** (answer token {final_answer['twohop_fakebridge']:.1%}), and "
+        f"non-tree with CoT **{final_type0['nontree_cot']:.1%}** (answer token {final_answer['nontree_cot']:.1%}; 99% "
+        f"{steps_to('nontree_cot')})."))
+else:
+    display(Markdown("The comparison needs all four models (see the top of the chapter for the commands)."))
+
+# %% [markdown]
+# ## 7.3 Accuracy the way a user checks it
+#
+# Training reports *teacher-forced* accuracy: to score the answer, the model is handed the true
+# bridge. A user instead lets the model write its own bridge and reads the answer that follows:
+# **greedy decoding**. The two agree on the exact match of every target token (while the model's
+# tokens are right its inputs are the teacher's), but teacher-forced *answer* accuracy can only
+# be higher: it rescues items whose bridge the model gets wrong but whose answer it would give
+# from the true bridge. The bars split the ID test items by what greedy decoding writes; the black
+# tick is teacher-forced answer accuracy.
+
+# %%
+models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
+decoding = pd.concat([cot.decoding_summary(model, ds, max_items=max_items).assign(model=name)
+                      for name, (model, ds, tables, _) in models.items() if name != "twohop"] or [pd.DataFrame()],
+                     ignore_index=True)
+if len(decoding):
+    display(decoding.drop(columns=["split"]).round(3))
+    decoding_chart = cf.decoding_chart(decoding, f"Greedy decoding of ID test items (N = {N}, {n_train:,} examples)")
+else:
+    decoding_chart = af.pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
+figures.save_figure(decoding_chart, "07_decoding", fig_dir)
+display(decoding_chart)
+
+
+def decoded(name: str, col: str) -> float:
+    sel = decoding[decoding["model"] == name] if len(decoding) else decoding
+    return float(sel[col].iloc[0]) if len(sel) else float("nan")
+
+
+def outcome_text(name: str) -> str:
+    bridge_wrong = decoded(name, "bridge wrong, answer right") + decoded(name, "bridge wrong, answer wrong")
+    gap = decoded(name, "tf_answer") - decoded(name, "greedy_exact")
+    return (f"greedy exact match **{decoded(name, 'greedy_exact'):.1%}** (teacher-forced, all tokens: "
+            f"{decoded(name, 'tf_all'):.1%}: the same quantity), teacher-forced answer accuracy "
+            f"{decoded(name, 'tf_answer'):.1%} (a gap of {gap * 100:+.1f} points). Greedy decoding writes a wrong bridge "
+            f"for {bridge_wrong:.1%} of the items ({decoded(name, 'bridge wrong, answer wrong'):.1%} with a wrong answer "
+            f"after it) and a right bridge followed by a wrong answer for {decoded(name, 'bridge right, answer wrong'):.1%}")
+
+
+if "twohop_cot" in models:
+    display(Markdown("Two-hop with CoT: " + outcome_text("twohop_cot") + "."
+                     + (" Non-tree with CoT: " + outcome_text("nontree_cot") + ": the second hop, which must read "
+                        "$x_2$ as well as the bridge, is where path ambiguity bites." if "nontree_cot" in models else "")))
+
+# %% [markdown]
+# ## 7.4 Supervision or an extra position?
+#
+# A CoT sequence is one token longer than a plain one, and a transformer may use the extra
+# position as room to compute. The placeholder control keeps the length and takes the
+# information away: the target is `</b>` then $t$, so the model gets the extra position but is
+# never told the bridge.
+
+# %%
+control = pd.DataFrame([
+    {"model": name, "target": {"twohop": "t", "twohop_cot": "b, t", "twohop_fakebridge": "</b>, t",
+                               "nontree_cot": "b, t"}[name],
+     "ID answer accuracy (teacher-forced)": final_answer[name], "ID exact match": final_type0[name],
+     "steps to 99%": steps_to(name)} for name in runs])
+display(control.round(3))
+fake_finished = fake_summary[fake_summary["status"] == "bracketed"]
+if len(fake_summary):
+    display(fake_summary[["N", "seed", "status", "low", "high", "n_req", "probes"]])
+gain = final_answer["twohop_cot"] - final_answer["twohop"]
+extra_position = final_answer["twohop_fakebridge"] - final_answer["twohop"]
+if not np.isnan(gain):
+    display(Markdown(
+        f"At N = {N} and {n_train:,} examples, writing the bridge out raises ID answer accuracy from "
+        f"{final_answer['twohop']:.1%} to {final_answer['twohop_cot']:.1%} ({gain * 100:+.1f} points)"
+        + ("; the placeholder model is not in the cache yet. " if np.isnan(extra_position) else
+           f"; the placeholder position alone gives {final_answer['twohop_fakebridge']:.1%} "
+           f"({extra_position * 100:+.1f} points). ")
+        + ("" if np.isnan(extra_position) else
+           "The gain comes from supervising the bridge, not from the extra position."
+           if abs(extra_position) < 0.25 * abs(gain) else "Part of the gain comes with the extra position itself.")
+        + (" The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
+           if len(fake_finished) else
+           (f" The placeholder's required-data search is not in the cache yet (`{am.experiment_command(fake_experiment)}`)."
+            if preset != "smoke" else ""))))
+
+# %% [markdown]
+# ## 7.5 What CoT changes inside
+#
+# Without CoT, chapter 5 found the bridge as a cluster in the residual stream at position $x_2$.
+# With CoT the bridge is also a token the model writes, and the answer is computed at the bridge
+# position from it. IICG by $b$ over every position of the teacher-forced sequence (the prompt
+# and the bridge position) shows where each model groups items by their bridge: two-hop with
+# CoT against non-tree with CoT, whose second hop also needs $x_2$.
+
+# %%
+iicg_parts = []
+for name in ("twohop_cot", "nontree_cot"):
+    if name in models:
+        model, ds, tables, _ = models[name]
+        try:
+            iicg_parts.append(cot.iicg_sequence_table(model, ds, tables, ["b"], max_items=max_items).assign(model=name))
+        except CovlibError as exc:  # a selection too small to group (smoke-sized data)
+            print(f"{name}: {exc}")
+iicg = pd.concat(iicg_parts, ignore_index=True) if iicg_parts else pd.DataFrame()
+if len(iicg):
+    heat = mf.layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by b"), "iicg",
+                                     "IICG by the bridge over the CoT sequence (ID test items)", facet="panel",
+                                     domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
+                                     positions=list(dict.fromkeys(iicg["position"])))
+else:
+    heat = af.pending_chart("IICG by b over the CoT sequence", "covlib ship cot")
+figures.save_figure(heat, "07_iicg_bridge_position", fig_dir)
+display(heat)
+
+
+def iicg_peak(name: str, position: str | None = None) -> tuple[float, int | None]:
+    sel = iicg[(iicg["model"] == name) & (iicg["layer"] >= 1)] if len(iicg) else iicg
+    if position is not None and len(sel):
+        sel = sel[sel["position"] == position]
+    if not len(sel):
+        return float("nan"), None
+    row = sel.loc[sel["iicg"].idxmax()]
+    return float(row["iicg"]), int(row["layer"])
+
+
+iicg_bridge = {name: iicg_peak(name, "b") for name in ("twohop_cot", "nontree_cot")}
+iicg_x2 = {name: iicg_peak(name, "x2") for name in ("twohop_cot", "nontree_cot")}
+if len(iicg):
+    display(Markdown("; ".join(
+        f"{name}: IICG by $b$ at the bridge position peaks at **{iicg_bridge[name][0]:.2f}** (layer "
+        f"{iicg_bridge[name][1]}), at $x_2$ at {iicg_x2[name][0]:.2f}" for name in iicg_bridge
+        if iicg_bridge[name][1] is not None) + ". At the bridge position the input token is the bridge itself, so "
+        "its embedding groups items by $b$ by construction; what matters is whether the grouping survives the layers "
+        "that compute the answer."))
+
+# %% [markdown]
+# ## 7.6 Beside the paper
+#
+# The paper's numbers come from an 8-layer GPT-2 on a GPU at $N = 50$ to $200$; the book's from a
+# 4-layer, width-128 model on a CPU at the small $N$ a CPU reaches. The comparison is of
+# direction and order.
+
+# %%
+def fmt(x, spec: str = ".2f") -> str:
+    return "n/a (not in the cache)" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
+
+
+def fit_text(name: str) -> str:
+    f = fits[name]
+    return f"{f['c']:.2f} ({f['c_low']:.2f} to {f['c_high']:.2f})" if f else "n/a (not in the cache)"
+
+
+comparison = pd.DataFrame([
+    {"quantity": "exponent, two-hop with CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS_COT['twohop']:.2f}",
+     "this book (4 layers, CPU)": fit_text("twohop_cot")},
+    {"quantity": "exponent, two-hop without CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS['twohop']:.2f}",
+     "this book (4 layers, CPU)": fit_text("twohop")},
+    {"quantity": "exponent, three-hop with CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS_COT['threehop']:.2f}",
+     "this book (4 layers, CPU)": fit_text("threehop_cot")},
+    {"quantity": "exponent, three-hop without CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS['threehop']:.2f}",
+     "this book (4 layers, CPU)": fit_text("threehop")},
+    {"quantity": "data without CoT / with CoT, two-hop", "paper (GPT-2, GPU)":
+        f"{paper.COT_DATA_RATIO[0]:.0f}-{paper.COT_DATA_RATIO[1]:.0f}x", "this book (4 layers, CPU)":
+        fmt(ratio_by_task["twohop"], ".1f") + "x"},
+    {"quantity": "non-tree with CoT where two-hop with CoT succeeds", "paper (GPT-2, GPU)":
+        f"fails (N = {paper.NONTREE_COT_FAILS_AT['N']}, n = {paper.NONTREE_COT_FAILS_AT['n_train']:,})",
+     "this book (4 layers, CPU)": f"two-hop CoT {fmt(final_type0['twohop_cot'], '.1%')}, non-tree CoT "
+                                  f"{fmt(final_type0['nontree_cot'], '.1%')} (N = {N}, n = {n_train:,})"},
+])
+display(comparison)
+
+# %%
+results = {
+    "exponent_twohop_cot": fits["twohop_cot"]["c"] if fits["twohop_cot"] else float("nan"),
+    "exponent_twohop_cot_ci_low": fits["twohop_cot"]["c_low"] if fits["twohop_cot"] else float("nan"),
+    "exponent_twohop_cot_ci_high": fits["twohop_cot"]["c_high"] if fits["twohop_cot"] else float("nan"),
+    "exponent_threehop_cot": fits["threehop_cot"]["c"] if fits["threehop_cot"] else float("nan"),
+    "data_ratio_twohop_cot": ratio_by_task["twohop"],
+    "data_ratio_threehop_cot": ratio_by_task["threehop"],
+    "final_type0_twohop_plain": final_type0["twohop"],
+    "final_type0_twohop_cot": final_type0["twohop_cot"],
+    "final_type0_twohop_fakebridge": final_type0["twohop_fakebridge"],
+    "final_type0_nontree_cot": final_type0["nontree_cot"],
+    "greedy_exact_twohop_cot": decoded("twohop_cot", "greedy_exact"),
+    "tf_answer_twohop_cot": decoded("twohop_cot", "tf_answer"),
+    "iicg_bridge_position_twohop_cot": iicg_bridge["twohop_cot"][0],
+    "iicg_bridge_position_nontree_cot": iicg_bridge["nontree_cot"][0],
+    "cot_search_cpu_minutes": cot_minutes,
+}
+record_metrics(results)
+pd.Series(results, name="value").to_frame()
+
+# %% [markdown]
+# ## Summary
+
+# %%
+summary = []
+if fits["twohop_cot"] or fits["threehop_cot"]:
+    summary.append("With the bridge written out, the required data grows as " + "; ".join(
+        f"{task}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
+        for task in ("twohop", "threehop") if fits[f"{task}_cot"] and fits[task]) + ".")
+if len(ratios):
+    summary.append(f"At equal N, two-hop without CoT needs {fmt(ratio_by_task['twohop'], '.1f')} times the data it "
+                   "needs with CoT.")
+if len(metrics) == len(runs):
+    summary.append(f"At N = {N} and {n_train:,} examples, two-hop reaches {final_type0['twohop']:.1%} ID accuracy "
+                   f"without CoT, {final_type0['twohop_cot']:.1%} with it and {final_type0['twohop_fakebridge']:.1%} "
+                   f"with a placeholder; non-tree with CoT {final_type0['nontree_cot']:.1%}.")
+if "twohop_cot" in models:
+    summary.append(f"Greedy decoding's exact match ({decoded('twohop_cot', 'greedy_exact'):.1%} for two-hop with CoT) "
+                   "is what a user sees; teacher-forced answer accuracy "
+                   f"({decoded('twohop_cot', 'tf_answer'):.1%}) hands the model the true bridge and can only be "
+                   "higher" + (f" (non-tree with CoT: {decoded('nontree_cot', 'greedy_exact'):.1%} against "
+                               f"{decoded('nontree_cot', 'tf_answer'):.1%})." if "nontree_cot" in models else "."))
+display(Markdown("\n".join(f"* {line}" for line in summary) or "The cache holds no results yet."))
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **Where does decoding fail?** For the CoT two-hop model, what share of ID items does greedy
+#    decoding get wrong *at the bridge*? Read it from `decoding` (columns "bridge wrong, answer
+#    right" and "bridge wrong, answer wrong") and write it below.
+# 2. **A longer chain.** `cot.shipped_runs()` builds its datasets from plain dictionaries. Make a
+#    three-hop CoT run of your own (`ShippedRun("threehop_cot", {...})`), train it with
+#    `ship_run` at a small $N$, and compare its greedy exact match with its teacher-forced answer
+#    accuracy: with two bridges, which gap do you expect?
+
+# %%
+my_bridge_wrong = None  # exercise 1: share of ID items with a wrong bridge under greedy decoding, e.g. 0.05
+
+# %% tags=["solution"]
+truth = (decoded("twohop_cot", "bridge wrong, answer right") + decoded("twohop_cot", "bridge wrong, answer wrong")
+         if "twohop_cot" in models else float("nan"))
+if my_bridge_wrong is None:
+    print("Exercise 1: add the two 'bridge wrong' columns of the twohop_cot row of `decoding`.")
+else:
+    print("Exercise 1:", "correct" if abs(float(my_bridge_wrong) - truth) < 0.005 else f"not quite: it is {truth:.3f}")
