@@ -329,7 +329,9 @@ if not np.isnan(gain):
            f"({extra_position * 100:+.1f} points). ")
         + ("" if np.isnan(extra_position) else
            "The gain comes from supervising the bridge, not from the extra position."
-           if abs(extra_position) < 0.25 * abs(gain) else "Part of the gain comes with the extra position itself.")
+           if abs(extra_position) < 0.25 * abs(gain) else
+           f"The extra position alone brings {extra_position / gain:.0%} of the gain: at this size much of what CoT "
+           "buys is room to compute, and the supervised bridge adds the rest.")
         + (" The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
            if len(fake_finished) else
            (f" The placeholder's required-data search is not in the cache yet (`{am.experiment_command(fake_experiment)}`)."
