@@ -318,6 +318,24 @@ display(control.round(3))
 fake_finished = fake_summary[fake_summary["status"] == "bracketed"]
 if len(fake_summary):
     display(fake_summary[["N", "seed", "status", "low", "high", "n_req", "probes"]])
+
+
+def late_rise(name: str, window: int = 500) -> float:
+    """Answer accuracy gained over the last ``window`` steps of a run (is it still learning?)."""
+    if name not in metrics:
+        return float("nan")
+    m = metrics[name]
+    before = m[m["step"] <= m["step"].iloc[-1] - window]["answer_acc/type_0"]
+    return float(m["answer_acc/type_0"].iloc[-1] - before.iloc[-1]) if len(before) else float("nan")
+
+
+rising = {name: late_rise(name) for name in ("twohop", "twohop_fakebridge")}
+still_rising_note = ""
+if all(not np.isnan(v) for v in rising.values()) and max(rising.values()) > 0.02:
+    still_rising_note = (f"Both runs without the bridge were still learning when training stopped (answer accuracy "
+                         f"{rising['twohop'] * 100:+.1f} and {rising['twohop_fakebridge'] * 100:+.1f} points over the "
+                         "last 500 steps): at this fixed budget the placeholder makes learning faster, and whether it "
+                         "also lowers the data needed is the question of the placeholder's required-data search.")
 gain = final_answer["twohop_cot"] - final_answer["twohop"]
 extra_position = final_answer["twohop_fakebridge"] - final_answer["twohop"]
 if not np.isnan(gain):
@@ -332,6 +350,7 @@ if not np.isnan(gain):
            if abs(extra_position) < 0.25 * abs(gain) else
            f"The extra position alone brings {extra_position / gain:.0%} of the gain: at this size much of what CoT "
            "buys is room to compute, and the supervised bridge adds the rest.")
+        + (" " + still_rising_note if still_rising_note else "")
         + (" The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
            if len(fake_finished) else
            (f" The placeholder's required-data search is not in the cache yet (`{am.experiment_command(fake_experiment)}`)."
