@@ -1,16 +1,18 @@
 """Chain of thought (chapter 7, SPEC §5.4): the bridge written out before the answer.
 
-* **Required data.** The searches of covlib.scaling with ``cot=True`` (BOOK_EXPERIMENTS twohop_cot,
-  threehop_cot, nontree_cot) beside the plain ones; ``requirement_ratio`` pairs them at shared (N, seed).
+* **Required data.** The searches of covlib.scaling with ``cot=True`` (``EXPERIMENTS`` twohop_cot,
+  threehop_cot, nontree_cot) beside the plain ones; ``requirement_ratio`` pairs them at shared (N, seed),
+  ``ratio_lower_bounds`` bounds the ratio where the plain search fails at every size it may try.
   A CoT probe succeeds when teacher-forced accuracy over *every* target token (bridges and answer)
   reaches the threshold, which is exactly greedy decoding's exact match (``decode_items``).
 * **Accuracy as a user checks it.** ``decoding_summary``: greedy decoding's exact match beside
-  teacher-forced answer accuracy, and the four outcomes of (bridge, answer) under greedy decoding.
+  teacher-forced answer accuracy, and the four outcomes of (bridge, answer) under greedy decoding, per test
+  split (``split_label`` names them).
 * **The placeholder control.** ``fake_bridge`` datasets put ``</b>`` where CoT writes the bridge: the
   same sequence length without the bridge's supervision. Their searches need a probe table of their
   own (``FAKE_BRIDGE_TABLE``): the book's table has no column that tells them apart.
 * **Inside.** ``iicg_sequence_table``: IICG at every position of the teacher-forced sequence, bridge
-  position included.
+  position included; ``iicg_peak_table`` reads its peaks per model and grouping key.
 
 The default preset's models (``shipped_runs``) are trained and archived under data/cot/ by
 ``covlib ship cot`` (data/cot/COMMANDS.txt).
@@ -77,6 +79,39 @@ def requirement_ratio(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     return both.assign(ratio=both["n_req_plain"] / both["n_req_cot"]).sort_values(["N", "seed"]).reset_index(drop=True)
 
 
+def ratio_lower_bounds(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
+    """Cells where the plain search fails even at the largest size it may try (status "unreachable") while
+    the CoT search has an estimate: the plain requirement is above that size, so the ratio is at least
+    largest_n / n_req_cot. Search summaries of covlib.ambiguity.search_summary (they carry largest_n).
+    Columns N, seed, plain_fails_at, n_req_cot, ratio_at_least."""
+    cols = ["N", "seed", "plain_fails_at", "n_req_cot", "ratio_at_least"]
+    if not len(plain) or not len(cot) or "largest_n" not in plain:
+        return pd.DataFrame(columns=cols)
+    failed = plain[plain["status"] == "unreachable"][["N", "seed", "largest_n"]]
+    done = cot.dropna(subset=["n_req"])[["N", "seed", "n_req"]]
+    both = failed.merge(done, on=["N", "seed"]).rename(columns={"largest_n": "plain_fails_at", "n_req": "n_req_cot"})
+    both = both.astype({"plain_fails_at": float, "n_req_cot": float})
+    return (both.assign(ratio_at_least=both["plain_fails_at"] / both["n_req_cot"])[cols]
+            .sort_values(["N", "seed"]).reset_index(drop=True))
+
+
+def fit_exponent(summary: pd.DataFrame, reps: int = 2000, min_n_values: int = 3) -> dict | None:
+    """The exponent c of n_req ~ N^c over a search summary's finished cells, with covlib.scaling's bootstrap
+    interval; None below two N values. Below ``min_n_values`` the bootstrap has nothing to resample (every
+    resample of two N values is the fit itself or degenerate), so the interval is left NaN rather than
+    reported with zero width. Adds ``n_values``."""
+    from covlib.scaling import bootstrap_exponent
+
+    est = summary.dropna(subset=["n_req"])[["N", "n_req"]].astype(float) if len(summary) else pd.DataFrame()
+    n_values = int(est["N"].nunique()) if len(est) else 0
+    if n_values < 2:
+        return None
+    fit = bootstrap_exponent(est, reps=reps) | {"n_values": n_values}
+    if n_values < min_n_values:
+        fit |= {"c_low": float("nan"), "c_high": float("nan")}
+    return fit
+
+
 def geometric_mean(values: Sequence[float]) -> float:
     """The geometric mean (NaN for no values): ratios are averaged in log space."""
     values = np.asarray(values, float)
@@ -121,6 +156,20 @@ def decode_items(model, prompts: np.ndarray, targets: np.ndarray, batch_size: in
     return pd.DataFrame(torch.cat(out).numpy(), columns=cols)
 
 
+def split_label(split: str, n_primitives: int = 2) -> str:
+    """A reader's name for a test type (SPEC §1's numbering: type_0 is ID; type_{bits+1} has primitive i seen
+    when bit i, counted from the first primitive as the most significant, is set), e.g. type_2 of a
+    two-primitive task -> "OOD: f1 unseen, f2 seen"."""
+    if split in ("type_0", "train_inferred"):
+        return {"type_0": "ID test", "train_inferred": "ID train"}[split]
+    if not split.startswith("type_") or not split[5:].isdigit() or not 1 <= int(split[5:]) < 2 ** n_primitives:
+        raise CovlibError(f"unknown test type {split!r} for a task with {n_primitives} primitives: choose "
+                          f"train_inferred or type_0 .. type_{2 ** n_primitives - 1}")
+    bits = int(split[5:]) - 1
+    seen = [(bits >> (n_primitives - 1 - i)) & 1 for i in range(n_primitives)]
+    return "OOD: " + ", ".join(f"f{i + 1} {'seen' if s else 'unseen'}" for i, s in enumerate(seen))
+
+
 OUTCOMES = {  # greedy decoding: (bridges right, answer right) -> label
     (True, True): "bridge right, answer right",
     (True, False): "bridge right, answer wrong",
@@ -149,6 +198,19 @@ def decoding_summary(model, ds, splits: Sequence[str] = ("type_0",), max_items: 
 
 
 # ----------------------------------------------------------------------------- inside
+
+
+def iicg_peak_table(table: pd.DataFrame, position: str | None = None, min_layer: int = 1) -> pd.DataFrame:
+    """Per model and grouping key of an ``iicg_sequence_table`` (with a ``model`` column): the largest IICG
+    at layers >= ``min_layer`` (the embeddings left out, covlib.ambiguity.iicg_peaks), over every position
+    or at one ``position``. Indexed by (model, group_by); columns iicg, layer, position."""
+    from covlib.ambiguity import iicg_peaks
+
+    sel = table if position is None else table[table["position"] == position]
+    if sel.empty:
+        raise CovlibError(f"no IICG rows at position {position!r}; positions here: "
+                          f"{', '.join(dict.fromkeys(table['position'])) if len(table) else 'none'}")
+    return iicg_peaks(sel, min_layer).set_index(["model", "group_by"])[["iicg", "layer", "position"]]
 
 
 def sequence_positions(ds) -> list[str]:

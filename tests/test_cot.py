@@ -32,6 +32,56 @@ def test_requirement_ratio_pairs_finished_cells_at_the_same_N_and_seed():
     assert np.isnan(cot.geometric_mean([]))
 
 
+def test_ratio_lower_bounds_only_where_the_plain_search_fails_everywhere():
+    plain = pd.DataFrame({"N": [20, 25, 30], "seed": [0, 0, 0], "status": ["unreachable", "bracketed", "unreachable"],
+                          "n_req": [None, 5000.0, None], "largest_n": [2931, 5584, 6000]})
+    with_cot = pd.DataFrame({"N": [20, 25, 30], "seed": [0, 0, 0], "status": ["bracketed", "bracketed", "searching"],
+                             "n_req": [1465.5, 1000.0, None], "largest_n": [1680, 1200, 900]})
+    bounds = cot.ratio_lower_bounds(plain, with_cot)
+    # N=25 has a ratio proper (not a bound); N=30's CoT search has no estimate yet
+    assert bounds[["N", "seed"]].values.tolist() == [[20, 0]]
+    assert bounds["ratio_at_least"].iloc[0] == pytest.approx(2.0)
+    assert cot.ratio_lower_bounds(plain.iloc[:0], with_cot).empty
+    assert list(cot.requirement_ratio(plain, with_cot)["N"]) == [25]
+
+
+def test_fit_exponent_recovers_a_power_law_and_gives_no_interval_from_two_N_values():
+    Ns = np.array([20, 25, 30, 40, 50])
+    summary = pd.DataFrame({"N": np.repeat(Ns, 2), "seed": [0, 1] * len(Ns),
+                            "n_req": np.repeat(3.0 * Ns ** 2.2, 2) * np.tile([0.95, 1.05], len(Ns))})
+    fit = cot.fit_exponent(summary, reps=300)
+    assert fit["c"] == pytest.approx(2.2, abs=0.01) and fit["n_values"] == 5
+    assert fit["c_low"] <= fit["c"] <= fit["c_high"]
+    two = cot.fit_exponent(summary[summary["N"].isin([20, 25])], reps=300)
+    assert two["n_values"] == 2 and np.isnan(two["c_low"]) and np.isnan(two["c_high"])
+    assert cot.fit_exponent(summary[summary["N"] == 20]) is None  # one N: no slope
+    assert cot.fit_exponent(summary.assign(n_req=np.nan)) is None
+
+
+def test_split_labels_follow_the_type_numbering():
+    assert cot.split_label("type_0") == "ID test"
+    assert cot.split_label("type_1") == "OOD: f1 unseen, f2 unseen"
+    assert cot.split_label("type_2") == "OOD: f1 unseen, f2 seen"
+    assert cot.split_label("type_3") == "OOD: f1 seen, f2 unseen"
+    assert cot.split_label("type_4", n_primitives=3) == "OOD: f1 unseen, f2 seen, f3 seen"
+    with pytest.raises(CovlibError, match="type_0 .. type_3"):
+        cot.split_label("type_4")
+
+
+def test_layouts_of_two_and_three_hop_cot_and_placeholder_datasets(tmp_path):
+    from covlib.data import DatasetConfig, ensure_dataset
+    from covlib.io import load_dataset
+
+    three = load_dataset(ensure_dataset(DatasetConfig("threehop", 5, 60, seed=0, test_size_per_type=10, cot=True),
+                                        tmp_path))
+    assert cot.target_layout(three) == ["b1", "b2", "t"]
+    assert cot.sequence_positions(three) == ["x1", "x2", "x3", "x4", "b1", "b2"]
+    fake = load_dataset(ensure_dataset(DatasetConfig("twohop", 6, 60, seed=0, test_size_per_type=10, fake_bridge=True),
+                                       tmp_path))
+    assert cot.target_layout(fake) == ["b", "t"]
+    assert (fake.test.targets[:, 0] == fake.vocab.index("</b>")).all()  # the placeholder, never the bridge
+
+
 def test_greedy_exact_match_is_teacher_forced_all_tokens_and_never_above_the_answer(shipped):
     model, ds, _, _ = shipped["twohop_cot"]
     assert cot.target_layout(ds) == ["b", "t"] and cot.sequence_positions(ds) == ["x1", "x2", "x3", "b"]
@@ -64,6 +114,32 @@ def test_sequence_iicg_covers_the_bridge_position(shipped):
     # at the bridge position the embedding is the bridge token itself: items of one bridge are identical there
     emb = table[(table["layer"] == 0) & (table["position"] == "b")].iloc[0]
     assert emb["within"] == pytest.approx(1.0, abs=1e-5)
+    peaks = cot.iicg_peak_table(table.assign(model="twohop_cot"), position="b")
+    assert peaks.index.tolist() == [("twohop_cot", "b")] and peaks["layer"].iloc[0] >= 1  # embeddings left out
+    at_b = table[(table["position"] == "b") & (table["layer"] >= 1)]
+    assert peaks["iicg"].iloc[0] == pytest.approx(at_b["iicg"].max())
+    with pytest.raises(CovlibError, match="no IICG rows at position 'b9'"):
+        cot.iicg_peak_table(table.assign(model="m"), position="b9")
+
+
+def test_decoding_chart_has_one_bar_per_row_and_a_tick_at_the_answer():
+    from covlib import cot_figures as cf
+
+    rows = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "tf_answer": [1.0, 0.9],
+                         "bridge right, answer right": [1.0, 0.1], "bridge right, answer wrong": [0.0, 0.0],
+                         "bridge wrong, answer right": [0.0, 0.05], "bridge wrong, answer wrong": [0.0, 0.85]})
+    rows["items"] = rows["model"] + " · " + rows["split"].map(cot.split_label)
+    spec = cf.decoding_chart(rows, "t", row="items").to_dict()
+    bars, ticks = spec["layer"]
+    assert bars["encoding"]["y"]["field"] == "items" and ticks["encoding"]["x"]["field"] == "tf_answer"
+    assert spec["layer"][0]["mark"]["type"] == "bar"
+    ratios = pd.DataFrame({"N": [25], "seed": [0], "n_req_plain": [5e3], "n_req_cot": [1e3], "ratio": [5.0],
+                           "task": ["twohop"]})
+    assert len(cf.ratio_chart(ratios, "r", band=(5, 10)).to_dict()["layer"]) == 2  # the paper's band and the points
+    bounds = pd.DataFrame({"N": [20], "seed": [0], "plain_fails_at": [2931.0], "n_req_cot": [1465.5],
+                           "ratio_at_least": [2.0], "task": ["twohop"]})
+    layers = cf.ratio_chart(ratios.iloc[:0], "r", bounds=bounds).to_dict()["layer"]
+    assert len(layers) == 2 and layers[1]["mark"]["shape"] == "triangle-up"
 
 
 def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
