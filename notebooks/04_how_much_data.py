@@ -240,10 +240,11 @@ else:
     pool_note = "No finished two-hop cells yet."
 lost = twohop[twohop["status"] == "unreachable"] if len(twohop) else twohop
 if len(lost):
-    lost_probes = probes[(probes["task"] == "twohop") & ~probes["cot"].astype(bool) & (probes["model"] == "L4-d128")]
+    lost_probes = probes[(probes["task"] == "twohop") & ~probes["cot"].astype(bool)
+                         & (probes["model"] == experiments["twohop"]["model"])]
     at_top = [lost_probes[(lost_probes["N"] == r["N"]) & (lost_probes["seed"] == r["seed"])].nlargest(1, "n_train").iloc[0]
               for _, r in lost.iterrows()]
-    pool_note += (" Below that the law cannot be measured at all: "
+    pool_note += (" At the smallest N the law cannot be measured at all: "
                   + "; ".join(f"at N = {int(t['N'])} (seed {int(t['seed'])}) the largest training set the search may use, "
                               f"{int(t['n_train']):,} of {int(t['eligible']):,} ID-eligible inputs, still ends at "
                               f"{t['best_type0']:.1%} ID accuracy" for t in at_top)
