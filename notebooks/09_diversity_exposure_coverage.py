@@ -52,7 +52,6 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
