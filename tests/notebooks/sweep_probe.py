@@ -22,9 +22,8 @@ sleep_s = 0
 
 # %%
 # ruff: noqa: E402
-from pathlib import Path
-
 import time
+from pathlib import Path
 
 from covlib.sweep import record_metrics
 
