@@ -10,13 +10,6 @@ TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
 POPULATION_LABELS = {"type_0": "ID test (type_0)", "id_pool": "whole ID pool (not in training)"}
 
 
-def pending_chart(title: str, command: str) -> alt.Chart:
-    """Stands in for a figure whose results are not in the cache yet: says so, and which command fills it."""
-    text = pd.DataFrame({"line": ["not computed yet; fill the cache with", command], "y": [0, 1]})
-    return alt.Chart(text, title=alt.TitleParams(title, anchor="start")).mark_text(
-        fontSize=13, align="left", x=10).encode(y=alt.Y("y:O", axis=None), text="line:N").properties(width=460, height=60)
-
-
 def _task_scale(tasks) -> alt.Scale:
     domain = list(dict.fromkeys(tasks))
     return alt.Scale(domain=domain, range=[TASK_COLORS.get(t, "#6a1b9a") for t in domain])

@@ -8,13 +8,6 @@ import pandas as pd
 from covlib.diversity_stats import ACC, dose_curve
 
 
-def pending_chart(title: str, command: str) -> alt.Chart:
-    """Stands in for a figure whose runs are not in the table yet: says so, and how to fill it."""
-    text = pd.DataFrame({"line": ["not run yet; fill the table with", command], "y": [0, 1]})
-    return (alt.Chart(text, title=title).mark_text(fontSize=13, align="left", x=10).encode(
-        y=alt.Y("y:O", axis=None), text="line:N").properties(width=420, height=60))
-
-
 def dose_chart(runs: pd.DataFrame, fit: dict | None, budget: int) -> alt.LayerChart:
     """Accuracy of every run against n_unique (log axis), the level means, and the fitted logistic."""
     x = alt.X("n_unique:Q", scale=alt.Scale(type="log"), title="distinct training examples (n_unique)")

@@ -59,6 +59,14 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
     return list(outputs)
 
 
+def pending_chart(title: str, command: str, lead: str = "not computed yet; fill the cache with") -> alt.Chart:
+    """Stands in for a figure whose results are not in the cache yet: says so (``lead``), and which command
+    fills it. Chapters save it under the figure's name so that papers_figures/ always holds every figure."""
+    text = pd.DataFrame({"line": [lead, command], "y": [0, 1]})
+    return alt.Chart(text, title=alt.TitleParams(title, anchor="start")).mark_text(
+        fontSize=13, align="left", x=10).encode(y=alt.Y("y:O", axis=None), text="line:N").properties(width=460, height=60)
+
+
 # ----------------------------------------------------------------------------- task graphs
 
 

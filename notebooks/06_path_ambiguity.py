@@ -251,7 +251,7 @@ if metrics:
     curve_chart = figures.accuracy_curves_chart(curves, series, f"Two-hop and non-tree, N = {N}, {n_train:,} examples",
                                                 colors=colors, chance=1 / N)
 else:
-    curve_chart = af.pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
+    curve_chart = figures.pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
 figures.save_figure(curve_chart, "06_learning_curves", fig_dir)
 display(curve_chart)
 
@@ -322,7 +322,7 @@ if len(points) or len(reference) or len(lines):
     need_chart = sf.required_data_chart(points, lines, reference,
                                         title="Training examples needed: measured, and for 99% coverage of type_0")
 else:
-    need_chart = af.pending_chart("Required data of two-hop and non-tree", am.experiment_command(am.EXPERIMENTS["nontree"]))
+    need_chart = figures.pending_chart("Required data of two-hop and non-tree", am.experiment_command(am.EXPERIMENTS["nontree"]))
 figures.save_figure(need_chart, "06_required_data", fig_dir)
 display(need_chart)
 
@@ -366,8 +366,8 @@ if len(iicg):
     display(peaks[["task", "split", "group_by", "layer", "position", "iicg", "within", "between", "items", "groups"]]
             .round(3))
 else:
-    heat = af.pending_chart("IICG by grouping key", "covlib ship ambiguity")
-    peak_chart = af.pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
+    heat = figures.pending_chart("IICG by grouping key", "covlib ship ambiguity")
+    peak_chart = figures.pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
     peaks = pd.DataFrame(columns=["task", "split", "group_by", "layer", "position", "iicg"])
 figures.save_figure(heat, "06_iicg_by_key", fig_dir)
 figures.save_figure(peak_chart, "06_iicg_peaks", fig_dir)
@@ -422,7 +422,7 @@ if len(lens):
     display(Markdown("The bridge as the top token, best cell at layers 1 and up: " + ", ".join(
         f"{t} {v:.0%}" for t, v in lens_best.items()) + f" of ID items (chance {1 / N:.0%})."))
 else:
-    lens_chart = af.pending_chart("Logit lens", "covlib ship ambiguity")
+    lens_chart = figures.pending_chart("Logit lens", "covlib ship ambiguity")
     lens_best = {}
 figures.save_figure(lens_chart, "06_logit_lens", fig_dir)
 display(lens_chart)
@@ -457,7 +457,7 @@ if len(trace):
                                             facet="panel", domain=(0, 1), scheme="oranges", columns=5)
     display(rank.pivot_table(index=["task", "variant", "layer"], columns="position", values="value").round(2))
 else:
-    trace_chart = af.pending_chart("Causal tracing", "covlib ship ambiguity")
+    trace_chart = figures.pending_chart("Causal tracing", "covlib ship ambiguity")
     rank = pd.DataFrame(columns=["task", "variant", "layer", "position", "value", "pairs"])
 figures.save_figure(trace_chart, "06_causal_tracing", fig_dir)
 display(trace_chart)

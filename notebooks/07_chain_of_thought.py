@@ -60,7 +60,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from covlib import ambiguity as am
-from covlib import ambiguity_figures as af
 from covlib import cot, figures, paper
 from covlib import cot_figures as cf
 from covlib import mechanism_figures as mf
@@ -182,7 +181,7 @@ points = [sf.requirement_frame(s.assign(model=name.replace("_cot", " with CoT"))
 if points:
     need_chart = sf.estimates_chart(points, "Required data with and without the bridge written out")
 else:
-    need_chart = af.pending_chart("Required data with and without CoT", am.experiment_command(experiments["twohop_cot"])
+    need_chart = figures.pending_chart("Required data with and without CoT", am.experiment_command(experiments["twohop_cot"])
                                   if preset != "smoke" else "the smoke search")
 figures.save_figure(need_chart, "07_required_data", fig_dir)
 display(need_chart)
@@ -227,7 +226,7 @@ if len(ratios) or len(bounds):
     ratio_chart = cf.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N", band=paper.COT_DATA_RATIO,
                                  bounds=bounds)
 else:
-    ratio_chart = af.pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
+    ratio_chart = figures.pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
 figures.save_figure(ratio_chart, "07_data_ratio", fig_dir)
 display(ratio_chart)
 ratio_by_task = {task: cot.geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in ("twohop", "threehop")}
@@ -264,7 +263,7 @@ if metrics:
         curves, series, f"ID test accuracy, N = {N}, {n_train:,} examples (teacher-forced, all target tokens)",
         colors={f"{name}, ID test": c for name, c in colors.items()}, chance=1 / N)
 else:
-    curve_chart = af.pending_chart("Learning curves of the four models", "covlib ship cot")
+    curve_chart = figures.pending_chart("Learning curves of the four models", "covlib ship cot")
 figures.save_figure(curve_chart, "07_learning_curves", fig_dir)
 display(curve_chart)
 
@@ -337,7 +336,7 @@ if len(decoding):
     decoding_chart = cf.decoding_chart(decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)",
                                        row="items")
 else:
-    decoding_chart = af.pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
+    decoding_chart = figures.pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
 figures.save_figure(decoding_chart, "07_decoding", fig_dir)
 display(decoding_chart)
 
@@ -482,7 +481,7 @@ if len(iicg):
                                      domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
                                      positions=list(dict.fromkeys(iicg["position"])))
 else:
-    heat = af.pending_chart("IICG over the CoT sequence", "covlib ship cot")
+    heat = figures.pending_chart("IICG over the CoT sequence", "covlib ship cot")
 figures.save_figure(heat, "07_iicg_bridge_position", fig_dir)
 display(heat)
 

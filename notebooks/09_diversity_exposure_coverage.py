@@ -147,8 +147,9 @@ dose_r2 = dose_fit["r2_means"] if dose_fit else float("nan")
 
 # %%
 FILL = "covlib diversity run --experiments {} --table data/diversity/runs.csv"  # the command that fills a figure
+PENDING_LEAD = "not run yet; fill the table with"  # the pending figures name the table, not the cache
 dose_chart = (dfig.dose_chart(dose, dose_fit, dose_budget) if len(dose)
-              else dfig.pending_chart("Dose-response", FILL.format("dose")))
+              else figures.pending_chart("Dose-response", FILL.format("dose"), PENDING_LEAD))
 figures.save_figure(dose_chart, "09_dose_response", figures_dir or None)
 dose_chart
 
@@ -191,7 +192,7 @@ eta2_exposure = float(anova.loc["exposure", "partial_eta2"]) if anova is not Non
 
 # %%
 fact_chart = (dfig.factorial_chart(fact, mix["escaped"] if mix else None) if len(fact)
-              else dfig.pending_chart("Diversity x exposure", FILL.format("factorial")))
+              else figures.pending_chart("Diversity x exposure", FILL.format("factorial"), PENDING_LEAD))
 figures.save_figure(fact_chart, "09_factorial", figures_dir or None)
 fact_chart
 
@@ -269,7 +270,7 @@ for measure in ("coverage", "surface"):
               f"--experiments {measure} --table data/diversity/runs.csv")
 contrast_runs = runs[runs["experiment"].isin(["coverage", "surface"])]
 contrast_fig = (dfig.contrast_chart(contrast_runs) if len(contrast_runs)
-                else dfig.pending_chart("Coverage at fixed diversity", FILL.format("coverage surface")))
+                else figures.pending_chart("Coverage at fixed diversity", FILL.format("coverage surface"), PENDING_LEAD))
 figures.save_figure(contrast_fig, "09_contrasts", figures_dir or None)
 contrast_fig
 

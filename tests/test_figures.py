@@ -113,3 +113,11 @@ def test_save_figure_writes_png_and_svg(tmp_path, monkeypatch):
 def test_enable_png_renderer():
     figures.enable_png_renderer()
     assert alt.renderers.active == "png"
+
+
+def test_pending_chart_names_the_missing_figure_and_its_command():
+    chart = figures.pending_chart("Dose-response", "covlib diversity run --experiments dose", lead="not run yet")
+    spec = chart.to_dict()
+    assert spec["title"]["text"] == "Dose-response"
+    lines = [row["line"] for row in chart.data.to_dict("records")]
+    assert lines == ["not run yet", "covlib diversity run --experiments dose"]
