@@ -46,6 +46,7 @@ PROBE_COLUMNS = [
 MODEL_SHAPES: dict[str, dict] = {
     "L2-d64": {"n_layers": 2, "d_model": 64, "n_heads": 4},
     "L4-d128": {"n_layers": 4, "d_model": 128, "n_heads": 4},  # the book's default model
+    "L6-d128": {"n_layers": 6, "d_model": 128, "n_heads": 4},  # 11x L2-d64's parameters at 1.5x the default's cost
     "L4-d256": {"n_layers": 4, "d_model": 256, "n_heads": 8},
     "L6-d256": {"n_layers": 6, "d_model": 256, "n_heads": 8},
     "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 2},
@@ -686,8 +687,10 @@ BOOK_WORK = "build/scaling"
 # chapter 4's experiments: name -> task, N values, seeds, model shape (the cells the cache should hold)
 BOOK_EXPERIMENTS: dict[str, dict] = {
     "twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
-    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0, 1], "model": "L2-d64"},
-    "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0, 1], "model": "L4-d256"},
+    # model sizes: one seed each at three N (compute budget); L6-d128 rather than L4-d256 (30x, but about
+    # 3x the default's cost per probe) so that the span passes 10x within a session's CPU
+    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L2-d64"},
+    "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L6-d128"},
     # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},

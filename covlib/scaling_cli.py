@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree (fivehop needs --cot)")
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
-        s.add_argument("--model", default="L4-d128", help="model shape: L2-d64, L4-d128 (default), L4-d256, L6-d256")
+        s.add_argument("--model", default="L4-d128", help="model shape: L2-d64, L4-d128 (default), L6-d128, L4-d256, L6-d256")
         s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
         s.add_argument("--fake-bridge", action="store_true",
                        help="placeholder bridges (</b>) where --cot writes the true ones; needs a table of its own")

@@ -286,8 +286,9 @@ display(Markdown(
 #
 # The paper trains GPT-2 models from 68M to 1.5B parameters and finds exponents 2.13, 2.26 and
 # 2.28: twenty times the parameters, no reduction in the data needed. Here the same search runs
-# for a 2-layer, width-64 model and a 4-layer, width-256 one beside the default, a range of
-# about 30 times in parameters, at the smaller values of $N$ where a CPU can afford it.
+# for a 2-layer, width-64 model and a 6-layer, width-128 one beside the default (4 layers, width
+# 128), at the smaller values of $N$ and on the seeds where a CPU can afford it; every size is
+# compared on the same cells (N and seed), and the span in parameters is computed below.
 
 # %%
 size_names = [n for n in ("twohop_small_model", "twohop", "twohop_large_model") if n in summaries]
@@ -295,10 +296,10 @@ size_rows, size_points = [], []
 for name in size_names:
     s = summaries[name]
     model = experiments[name]["model"]
-    Ns_common = experiments.get("twohop_small_model", experiments[name])["N"]
+    shared = experiments.get("twohop_small_model", experiments[name])  # the cells every size is searched on
     params = sc.model_params(model, 30, 4) if model in sc.MODEL_SHAPES else None
     if len(s):
-        common = s[s["N"].isin(Ns_common)]
+        common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
         f = fit_or_none(common)
         size_points.append(sf.requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
         size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
