@@ -142,7 +142,7 @@ def coverage_need(task: str, Ns: Sequence[int], ks: Sequence[int] = (3,), target
     rows = []
     for N in Ns:
         eligible = eligible_count(task, N, seed)
-        top = eligible - min(SearchRules().min_test_items, eligible // 4)  # as the search: leave a test set
+        top = SearchRules().largest_n(eligible)  # as the search: leave a test set
         grid = np.unique(np.geomspace(max(N, 16), top, points).round().astype(int))
         shares = {(p, k): [] for p in POPULATIONS for k in ks}
         for n in grid:
@@ -198,26 +198,6 @@ def write_coverage_need(out: str | os.PathLike, Ns: Sequence[int], tasks: Sequen
 EXPERIMENTS: dict[str, dict] = {
     "nontree": {"task": "nontree", "N": [25, 30, 40, 50], "seeds": [0], "model": "L4-d128"},
 }
-
-
-def experiment_cells(e: dict) -> list:
-    """The covlib.scaling cells of one experiment (task, N, seeds, model, and optional cot, fake_bridge)."""
-    from covlib.scaling import Cell
-
-    return [Cell(e["task"], int(N), e["model"], int(s), bool(e.get("cot", False)),
-                 fake_bridge=bool(e.get("fake_bridge", False))) for N in e["N"] for s in e["seeds"]]
-
-
-def experiment_command(e: dict, jobs: int = 2) -> str:
-    """The shell command that fills (or resumes) one experiment's rows of its probe table (``table``, by
-    default the book's)."""
-    from covlib.scaling import BOOK_TABLE, BOOK_WORK
-
-    style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
-    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
-            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
-            f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
-
 
 
 def search_summary(cells: Sequence, probes: pd.DataFrame) -> pd.DataFrame:

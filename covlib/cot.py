@@ -30,7 +30,7 @@ from covlib.learning import ShippedRun
 
 DATA_DIR = "data/cot"
 FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the repository
-# chapter 7's required-data searches (covlib.ambiguity.experiment_cells / experiment_command): CoT rows go to
+# chapter 7's required-data searches (covlib.scaling.experiment_cells / experiment_command): CoT rows go to
 # chapter 4's probe table; placeholder-bridge rows to a table of their own (the book's has no column for them)
 EXPERIMENTS: dict[str, dict] = {
     "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},

@@ -82,6 +82,10 @@ class SearchRules:
     # that the ID test set (type_0) still holds that many items: near the whole pool nothing is left to test
     min_test_items: int = 1000
 
+    def largest_n(self, eligible: int) -> int:
+        """The largest n_train a search tries: the ID-eligible inputs less those kept to test."""
+        return max(eligible - min(self.min_test_items, eligible // 4), self.min_n)
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -240,7 +244,7 @@ def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:
 
 def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int) -> CellState:
     """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows)."""
-    most = max(eligible - min(rules.min_test_items, eligible // 4), rules.min_n)
+    most = rules.largest_n(eligible)
     rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
     ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
     bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
@@ -697,17 +701,27 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
 }
 
 
-def experiment_cells(name: str) -> list[Cell]:
-    """The cells of one of the book's experiments (BOOK_EXPERIMENTS)."""
-    if name not in BOOK_EXPERIMENTS:
-        raise CovlibError(f"unknown experiment {name!r}; the book's experiments: {', '.join(BOOK_EXPERIMENTS)}")
-    e = BOOK_EXPERIMENTS[name]
-    return cells_for(e["task"], e["N"], e["seeds"], e["model"], e.get("cot", False))
+def _experiment(experiment: str | dict) -> dict:
+    if isinstance(experiment, dict):
+        return experiment
+    if experiment not in BOOK_EXPERIMENTS:
+        raise CovlibError(f"unknown experiment {experiment!r}; the book's experiments: {', '.join(BOOK_EXPERIMENTS)}")
+    return BOOK_EXPERIMENTS[experiment]
 
 
-def experiment_command(name: str, jobs: int = 2) -> str:
-    """The shell command that fills (or resumes) one experiment's rows of the book's probe table."""
-    e = BOOK_EXPERIMENTS[name]
+def experiment_cells(experiment: str | dict) -> list[Cell]:
+    """The cells of one experiment: a name in BOOK_EXPERIMENTS, or a dict in its format (task, N, seeds,
+    model, and optional cot, fake_bridge, table), as chapters 6 and 7 keep theirs."""
+    e = _experiment(experiment)
+    return [Cell(e["task"], int(N), e["model"], int(s), bool(e.get("cot", False)),
+                 fake_bridge=bool(e.get("fake_bridge", False))) for N in e["N"] for s in e["seeds"]]
+
+
+def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
+    """The shell command that fills (or resumes) one experiment's rows of its probe table (the dict's
+    ``table``, by default the book's)."""
+    e = _experiment(experiment)
+    style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
     return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
-            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{' --cot' if e.get('cot') else ''} "
-            f"--table {BOOK_TABLE} --work {BOOK_WORK} --jobs {jobs}")
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
+            f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")

@@ -90,7 +90,7 @@ if preset == "paper":
     print("The paper's scale (8-layer GPT-2, N up to 200, batch 16,384) needs a GPU for days; this preset "
           "reads the same cache as the default one. Run `covlib scaling search --model ...` on a GPU to extend it.")
 
-experiment_cells = {name: sc.cells_for(e["task"], e["N"], e["seeds"], e["model"]) for name, e in experiments.items()}
+experiment_cells = {name: sc.experiment_cells(e) for name, e in experiments.items()}
 print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
 # %% [markdown]

@@ -296,7 +296,7 @@ if preset == "smoke":
     twohop_cells = sc.cells_for("twohop", knobs["search_N"], [0], knobs["model"])
     sc.search(twohop_cells + nontree_cells, table_path, root / "ambiguity-smoke" / "scaling", knobs["rules"], log=None)
 else:
-    nontree_cells = am.experiment_cells(am.EXPERIMENTS["nontree"])
+    nontree_cells = sc.experiment_cells(am.EXPERIMENTS["nontree"])
     twohop_cells = [c for c in sc.experiment_cells("twohop") if c.N in am.EXPERIMENTS["nontree"]["N"]]
 probes = sc.read_probes(table_path)
 nontree_summary = am.search_summary(nontree_cells, probes)
@@ -309,7 +309,7 @@ display(Markdown("Non-tree: " + am.describe_cells(nontree_summary, "non-tree") +
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
 if len(pending_cells) and preset != "smoke":
     display(Markdown(f"{len(pending_cells)} non-tree cell(s) are not finished; "
-                     f"`{am.experiment_command(am.EXPERIMENTS['nontree'])}` resumes them."))
+                     f"`{sc.experiment_command(am.EXPERIMENTS['nontree'])}` resumes them."))
 
 # %%
 points = pd.concat([sf.requirement_frame(s.assign(model=f"{task}: measured n_req")) for task, s in
@@ -322,7 +322,7 @@ if len(points) or len(reference) or len(lines):
     need_chart = sf.required_data_chart(points, lines, reference,
                                         title="Training examples needed: measured, and for 99% coverage of type_0")
 else:
-    need_chart = figures.pending_chart("Required data of two-hop and non-tree", am.experiment_command(am.EXPERIMENTS["nontree"]))
+    need_chart = figures.pending_chart("Required data of two-hop and non-tree", sc.experiment_command(am.EXPERIMENTS["nontree"]))
 figures.save_figure(need_chart, "06_required_data", fig_dir)
 display(need_chart)
 

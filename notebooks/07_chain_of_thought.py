@@ -140,9 +140,9 @@ if missing:
 table_path = Path(table) if table else (root / "cot-smoke" / "probes.csv" if preset == "smoke"
                                         else repository_path(sc.BOOK_TABLE))
 fake_table = root / "cot-smoke" / "probes_fakebridge.csv" if preset == "smoke" else repository_path(cot.FAKE_BRIDGE_TABLE)
-cells = {name: am.experiment_cells(e) for name, e in experiments.items()}
-fake_cells = am.experiment_cells(fake_experiment)
-nontree_cells = am.experiment_cells(nontree_experiment)
+cells = {name: sc.experiment_cells(e) for name, e in experiments.items()}
+fake_cells = sc.experiment_cells(fake_experiment)
+nontree_cells = sc.experiment_cells(nontree_experiment)
 if preset == "smoke":
     sc.search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, root / "cot-smoke" / "scaling",
               rules, log=None)
@@ -159,7 +159,7 @@ pending = {name: s for name, s in summaries.items() if s["status"].isin(["not st
 if pending and preset != "smoke":
     display(Markdown("**Not finished in the cache:** " + "; ".join(
         f"{name}: {int(s['status'].isin(['not started', 'searching']).sum())} of {len(s)} cells "
-        f"(`{am.experiment_command(experiments[name]) if name.endswith('_cot') else sc.experiment_command(name)}`)"
+        f"(`{sc.experiment_command(experiments[name]) if name.endswith('_cot') else sc.experiment_command(name)}`)"
         for name, s in pending.items()) + ". The search resumes from the table."))
 
 
@@ -181,7 +181,7 @@ points = [sf.requirement_frame(s.assign(model=name.replace("_cot", " with CoT"))
 if points:
     need_chart = sf.estimates_chart(points, "Required data with and without the bridge written out")
 else:
-    need_chart = figures.pending_chart("Required data with and without CoT", am.experiment_command(experiments["twohop_cot"])
+    need_chart = figures.pending_chart("Required data with and without CoT", sc.experiment_command(experiments["twohop_cot"])
                                   if preset != "smoke" else "the smoke search")
 figures.save_figure(need_chart, "07_required_data", fig_dir)
 display(need_chart)
@@ -309,7 +309,7 @@ if not np.isnan(shortfall):
         "errors sit: bridge or answer."))
 display(nontree_summary[["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes"]])
 display(Markdown("Non-tree with CoT, required data: " + am.describe_cells(nontree_summary, "non-tree with CoT")
-                 + (f" Command: `{am.experiment_command(nontree_experiment)}`."
+                 + (f" Command: `{sc.experiment_command(nontree_experiment)}`."
                     if preset != "smoke" and nontree_summary["status"].isin(["not started", "searching"]).any() else "")))
 
 # %% [markdown]
@@ -445,10 +445,10 @@ if still_rising_note:
 fake_unfinished = fake_summary["status"].isin(["not started", "searching"]).any()
 if (fake_summary["status"] == "not started").all():
     control_text.append("The placeholder's required-data search is not in the cache yet"
-                        + (f" (`{am.experiment_command(fake_experiment)}`)." if preset != "smoke" else "."))
+                        + (f" (`{sc.experiment_command(fake_experiment)}`)." if preset != "smoke" else "."))
 else:
     control_text.append("The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
-                        + (f" To finish them: `{am.experiment_command(fake_experiment)}`."
+                        + (f" To finish them: `{sc.experiment_command(fake_experiment)}`."
                            if fake_unfinished and preset != "smoke" else ""))
 display(Markdown(" ".join(control_text)))
 

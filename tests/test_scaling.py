@@ -232,3 +232,18 @@ def test_a_cot_search_starts_below_the_plain_requirement():
     assert sc.first_guess(cot_cell, table, RULES) == round(np.sqrt(150 * 180))
     # the plain cell itself is unaffected by CoT rows
     assert sc.first_guess(sc.Cell("twohop", 20, "L4-d256", 0), table, RULES) == round(np.sqrt(1000 * 1200))
+
+
+def test_experiment_cells_and_command_take_a_name_or_a_dict():
+    named = sc.experiment_cells("threehop")
+    assert [(c.task, c.N, c.seed, c.cot) for c in named] == [("threehop", N, 0, False) for N in (10, 12, 14, 16)]
+    fake = {"task": "twohop", "N": [25, 30], "seeds": [0, 1], "model": "L4-d128", "fake_bridge": True,
+            "table": "data/cot/probes_fakebridge.csv"}
+    cells = sc.experiment_cells(fake)
+    assert len(cells) == 4 and all(c.fake_bridge and not c.cot for c in cells)
+    command = sc.experiment_command(fake)
+    assert "--fake-bridge" in command and "--table data/cot/probes_fakebridge.csv" in command
+    assert "--N 25 30 --seeds 0 1" in command
+    assert "--cot" in sc.experiment_command({**fake, "fake_bridge": False, "cot": True})
+    with pytest.raises(CovlibError, match="unknown experiment"):
+        sc.experiment_cells("twohop_typo")
