@@ -173,6 +173,24 @@ def shipped_ready(run: ShippedRun, dest_root: str | os.PathLike) -> bool:
     return (dest / "weights" / "final.pt").is_file() and (dest / "metrics.jsonl").is_file()
 
 
+def ensure_shipped(runs: dict[str, ShippedRun], smoke: bool, data_dir: str, out_root: str | os.PathLike,
+                   smoke_name: str, recompute: bool = False) -> tuple[Path, Path, dict[str, bool]]:
+    """Where a chapter's models are archived, its work folder, and which of ``runs`` are there.
+
+    Smoke: the tiny models are trained (once) under ``out_root/smoke_name``. Otherwise the archive is the
+    repository's ``data_dir``, read as it is, unless ``recompute`` asks to train every model again into it
+    (work under ``out_root/ship``)."""
+    out_root = Path(out_root)
+    if smoke:
+        dest, work = out_root / smoke_name / "shipped", out_root / smoke_name
+    else:
+        dest, work = repository_path(data_dir), out_root / "ship"
+    for run in runs.values():
+        if (smoke and not shipped_ready(run, dest)) or (not smoke and recompute):
+            ship_run(run, dest, work, progress=not smoke)
+    return dest, work, {name: shipped_ready(run, dest) for name, run in runs.items()}
+
+
 def open_shipped(run: ShippedRun, dest_root: str | os.PathLike, datasets_dir: str | os.PathLike):
     """(model, dataset folder, task tables, metrics) of an archived run; its dataset is regenerated (it is
     deterministic) and annotated under ``datasets_dir``."""

@@ -66,7 +66,7 @@ from covlib import mechanisms as mc
 from covlib import scaling as sc
 from covlib import scaling_figures as sf
 from covlib.errors import CovlibError
-from covlib.learning import open_shipped, repository_path, ship_run, shipped_ready
+from covlib.learning import ensure_shipped, open_shipped, repository_path
 from covlib.sweep import record_metrics
 from covlib.train import first_step_above, load_metrics
 
@@ -90,17 +90,7 @@ if preset == "paper":
 runs = am.shipped_runs(preset)
 N, n_train = runs["nontree"].dataset["num_tokens"], runs["nontree"].dataset["n_train"]
 test_size = runs["nontree"].dataset["test_size_per_type"]
-if preset == "smoke":
-    dest, work = root / "ambiguity-smoke" / "shipped", root / "ambiguity-smoke"
-    for run in runs.values():
-        if not shipped_ready(run, dest):
-            ship_run(run, dest, work, progress=False)
-else:
-    dest, work = repository_path(am.DATA_DIR), root / "ship"
-    if recompute:
-        for run in runs.values():
-            ship_run(run, dest, work, retrain=False)
-ready = {name: shipped_ready(run, dest) for name, run in runs.items()}
+dest, work, ready = ensure_shipped(runs, preset == "smoke", am.DATA_DIR, root, "ambiguity-smoke", recompute)
 missing = [name for name, ok in ready.items() if not ok]
 print(f"preset={preset}: twohop and nontree at N = {N}, n_train = {n_train:,}; models in {dest}: "
       + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))

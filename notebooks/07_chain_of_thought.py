@@ -44,7 +44,7 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: tiny models and a miniature search, seconds), "default" (reads the cache), "paper"
-recompute = False  # True: train the missing default models here (about 10 CPU-minutes each) into data/cot/
+recompute = False  # True: train the four default models again here (about 10 CPU-minutes each) into data/cot/
 max_items = 2000  # test items per IICG selection and per decoding summary
 bootstrap_reps = 2000  # resamples for the exponents' intervals
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
@@ -66,7 +66,7 @@ from covlib import mechanism_figures as mf
 from covlib import scaling as sc
 from covlib import scaling_figures as sf
 from covlib.errors import CovlibError
-from covlib.learning import open_shipped, repository_path, ship_run, shipped_ready
+from covlib.learning import ensure_shipped, open_shipped, repository_path
 from covlib.sweep import record_metrics
 from covlib.train import first_step_above, load_metrics
 
@@ -105,18 +105,7 @@ if preset == "paper":
 
 runs = cot.shipped_runs(preset)
 N, n_train = runs["twohop_cot"].dataset["num_tokens"], runs["twohop_cot"].dataset["n_train"]
-if preset == "smoke":
-    dest, work = root / "cot-smoke" / "shipped", root / "cot-smoke"
-    for run in runs.values():
-        if not shipped_ready(run, dest):
-            ship_run(run, dest, work, progress=False)
-else:
-    dest, work = repository_path(cot.DATA_DIR), root / "ship"
-    if recompute:
-        for run in runs.values():
-            if not shipped_ready(run, dest):
-                ship_run(run, dest, work)
-ready = {name: shipped_ready(run, dest) for name, run in runs.items()}
+dest, work, ready = ensure_shipped(runs, preset == "smoke", cot.DATA_DIR, root, "cot-smoke", recompute)
 missing = [name for name, ok in ready.items() if not ok]
 print(f"preset={preset}: four models at N = {N}, n_train = {n_train:,}; in {dest}: "
       + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from covlib import learning
 from covlib.data import DatasetConfig, generate, save_dataset
 from covlib.learning import cutoff_table, first_steps
 
@@ -82,3 +84,25 @@ def test_a_finished_run_is_reused_and_a_changed_annotation_is_refused(tmp_path):
         train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, progress=False)
     fresh = train_or_load(folder, tmp_path / "run", preset="smoke", overrides=overrides, retrain=True, progress=False)
     assert fresh.metrics["step"].iloc[-1] == 20
+
+
+def test_ensure_shipped_trains_only_what_it_is_asked_to(tmp_path, monkeypatch):
+    runs = {"a": learning.ShippedRun("a", {"task": "twohop", "num_tokens": 6, "n_train": 50}),
+            "b": learning.ShippedRun("b", {"task": "nontree", "num_tokens": 6, "n_train": 50})}
+    trained = []
+
+    def fake_ship(run, dest, work, progress=True):  # archives what ship_run would, without training
+        trained.append((run.name, Path(dest), Path(work)))
+        (Path(dest) / run.folder / "weights").mkdir(parents=True)
+        (Path(dest) / run.folder / "weights" / "final.pt").write_bytes(b"")
+        (Path(dest) / run.folder / "metrics.jsonl").write_text("")
+
+    monkeypatch.setattr(learning, "ship_run", fake_ship)
+    dest, work, ready = learning.ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")
+    assert dest == tmp_path / "smoke-set" / "shipped" and work == tmp_path / "smoke-set"
+    assert ready == {"a": True, "b": True} and [t[0] for t in trained] == ["a", "b"]
+    learning.ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")  # already there: nothing trained
+    assert len(trained) == 2
+    dest, work, ready = learning.ensure_shipped(runs, False, "data/nowhere", tmp_path, "smoke-set")
+    assert dest == learning.repository_path("data/nowhere") and work == tmp_path / "ship"
+    assert ready == {"a": False, "b": False} and len(trained) == 2  # default reads the archive as it is
