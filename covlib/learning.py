@@ -70,6 +70,20 @@ def cutoff_table(metrics: pd.DataFrame, dataset_dir: str | os.PathLike, threshol
     return _nullable_steps(pd.DataFrame(rows))
 
 
+def cutoff_shares(dataset_dir: str | os.PathLike, k: int = 3) -> dict[str, float]:
+    """Shares of the type_0 test items whose k-cutoff lies below, at and above ``k`` (the groups
+    ``k<3``, ``k=3``, ``k>3`` of the training metrics when k = 3)."""
+    from covlib.train import k_cutoffs
+
+    folder = load_dataset(dataset_dir)
+    cutoffs = k_cutoffs(folder)
+    if cutoffs is None:
+        raise CovlibError(f"{folder.path} has no test_annotated.json; run `covlib coverage {folder.path}` first")
+    cutoffs = cutoffs[folder.test.types == "type_0"]
+    return {f"k<{k}": float(np.mean(cutoffs < k)), f"k={k}": float(np.mean(cutoffs == k)),
+            f"k>{k}": float(np.mean(cutoffs > k))}
+
+
 def _nullable_steps(frame: pd.DataFrame) -> pd.DataFrame:
     """Step columns as nullable integers: "never reached" shows as <NA>, not as a float NaN."""
     for col in frame.columns:

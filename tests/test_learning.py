@@ -106,3 +106,19 @@ def test_ensure_shipped_trains_only_what_it_is_asked_to(tmp_path, monkeypatch):
     dest, work, ready = learning.ensure_shipped(runs, False, "data/nowhere", tmp_path, "smoke-set")
     assert dest == learning.repository_path("data/nowhere") and work == tmp_path / "ship"
     assert ready == {"a": False, "b": False} and len(trained) == 2  # default reads the archive as it is
+
+
+def test_cutoff_shares_split_type0_items_at_k(tmp_path):
+    from covlib.coverage import annotate_dataset
+    from covlib.data import ensure_dataset
+    from covlib.io import load_dataset
+    from covlib.train import k_cutoffs
+
+    folder = ensure_dataset(DatasetConfig("twohop", 10, 300, seed=0, test_size_per_type=100), tmp_path)
+    annotate_dataset(folder, max_k=6)
+    shares = learning.cutoff_shares(folder, k=3)
+    assert set(shares) == {"k<3", "k=3", "k>3"} and abs(sum(shares.values()) - 1) < 1e-9
+    loaded = load_dataset(folder)
+    cutoffs = k_cutoffs(loaded)[loaded.test.types == "type_0"]
+    assert shares["k=3"] == pytest.approx((cutoffs == 3).mean())
+    assert 0 < shares["k>3"] < 1  # a small training set leaves some items weakly covered
