@@ -124,7 +124,11 @@ probes = sc.read_probes(table_path)
 states = {name: sc.search_states(cells, probes) if len(probes) else [] for name, cells in experiment_cells.items()}
 summaries = {name: sc.summarise(s) if s else pd.DataFrame() for name, s in states.items()}
 commands = repository_path("data/scaling/COMMANDS.txt")
-print(f"{len(probes)} probes in {table_path.name}, {probes['minutes'].sum() / 60:.1f} CPU-hours of training "
+finished_cells = pd.concat([s for s in summaries.values() if len(s)]) if any(len(s) for s in summaries.values()) else None
+own_probes = int(finished_cells["probes"].sum()) if finished_cells is not None else 0
+own_hours = float(finished_cells["minutes"].sum() / 60) if finished_cells is not None else 0.0
+print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
+      f"{own_probes} probes, {own_hours:.1f} CPU-hours of training "
       f"(wall time of the runs; two one-thread runs share the machine's two cores)")
 if preset != "smoke":
     print("\nregenerate with:\n" + commands.read_text())
@@ -326,6 +330,17 @@ size_note = "; ".join(size_parts) + "."
 if len(measured_sizes) > 1:
     size_note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
                   f"exponents {', '.join(f'{c:.2f}' for c in paper.EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+if len(measured_sizes) > 1:  # does a bigger model need less data? compare the cells both sizes finished
+    by_size = {r["model"]: summaries[name].set_index(["N", "seed"])["n_req"].dropna()
+               for name in size_names for _, r in sizes.iterrows() if experiments[name]["model"] == r["model"]}
+    small = measured_sizes.loc[measured_sizes["parameters"].idxmin(), "model"]
+    large = measured_sizes.loc[measured_sizes["parameters"].idxmax(), "model"]
+    both = by_size[small].index.intersection(by_size[large].index)
+    if len(both):
+        size_gain = float(np.exp(np.mean(np.log(by_size[large][both] / by_size[small][both]))))
+        size_note += (f" On the {len(both)} cells both finished, the largest model ({large}) needs "
+                      f"{size_gain:.2f} times the data of the smallest ({small}) (geometric mean of the per-cell "
+                      f"ratios; below 1 would mean size helps).")
 if missing_sizes and preset != "smoke":
     size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{sc.experiment_command(n)}`)"
                                                          for n in missing_sizes)
@@ -452,8 +467,8 @@ metrics = {
     "exponent_parallel_twohop": chain_fits["parallel_twohop"]["c"] if chain_fits.get("parallel_twohop") else float("nan"),
     "param_ratio": param_ratio,
     "exponent_coverage_k3": c3,
-    "probes": int(len(probes)),
-    "cpu_hours": float(probes["minutes"].sum() / 60) if len(probes) else 0.0,
+    "probes": own_probes,
+    "cpu_hours": own_hours,
 }
 record_metrics(metrics)
 pd.Series(metrics, name="value").to_frame()
@@ -482,6 +497,8 @@ if measured_chains:
         f"{paper.EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
 bullets.append(size_note if len(measured_sizes) > 1 else
                "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
+bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} CPU-hours of "
+               "training on this machine (two one-thread workers at a time).")
 display(Markdown("\n".join(f"* {b}" for b in bullets)))
 
 # %% [markdown]
