@@ -126,8 +126,9 @@ def escape_logit(runs: pd.DataFrame, escaped: np.ndarray) -> dict:
 
 def contrast(high: np.ndarray, low: np.ndarray, margin: float = 0.03, resamples: int = 20000, seed: int = 0) -> dict:
     """High-arm minus low-arm accuracy: a two-sided permutation test of the mean difference (scipy), an
-    equivalence test (two one-sided t-tests, statsmodels) against +-``margin``, and the smallest
-    difference the design would detect (80% power, two-sided 5%, from the pooled spread)."""
+    equivalence test (two one-sided t-tests, statsmodels) against +-``margin``, the smallest difference the
+    design would detect (80% power, two-sided 5%, from the pooled spread), and the 90% interval of the
+    difference with ``bound``, the narrowest margin within which the data show equivalence."""
     from statsmodels.stats.weightstats import ttost_ind
 
     high, low = np.asarray(high, float), np.asarray(low, float)
@@ -140,5 +141,8 @@ def contrast(high: np.ndarray, low: np.ndarray, margin: float = 0.03, resamples:
     pooled = float(np.sqrt(((len(high) - 1) * high.var(ddof=1) + (len(low) - 1) * low.var(ddof=1))
                            / (len(high) + len(low) - 2)))
     mde = float((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * pooled * np.sqrt(1 / len(high) + 1 / len(low)))
+    # the 90% interval of the difference (Welch): the margin the equivalence test would accept is its larger end
+    interval = stats.ttest_ind(high, low, equal_var=False).confidence_interval(0.90)
     return {"diff": diff, "p": float(perm.pvalue), "p_equivalence": p_equiv, "margin": margin,
-            "detectable": mde, "n_high": len(high), "n_low": len(low)}
+            "detectable": mde, "ci90_low": float(interval.low), "ci90_high": float(interval.high),
+            "bound": float(max(abs(interval.low), abs(interval.high))), "n_high": len(high), "n_low": len(low)}

@@ -263,7 +263,8 @@ for measure in ("coverage", "surface"):
         c = contrasts[measure]
         print(f"{measure}: high {high.mean():.3f} ({len(high)} runs) vs low {low.mean():.3f} ({len(low)}): difference "
               f"{100 * c['diff']:+.1f} pp, permutation p = {c['p']:.3f}, equivalence within +-3 pp p = "
-              f"{c['p_equivalence']:.3f}; detectable difference {100 * c['detectable']:.1f} pp")
+              f"{c['p_equivalence']:.3f}; detectable difference {100 * c['detectable']:.1f} pp; 90% interval "
+              f"{100 * c['ci90_low']:+.1f} to {100 * c['ci90_high']:+.1f} pp")
     else:
         contrasts[measure] = None
         print(f"{measure}: {len(high) + len(low)} of {2 * plan.per_arm} runs in the table; fill it with: covlib diversity run "
@@ -282,6 +283,8 @@ def pp(c: dict | None, key: str) -> float:
 
 coverage_contrast_pp, coverage_contrast_p = pp(contrasts["coverage"], "diff"), pp(contrasts["coverage"], "p")
 surface_contrast_pp, surface_contrast_p = pp(contrasts["surface"], "diff"), pp(contrasts["surface"], "p")
+coverage_contrast_bound_pp, surface_contrast_bound_pp = (float("nan") if c is None else 100 * c["bound"]
+                                                         for c in (contrasts["coverage"], contrasts["surface"]))
 
 # %% [markdown]
 # ## 9.5 The answer
@@ -320,7 +323,9 @@ def verdict(c: dict | None, name: str) -> str:
         return (f"Selecting on {name} does not change accuracy: {100 * c['diff']:+.1f} pp, equivalent to zero within "
                 f"+-3 pp (p = {c['p_equivalence']:.3f}).")
     return (f"Selecting on {name} moves accuracy by {100 * c['diff']:+.1f} pp (p = {c['p']:.3f}); this design cannot "
-            f"tell that from zero nor bound it within +-3 pp (it detects {100 * c['detectable']:.1f} pp).")
+            f"tell that from zero nor bound it within +-3 pp (it detects {100 * c['detectable']:.1f} pp); its 90% "
+            f"interval, {100 * c['ci90_low']:+.1f} to {100 * c['ci90_high']:+.1f} pp, rules out effects larger than "
+            f"{100 * c['bound']:.0f} pp either way.")
 
 
 lines = []
@@ -347,6 +352,7 @@ record_metrics({
     "dose_response_r2": dose_r2, "eta2_diversity": eta2_diversity, "eta2_exposure": eta2_exposure,
     "coverage_contrast_pp": coverage_contrast_pp, "coverage_contrast_p": coverage_contrast_p,
     "surface_contrast_pp": surface_contrast_pp, "surface_contrast_p": surface_contrast_p,
+    "coverage_contrast_bound_pp": coverage_contrast_bound_pp, "surface_contrast_bound_pp": surface_contrast_bound_pp,
     "seeds_per_cell": seeds_per_cell, "runs": len(runs), "training_minutes": float(minutes),
     "coverage_k3_mean_at_contrast_n": float(cov3["mean"]), "measures_spearman": rho_measures,
 })

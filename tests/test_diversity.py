@@ -187,3 +187,5 @@ def test_contrast_detects_a_difference_and_supports_equivalence_of_equals():
     assert diff["diff"] == pytest.approx(0.2, abs=0.03) and diff["p"] < 0.01 and diff["p_equivalence"] > 0.5
     same = st.contrast(rng.normal(0.5, 0.005, 8), rng.normal(0.5, 0.005, 8))
     assert same["p_equivalence"] < 0.05 and same["detectable"] < 0.03
+    assert diff["ci90_low"] < diff["diff"] < diff["ci90_high"] and diff["bound"] == pytest.approx(diff["ci90_high"])
+    assert same["bound"] < 0.03  # equivalence at 3 pp holds exactly when the 90% interval lies inside +-3 pp
