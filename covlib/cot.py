@@ -33,7 +33,8 @@ FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the reposito
 # chapter 7's required-data searches (covlib.scaling.experiment_cells / experiment_command): CoT rows go to
 # chapter 4's probe table; placeholder-bridge rows to a table of their own (the book's has no column for them)
 EXPERIMENTS: dict[str, dict] = {
-    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    # one seed over five N (compute budget: the exponent's interval bootstraps over N); add seed 1 to widen it
+    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0], "model": "L4-d128", "cot": True},
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128", "cot": True},
     "nontree_cot": {"task": "nontree", "N": [25, 30, 40], "seeds": [0], "model": "L4-d128", "cot": True},
     # one seed, two N: each failing probe costs as much as a plain one
