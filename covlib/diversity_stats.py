@@ -120,8 +120,36 @@ def escape_logit(runs: pd.DataFrame, escaped: np.ndarray) -> dict:
             return {"coef_log_n": float(fit.params[1]), "coef_log_exposure": float(fit.params[2]),
                     "p_log_n": float(fit.pvalues[1]), "p_log_exposure": float(fit.pvalues[2]), "penalised": False}
         except (np.linalg.LinAlgError, Exception):  # noqa: BLE001  (perfect separation in any of its guises)
-            fit = sm.Logit(yv, X).fit_regularized(alpha=1.0, disp=0)
-            return {"coef_log_n": float(fit.params[1]), "coef_log_exposure": float(fit.params[2]), "penalised": True}
+            fit = sm.Logit(yv, X).fit_regularized(alpha=np.array([0.0, 1.0, 1.0]), disp=0)  # the intercept is free
+            return {"coef_log_n": float(fit.params[1]), "coef_log_exposure": float(fit.params[2]), "penalised": True,
+                    "separated_by": separating_factor(runs, yv.astype(bool))}
+
+
+def separating_factor(runs: pd.DataFrame, escaped: np.ndarray) -> str | None:
+    """The factor ("n_unique" or "exposure") one threshold of which splits escaped from floor runs exactly,
+    if any: then escape is decided by that factor alone in this grid and a logistic fit has no finite answer."""
+    escaped = np.asarray(escaped, bool)
+    for factor in ("n_unique", "exposure"):
+        x = runs[factor].to_numpy(float)
+        if escaped.any() and (~escaped).any() and (x[escaped].min() > x[~escaped].max()
+                                                   or x[escaped].max() < x[~escaped].min()):
+            return factor
+    return None
+
+
+def exposure_effect(runs: pd.DataFrame, escaped: np.ndarray, y: str = ACC) -> pd.DataFrame:
+    """Per diversity level: the share of runs that escaped, and the mean accuracy at the lowest and the
+    highest exposure (all runs, and escaped runs only): does exposure move escape, or how far runs get?"""
+    runs = runs.assign(escaped=np.asarray(escaped, bool))
+    low_e, high_e = runs["exposure"].min(), runs["exposure"].max()
+    rows = []
+    for n, g in runs.groupby("n_unique"):
+        at_low, at_high = g[g["exposure"] == low_e], g[g["exposure"] == high_e]
+        rows.append({"n_unique": n, "escaped_share": g["escaped"].mean(),
+                     "escaped_share_low_exposure": at_low["escaped"].mean(),
+                     "escaped_share_high_exposure": at_high["escaped"].mean(),
+                     "acc_low_exposure": at_low[y].mean(), "acc_high_exposure": at_high[y].mean()})
+    return pd.DataFrame(rows)
 
 
 def contrast(high: np.ndarray, low: np.ndarray, margin: float = 0.03, resamples: int = 20000, seed: int = 0) -> dict:

@@ -189,3 +189,18 @@ def test_contrast_detects_a_difference_and_supports_equivalence_of_equals():
     assert same["p_equivalence"] < 0.05 and same["detectable"] < 0.03
     assert diff["ci90_low"] < diff["diff"] < diff["ci90_high"] and diff["bound"] == pytest.approx(diff["ci90_high"])
     assert same["bound"] < 0.03  # equivalence at 3 pp holds exactly when the 90% interval lies inside +-3 pp
+
+
+def test_escape_separated_by_diversity_is_flagged_and_exposure_effect_reads_the_ceiling():
+    n = np.repeat([1000, 2000, 4000], 6)
+    e = np.tile([10.0, 10.0, 40.0, 40.0, 160.0, 160.0], 3)
+    escaped = n >= 2000  # decided by diversity alone
+    acc = np.where(escaped, 0.4 + 0.1 * np.log2(e / 10), 0.1)
+    runs = pd.DataFrame({"n_unique": n, "exposure": e, st.ACC: acc})
+    fit = st.escape_logit(runs, escaped)
+    assert fit["penalised"] and fit["separated_by"] == "n_unique"
+    assert st.separating_factor(runs, np.tile([False, True], 9)) is None
+    effect = st.exposure_effect(runs, escaped).set_index("n_unique")
+    assert effect.loc[1000, "escaped_share"] == 0 and effect.loc[4000, "escaped_share_low_exposure"] == 1
+    assert effect.loc[2000, "acc_low_exposure"] == pytest.approx(0.4)
+    assert effect.loc[2000, "acc_high_exposure"] == pytest.approx(0.8)
