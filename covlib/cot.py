@@ -80,6 +80,22 @@ def requirement_ratio(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     return both.assign(ratio=both["n_req_plain"] / both["n_req_cot"]).sort_values(["N", "seed"]).reset_index(drop=True)
 
 
+def placeholder_share(plain: pd.DataFrame, cot: pd.DataFrame, placeholder: pd.DataFrame) -> pd.DataFrame:
+    """How much of CoT's data saving the placeholder bridge (an extra position, no bridge supervision)
+    gets at each (N, seed) all three searches finished: share = log(plain / placeholder) / log(plain / cot),
+    0 when the placeholder needs what the plain model needs, 1 when it needs what CoT needs. Columns N,
+    seed, n_req_plain, n_req_placeholder, n_req_cot, share."""
+    cols = ["N", "seed", "n_req"]
+    frames = [f.dropna(subset=["n_req"])[cols] if len(f) else pd.DataFrame(columns=cols)
+              for f in (plain, placeholder, cot)]
+    both = (frames[0].rename(columns={"n_req": "n_req_plain"})
+            .merge(frames[1].rename(columns={"n_req": "n_req_placeholder"}), on=["N", "seed"])
+            .merge(frames[2].rename(columns={"n_req": "n_req_cot"}), on=["N", "seed"]))
+    both = both.astype({c: float for c in ("n_req_plain", "n_req_placeholder", "n_req_cot")})
+    share = np.log(both["n_req_plain"] / both["n_req_placeholder"]) / np.log(both["n_req_plain"] / both["n_req_cot"])
+    return both.assign(share=share).sort_values(["N", "seed"]).reset_index(drop=True)
+
+
 def ratio_lower_bounds(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     """Cells where the plain search fails even at the largest size it may try (status "unreachable") while
     the CoT search has an estimate: the plain requirement is above that size, so the ratio is at least

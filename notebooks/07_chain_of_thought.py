@@ -439,6 +439,19 @@ else:
     control_text.append("The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
                         + (f" To finish them: `{sc.experiment_command(fake_experiment)}`."
                            if fake_unfinished and preset != "smoke" else ""))
+placeholder = cot.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
+placeholder_data_share = float(placeholder["share"].mean()) if len(placeholder) else float("nan")
+if len(placeholder):
+    control_text.append(
+        "Required data at the same N and seed: " + "; ".join(
+            f"N = {int(r['N'])}: without CoT {r['n_req_plain']:,.0f}, placeholder {r['n_req_placeholder']:,.0f}, "
+            f"with CoT {r['n_req_cot']:,.0f} (the placeholder goes {r['share']:.0%} of the way, in log data)"
+            for _, r in placeholder.iterrows()) + ". "
+        + ("In data, the saving comes from supervising the bridge: the extra position alone saves little."
+           if placeholder_data_share < 0.25 else
+           "In data, the extra position alone gets most of the saving." if placeholder_data_share > 0.75 else
+           f"In data, the extra position alone gets {placeholder_data_share:.0%} of the saving and supervising "
+           "the bridge the rest."))
 display(Markdown(" ".join(control_text)))
 
 # %% [markdown]
@@ -595,6 +608,7 @@ results = {
     "iicg_context_gap_bridge_position_twohop_cot": context_gap["twohop_cot"],
     "iicg_context_gap_bridge_position_nontree_cot": context_gap["nontree_cot"],
     "cot_search_cpu_minutes": cot_minutes,
+    "placeholder_data_share": placeholder_data_share,
 }
 record_metrics(results)
 pd.Series(results, name="value").to_frame()

@@ -45,6 +45,16 @@ def test_ratio_lower_bounds_only_where_the_plain_search_fails_everywhere():
     assert list(cot.requirement_ratio(plain, with_cot)["N"]) == [25]
 
 
+def test_placeholder_share_places_the_placeholder_between_plain_and_cot_in_log_data():
+    plain = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [8000.0, 10000.0, 20000.0]})
+    with_cot = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [2000.0, 1000.0, 5000.0]})
+    fake = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [4000.0, 10000.0, None]})
+    shares = cot.placeholder_share(plain, with_cot, fake)
+    assert shares["N"].tolist() == [25, 30]  # N=40's placeholder search is unfinished
+    assert shares["share"].tolist() == pytest.approx([0.5, 0.0])  # halfway in log data; no saving at all
+    assert cot.placeholder_share(plain, with_cot, fake.iloc[:0]).empty
+
+
 def test_fit_exponent_recovers_a_power_law_and_gives_no_interval_from_two_N_values():
     Ns = np.array([20, 25, 30, 40, 50])
     summary = pd.DataFrame({"N": np.repeat(Ns, 2), "seed": [0, 1] * len(Ns),
