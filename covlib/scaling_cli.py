@@ -18,7 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree (fivehop needs --cot)")
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
-        s.add_argument("--model", default="L4-d128", help="model shape: L2-d64, L4-d128 (default), L6-d128, L4-d256, L6-d256")
+        s.add_argument("--model", nargs="+", default=["L4-d128"],
+                       help="model shape(s): L2-d64, L4-d128 (default), L6-d128, L4-d256, L6-d256; several are searched "
+                            "as one pool of probes, so both workers stay busy to the end")
         s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
         s.add_argument("--fake-bridge", action="store_true",
                        help="placeholder bridges (</b>) where --cot writes the true ones; needs a table of its own")
@@ -95,10 +97,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
         print(table.to_string(index=False))
         return 0
-    sc.model_overrides(args.model)  # an unknown shape fails here, before any work
+    for model in args.model:
+        sc.model_overrides(model)  # an unknown shape fails here, before any work
     _check_fake_bridge(args)
-    cells = [sc.Cell(args.task, N, args.model, s, args.cot, args.start, args.fake_bridge)
-             for N in args.N for s in args.seeds]
+    cells = [sc.Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
+             for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
         print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
         return 0

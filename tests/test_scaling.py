@@ -173,6 +173,9 @@ def test_cli_status_and_bad_input(tmp_path: Path):
     assert "searching" in out.stdout and "31" in out.stdout  # next: 50 / 1.6
     bad = subprocess.run(cmd[:-2] + ["--model", "huge"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown model shape" in bad.stderr and bad.stderr.count("\n") == 1
+    both = subprocess.run(cmd[:-2] + ["--model", "smoke", "L2-d64"], capture_output=True, text=True)
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.count("twohop") == 2 and "smoke" in both.stdout and "L2-d64" in both.stdout  # one search, two cells
 
 
 @pytest.mark.slow
