@@ -139,7 +139,7 @@ def separating_factor(runs: pd.DataFrame, escaped: np.ndarray) -> str | None:
 
 def exposure_effect(runs: pd.DataFrame, escaped: np.ndarray, y: str = ACC) -> pd.DataFrame:
     """Per diversity level: the share of runs that escaped, and the mean accuracy at the lowest and the
-    highest exposure (all runs, and escaped runs only): does exposure move escape, or how far runs get?"""
+    highest exposure: does exposure move escape, or how far runs get?"""
     runs = runs.assign(escaped=np.asarray(escaped, bool))
     low_e, high_e = runs["exposure"].min(), runs["exposure"].max()
     rows = []

@@ -47,18 +47,23 @@ def first_steps(metrics: pd.DataFrame, series: dict[str, str], thresholds: tuple
     return _nullable_steps(pd.DataFrame(rows))
 
 
-def cutoff_table(metrics: pd.DataFrame, dataset_dir: str | os.PathLike, threshold: float = 0.9) -> pd.DataFrame:
-    """type_0 items per k-cutoff value: how many, final accuracy, first step at ``threshold``.
-
-    Counts come from DATASET_DIR/test_annotated.json; accuracies from the run's ``acc/k={k}`` metrics.
-    """
+def _type0_cutoffs(dataset_dir: str | os.PathLike) -> np.ndarray:
+    """The k-cutoff of every type_0 test item, from DATASET_DIR/test_annotated.json."""
     from covlib.train import k_cutoffs
 
     folder = load_dataset(dataset_dir)
     cutoffs = k_cutoffs(folder)
     if cutoffs is None:
         raise CovlibError(f"{folder.path} has no test_annotated.json; run `covlib coverage {folder.path}` first")
-    cutoffs = cutoffs[folder.test.types == "type_0"]
+    return cutoffs[folder.test.types == "type_0"]
+
+
+def cutoff_table(metrics: pd.DataFrame, dataset_dir: str | os.PathLike, threshold: float = 0.9) -> pd.DataFrame:
+    """type_0 items per k-cutoff value: how many, final accuracy, first step at ``threshold``.
+
+    Counts come from DATASET_DIR/test_annotated.json; accuracies from the run's ``acc/k={k}`` metrics.
+    """
+    cutoffs = _type0_cutoffs(dataset_dir)
     rows = []
     for k, n in zip(*np.unique(cutoffs, return_counts=True)):
         col = f"acc/k={k}"
@@ -73,13 +78,7 @@ def cutoff_table(metrics: pd.DataFrame, dataset_dir: str | os.PathLike, threshol
 def cutoff_shares(dataset_dir: str | os.PathLike, k: int = 3) -> dict[str, float]:
     """Shares of the type_0 test items whose k-cutoff lies below, at and above ``k`` (the groups
     ``k<3``, ``k=3``, ``k>3`` of the training metrics when k = 3)."""
-    from covlib.train import k_cutoffs
-
-    folder = load_dataset(dataset_dir)
-    cutoffs = k_cutoffs(folder)
-    if cutoffs is None:
-        raise CovlibError(f"{folder.path} has no test_annotated.json; run `covlib coverage {folder.path}` first")
-    cutoffs = cutoffs[folder.test.types == "type_0"]
+    cutoffs = _type0_cutoffs(dataset_dir)
     return {f"k<{k}": float(np.mean(cutoffs < k)), f"k={k}": float(np.mean(cutoffs == k)),
             f"k>{k}": float(np.mean(cutoffs > k))}
 
