@@ -654,10 +654,10 @@ def _crossing(n: np.ndarray, share: np.ndarray, target: float) -> float:
     return float(np.exp(x0 + (target - y0) * (x1 - x0) / (y1 - y0)))
 
 
-def cells_for(task: str, Ns: Iterable[int], seeds: Iterable[int], model: str = "L4-d128", cot: bool = False
-              ) -> list[Cell]:
+def cells_for(task: str, Ns: Iterable[int], seeds: Iterable[int], model: str = "L4-d128", cot: bool = False,
+              fake_bridge: bool = False) -> list[Cell]:
     """Every (N, seed) cell of one task and model."""
-    return [Cell(task, int(N), model, int(s), cot) for N in Ns for s in seeds]
+    return [Cell(task, int(N), model, int(s), cot, fake_bridge=fake_bridge) for N in Ns for s in seeds]
 
 
 def rules_dict(rules) -> dict:
@@ -713,8 +713,8 @@ def experiment_cells(experiment: str | dict) -> list[Cell]:
     """The cells of one experiment: a name in BOOK_EXPERIMENTS, or a dict in its format (task, N, seeds,
     model, and optional cot, fake_bridge, table), as chapters 6 and 7 keep theirs."""
     e = _experiment(experiment)
-    return [Cell(e["task"], int(N), e["model"], int(s), bool(e.get("cot", False)),
-                 fake_bridge=bool(e.get("fake_bridge", False))) for N in e["N"] for s in e["seeds"]]
+    return cells_for(e["task"], e["N"], e["seeds"], e["model"], bool(e.get("cot", False)),
+                     bool(e.get("fake_bridge", False)))
 
 
 def experiment_command(experiment: str | dict, jobs: int = 2) -> str:

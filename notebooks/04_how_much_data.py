@@ -124,9 +124,8 @@ probes = sc.read_probes(table_path)
 states = {name: sc.search_states(cells, probes) if len(probes) else [] for name, cells in experiment_cells.items()}
 summaries = {name: sc.summarise(s) if s else pd.DataFrame() for name, s in states.items()}
 commands = repository_path("data/scaling/COMMANDS.txt")
-finished_cells = pd.concat([s for s in summaries.values() if len(s)]) if any(len(s) for s in summaries.values()) else None
-own_probes = int(finished_cells["probes"].sum()) if finished_cells is not None else 0
-own_hours = float(finished_cells["minutes"].sum() / 60) if finished_cells is not None else 0.0
+chapter_cells = pd.concat([s for s in summaries.values() if len(s)] or [pd.DataFrame(columns=["probes", "minutes"])])
+own_probes, own_hours = int(chapter_cells["probes"].sum()), float(chapter_cells["minutes"].sum() / 60)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
       f"{own_probes} probes, {own_hours:.1f} CPU-hours of training "
       f"(wall time of the runs; two one-thread runs share the machine's two cores)")
@@ -331,8 +330,8 @@ if len(measured_sizes) > 1:
     size_note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
                   f"exponents {', '.join(f'{c:.2f}' for c in paper.EXPONENTS_BY_SIZE_TWOHOP.values())}).")
 if len(measured_sizes) > 1:  # does a bigger model need less data? compare the cells both sizes finished
-    by_size = {r["model"]: summaries[name].set_index(["N", "seed"])["n_req"].dropna()
-               for name in size_names for _, r in sizes.iterrows() if experiments[name]["model"] == r["model"]}
+    by_size = {experiments[name]["model"]: summaries[name].set_index(["N", "seed"])["n_req"].dropna()
+               for name in size_names if len(summaries[name])}
     small = measured_sizes.loc[measured_sizes["parameters"].idxmin(), "model"]
     large = measured_sizes.loc[measured_sizes["parameters"].idxmax(), "model"]
     both = by_size[small].index.intersection(by_size[large].index)
