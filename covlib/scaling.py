@@ -437,16 +437,20 @@ class SearchResult:
 
 def summarise(states: Iterable[CellState]) -> pd.DataFrame:
     """One row per cell: task, N, model, seed, bracket, estimate (only once the bracket is tight: a cell
-    still searching has none, so fits use finished cells only), status, probes and CPU minutes."""
+    still searching has none, so fits use finished cells only), status, probes and CPU minutes.
+    ``low_capped`` says the bracket's failing probe (for an unreachable cell, the largest) was stopped by the
+    step cap before the authors' rule (``give_up_epochs`` after fitting) could decide: a failure within the
+    budget, so the estimate may sit above what a longer run would need."""
     rows = []
     for s in states:
         c = s.cell
+        at_low = s.probes[s.probes["n_train"].astype(int) == s.low] if s.low is not None else s.probes.iloc[:0]
         rows.append({"task": c.task, "cot": c.cot, "N": c.N, "model": c.model, "seed": c.seed, "low": s.low,
                      "high": s.high, "n_req": s.estimate if s.status == "bracketed" else None,
                      "status": s.status, "next_n": s.next_n,
                      "probes": len(s.probes), "eligible": s.eligible,
                      "minutes": float(s.probes["minutes"].sum()) if len(s.probes) else 0.0,
-                     "inversions": s.inversions})
+                     "inversions": s.inversions, "low_capped": bool("stopped" in at_low and (at_low["stopped"] == "steps").any())})
     return pd.DataFrame(rows)
 
 

@@ -232,7 +232,8 @@ scaling_chart
 # %%
 id_pool = twohop.assign(share_of_pool=twohop["n_req"] / twohop["eligible"]) if len(twohop) else twohop
 if len(id_pool):
-    display(id_pool[["N", "seed", "low", "high", "n_req", "eligible", "share_of_pool", "probes", "minutes"]].round(3))
+    display(id_pool[["N", "seed", "low", "high", "n_req", "eligible", "share_of_pool", "low_capped", "probes",
+                     "minutes"]].round(3))
     per_N = id_pool.groupby("N")["share_of_pool"].mean()
     biting = per_N[per_N > 0.25]
     pool_note = (f"At N = {', '.join(str(int(n)) for n in biting.index)} the required data is "
@@ -241,6 +242,15 @@ if len(id_pool):
                  "At every N measured the required data stays below a quarter of the ID pool.")
 else:
     pool_note = "No finished two-hop cells yet."
+# a bracket whose failing probe ran out of steps was decided by the budget, not by the authors' rule
+capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
+fit_rule_decided = fit_or_none(twohop[~twohop["low_capped"]]) if len(capped) else fit_twohop
+if len(capped):
+    pool_note += (" At " + ", ".join(f"N = {int(r['N'])} (seed {int(r['seed'])})" for _, r in capped.iterrows())
+                  + f" the bracket's failing probe stopped at the {rules.step_cap:,}-step cap before the give-up rule "
+                  f"({rules.give_up_epochs:.0f} epochs after fitting) could decide: those estimates are the data needed "
+                  f"within {rules.step_cap:,} steps, and may sit above what longer training needs. Without them the fit "
+                  f"gives {describe_fit(fit_rule_decided)}.")
 lost = twohop[twohop["status"] == "unreachable"] if len(twohop) else twohop
 if len(lost):
     lost_probes = probes[(probes["task"] == "twohop") & ~probes["cot"].astype(bool)
@@ -464,6 +474,7 @@ metrics = {
     "n_values_twohop": int(twohop.dropna(subset=["n_req"])["N"].nunique()) if len(twohop) else 0,
     "exponent_threehop": chain_fits["threehop"]["c"] if chain_fits.get("threehop") else float("nan"),
     "exponent_parallel_twohop": chain_fits["parallel_twohop"]["c"] if chain_fits.get("parallel_twohop") else float("nan"),
+    "exponent_twohop_rule_decided": fit_rule_decided["c"] if fit_rule_decided else float("nan"),
     "param_ratio": param_ratio,
     "exponent_coverage_k3": c3,
     "probes": own_probes,

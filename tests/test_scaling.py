@@ -67,6 +67,22 @@ def test_a_failure_at_the_largest_testable_size_is_unreachable_and_inversions_ar
     assert (s.low, s.high, s.inversions, s.status) == (100, 120, 1, "bracketed")
 
 
+def test_summary_flags_a_bracket_whose_failure_was_stopped_by_the_step_cap():
+    def summary_of(stopped_at_low: str) -> pd.Series:
+        probes = pd.DataFrame({"n_train": [150, 212, 250], "success": [False, False, True],
+                               "stopped": ["gave_up", stopped_at_low, "early_stop"], "minutes": [1.0, 2.0, 1.5]})
+        state = sc.next_probe(CELL, probes, 1000, RULES, 150)
+        return sc.summarise([state]).iloc[0]
+
+    decided = summary_of("gave_up")
+    assert (decided["status"], decided["low"], decided["low_capped"]) == ("bracketed", 212, False)
+    assert decided["minutes"] == pytest.approx(4.5)
+    assert summary_of("steps")["low_capped"]  # the failing end ran out of steps before the give-up rule decided
+    unreachable = sc.next_probe(CELL, pd.DataFrame({"n_train": [750], "success": [False], "stopped": ["steps"],
+                                                    "minutes": [3.0]}), 1000, RULES, 750)
+    assert sc.summarise([unreachable]).iloc[0]["low_capped"]
+
+
 def test_give_up_rule_counts_epochs_from_the_first_fitted_evaluation():
     tc = TrainConfig(batch_size=100, give_up_epochs=2, threshold=0.99)
     evals = [{"step": 0, "acc/train_inferred": 0.1, "acc/type_0": 0.0},
