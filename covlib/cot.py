@@ -26,6 +26,7 @@ import pandas as pd
 import torch
 
 from covlib.errors import CovlibError
+from covlib import scaling as sc
 from covlib.learning import ShippedRun
 
 DATA_DIR = "data/cot"
@@ -73,11 +74,7 @@ def shipped_runs(preset: str = "default") -> dict[str, ShippedRun]:
 def requirement_ratio(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     """n_req without CoT over n_req with CoT for every (N, seed) both searches have finished (search
     summaries of covlib.scaling). Columns N, seed, n_req_plain, n_req_cot, ratio."""
-    cols = ["N", "seed", "n_req"]
-    a = plain.dropna(subset=["n_req"])[cols] if len(plain) else pd.DataFrame(columns=cols)
-    b = cot.dropna(subset=["n_req"])[cols] if len(cot) else pd.DataFrame(columns=cols)
-    both = a.merge(b, on=["N", "seed"], suffixes=("_plain", "_cot"))
-    return both.assign(ratio=both["n_req_plain"] / both["n_req_cot"]).sort_values(["N", "seed"]).reset_index(drop=True)
+    return sc.requirement_ratio(plain, cot, ("plain", "cot"))
 
 
 def placeholder_share(plain: pd.DataFrame, cot: pd.DataFrame, placeholder: pd.DataFrame) -> pd.DataFrame:

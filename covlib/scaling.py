@@ -617,6 +617,28 @@ def bootstrap_exponent(estimates: pd.DataFrame, reps: int = 2000, seed: int = 0,
     return fit | {"c_low": float(lo), "c_high": float(hi), "reps": len(cs)}
 
 
+def requirement_ratio(top: pd.DataFrame, bottom: pd.DataFrame, labels: tuple[str, str] = ("top", "bottom")
+                      ) -> pd.DataFrame:
+    """n_req of one search over n_req of another at every (N, seed) both have finished (search summaries).
+    Columns N, seed, n_req_<label>, n_req_<label>, ratio."""
+    cols = ["N", "seed", "n_req"]
+    a, b = (f.dropna(subset=["n_req"])[cols] if len(f) else pd.DataFrame(columns=cols) for f in (top, bottom))
+    both = a.merge(b, on=["N", "seed"], suffixes=tuple(f"_{x}" for x in labels))
+    both = both.astype({f"n_req_{x}": float for x in labels})
+    ratio = both[f"n_req_{labels[0]}"] / both[f"n_req_{labels[1]}"]
+    return both.assign(ratio=ratio).sort_values(["N", "seed"]).reset_index(drop=True)
+
+
+def seed_spread(summary: pd.DataFrame) -> float:
+    """How far apart two seeds' estimates of the same cell typically are: the geometric mean, over every
+    pair of seeds finished at the same N, of the larger n_req over the smaller (1.0 = identical; NaN when no
+    N has two finished seeds). The yardstick for a difference between models searched on one seed."""
+    done = summary.dropna(subset=["n_req"]) if len(summary) else summary
+    gaps = [abs(np.log(x / y)) for _, g in (done.groupby("N") if len(done) else [])
+            for i, x in enumerate(g["n_req"].astype(float)) for y in g["n_req"].astype(float).iloc[i + 1:]]
+    return float(np.exp(np.mean(gaps))) if gaps else float("nan")
+
+
 def coverage_requirement(task: str, Ns: Sequence[int], ks: Sequence[int] = (1, 2, 3, 4),
                          targets: Sequence[float] = (0.9, 0.99), seed: int = 0, test_size_per_type: int = 1000,
                          points: int = 14) -> pd.DataFrame:
@@ -696,8 +718,9 @@ BOOK_WORK = "build/scaling"
 BOOK_EXPERIMENTS: dict[str, dict] = {
     "twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
     # model sizes: one seed each at three N (compute budget); L6-d128 rather than L4-d256 (30x, but about
-    # 3x the default's cost per probe) so that the span passes 10x within a session's CPU
-    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L2-d64"},
+    # 3x the default's cost per probe) so that the span passes 10x within a session's CPU. The small model
+    # also runs N = 40 (its probes are cheap): at N = 25 it fails even at the largest training set
+    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "L2-d64"},
     "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L6-d128"},
     # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},

@@ -300,8 +300,10 @@ display(Markdown(
 # The paper trains GPT-2 models from 68M to 1.5B parameters and finds exponents 2.13, 2.26 and
 # 2.28: twenty times the parameters, no reduction in the data needed. Here the same search runs
 # for a 2-layer, width-64 model and a 6-layer, width-128 one beside the default (4 layers, width
-# 128), at the smaller values of $N$ and on the seeds where a CPU can afford it; every size is
-# compared on the same cells (N and seed), and the span in parameters is computed below.
+# 128), at the smaller values of $N$ and on one seed (the small model, whose probes are cheap, also
+# at $N$ = 40). Each size is set against the default model on the cells (N and seed) both have
+# finished, and the gap is judged against how far apart two seeds of the same cell lie: a size
+# searched on one seed cannot claim a difference smaller than that.
 
 # %%
 size_names = [n for n in ("twohop_small_model", "twohop", "twohop_large_model") if n in summaries]
@@ -317,8 +319,11 @@ for name in size_names:
         size_points.append(sf.requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
         size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
                           "cells": len(common), "exponent": f["c"] if f else np.nan,
-                          "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f else "n/a",
-                          "mean n_req": common["n_req"].mean()})
+                          # with two values of N every resample draws the same line: no interval to give
+                          "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f and common.dropna(subset=["n_req"])["N"].nunique() > 2
+                          else "n/a",
+                          "mean n_req": common["n_req"].mean(),
+                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"])})
 sizes = pd.DataFrame(size_rows)
 display(sizes.round(3))
 if size_points:
@@ -333,23 +338,31 @@ for _, r in sizes.iterrows():
     part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
     if not np.isnan(r["exponent"]):
         part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
+    if r["unreachable at N"]:
+        part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
     size_parts.append(part)
 missing_sizes = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
 size_note = "; ".join(size_parts) + "."
 if len(measured_sizes) > 1:
     size_note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
                   f"exponents {', '.join(f'{c:.2f}' for c in paper.EXPONENTS_BY_SIZE_TWOHOP.values())}).")
-if len(measured_sizes) > 1:  # does a bigger model need less data? compare the cells both sizes finished
-    by_size = {experiments[name]["model"]: summaries[name].set_index(["N", "seed"])["n_req"].dropna()
-               for name in size_names if len(summaries[name])}
-    small = measured_sizes.loc[measured_sizes["parameters"].idxmin(), "model"]
-    large = measured_sizes.loc[measured_sizes["parameters"].idxmax(), "model"]
-    both = by_size[small].index.intersection(by_size[large].index)
-    if len(both):
-        size_gain = float(np.exp(np.mean(np.log(by_size[large][both] / by_size[small][both]))))
-        size_note += (f" On the {len(both)} cells both finished, the largest model ({large}) needs "
-                      f"{size_gain:.2f} times the data of the smallest ({small}) (geometric mean of the per-cell "
-                      f"ratios; below 1 would mean size helps).")
+# does a bigger model need less data? each size against the default model, on the cells both finished,
+# judged against how far two seeds of the same cell lie apart (the sizes are searched on one seed)
+reference = experiments["twohop"]["model"]
+spread = sc.seed_spread(summaries["twohop"])
+size_ratios = {experiments[name]["model"]: sc.requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
+               for name in size_names if name != "twohop" and len(summaries[name])}
+size_ratio_of = {}
+for model, r in size_ratios.items():
+    if not len(r):
+        continue
+    size_ratio_of[model] = float(np.exp(np.log(r["ratio"]).mean()))
+    g = size_ratio_of[model]
+    verdict = ("less" if g < 1 / spread else "more" if g > spread else "about the same") if not np.isnan(spread) else "?"
+    size_note += (f" {model} needs {g:.2f} times the data of {reference} on the {len(r)} cells both finished "
+                  f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): "
+                  + (f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
+                     if verdict != "?" else "no second seed to judge the gap against."))
 if missing_sizes and preset != "smoke":
     size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{sc.experiment_command(n)}`)"
                                                          for n in missing_sizes)
@@ -476,6 +489,8 @@ metrics = {
     "exponent_parallel_twohop": chain_fits["parallel_twohop"]["c"] if chain_fits.get("parallel_twohop") else float("nan"),
     "exponent_twohop_rule_decided": fit_rule_decided["c"] if fit_rule_decided else float("nan"),
     "param_ratio": param_ratio,
+    **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
+    "seed_spread_twohop": spread,
     "exponent_coverage_k3": c3,
     "probes": own_probes,
     "cpu_hours": own_hours,

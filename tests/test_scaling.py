@@ -266,3 +266,36 @@ def test_experiment_cells_and_command_take_a_name_or_a_dict():
     assert "--cot" in sc.experiment_command({**fake, "fake_bridge": False, "cot": True})
     with pytest.raises(CovlibError, match="unknown experiment"):
         sc.experiment_cells("twohop_typo")
+
+
+def test_requirement_ratio_pairs_finished_cells_and_seed_spread_measures_seed_noise():
+    small = pd.DataFrame({"N": [25, 30, 35], "seed": [0, 0, 0], "n_req": [8000.0, 10000.0, None]})
+    large = pd.DataFrame({"N": [25, 30, 35, 40], "seed": [0, 0, 0, 0], "n_req": [4000.0, 5000.0, 9000.0, 12000.0]})
+    ratio = sc.requirement_ratio(large, small, ("large", "small"))
+    assert list(ratio.columns) == ["N", "seed", "n_req_large", "n_req_small", "ratio"]
+    assert ratio["N"].tolist() == [25, 30] and ratio["ratio"].tolist() == pytest.approx([0.5, 0.5])  # 35 unfinished
+    assert sc.requirement_ratio(large, small.iloc[:0], ("large", "small")).empty
+    two_seeds = pd.DataFrame({"N": [25, 25, 30, 30, 35], "seed": [0, 1, 0, 1, 0],
+                              "n_req": [1000.0, 1200.0, 2000.0, 1600.0, 3000.0]})
+    assert sc.seed_spread(two_seeds) == pytest.approx(np.exp(np.mean(np.log([1.2, 1.25]))))
+    assert np.isnan(sc.seed_spread(large))  # one seed per N: no yardstick
+
+
+def test_the_shipped_commands_regenerate_every_cell_of_the_book_experiments():
+    import argparse
+    import shlex
+
+    from covlib.learning import repository_path
+    from covlib.scaling_cli import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    commanded = set()
+    for line in repository_path("data/scaling/COMMANDS.txt").read_text().splitlines():
+        if line.startswith("covlib scaling search"):
+            args = parser.parse_args(shlex.split(line)[2:])
+            assert args.table == sc.BOOK_TABLE
+            commanded |= {sc.Cell(args.task, N, m, s, args.cot).key() for m in args.model for N in args.N
+                          for s in args.seeds}
+    needed = {c.key() for name in sc.BOOK_EXPERIMENTS for c in sc.experiment_cells(name)}
+    assert needed <= commanded, f"no command in data/scaling/COMMANDS.txt for {sorted(needed - commanded)}"
