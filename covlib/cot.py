@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from covlib.errors import CovlibError
 from covlib import scaling as sc
+from covlib.errors import CovlibError
 from covlib.learning import ShippedRun
 
 DATA_DIR = "data/cot"

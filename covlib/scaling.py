@@ -242,18 +242,30 @@ def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:
     return generate(DatasetConfig(task, N, 1, seed=seed, test_size_per_type=0, cot=cot)).eligible_count
 
 
-def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int) -> CellState:
-    """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows)."""
+def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int,
+               step_cap: int | None = None) -> CellState:
+    """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows).
+
+    With ``step_cap`` (the cap of the probes to come), a failure that stopped at a lower cap, before the
+    give-up rule could decide, is probed again (its run resumes) before the search steps up from it or
+    ends on it: raising the cap keeps every decided probe and reopens only the undecided ones it rests on."""
     most = rules.largest_n(eligible)
     rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
     ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
     bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
+    undecided = set()
+    if step_cap is not None and len(rows) and "stopped" in rows:
+        capped = rows[~rows["success"] & (rows["stopped"] == "steps") & (rows["step_cap"].astype(int) < step_cap)]
+        undecided = set(capped["n_train"].astype(int))
     state = CellState(cell, rows, eligible, None, "searching")
     if not ok and not bad:
         state.next_n = int(min(max(start, rules.min_n), most))
         return state
     if not ok:
         top = max(bad)
+        if top in undecided:
+            state.next_n = top
+            return state
         if top >= most:
             state.status, state.low = "unreachable", top
             return state
@@ -271,6 +283,9 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         return state
     state.low = max(below)
     if high / state.low <= rules.bracket_ratio or high - state.low <= 1:
+        if state.low in undecided:
+            state.next_n = state.low
+            return state
         state.status = "bracketed"
         return state
     state.next_n = int(round(np.sqrt(state.low * high)))
@@ -327,8 +342,9 @@ def _finished_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules, sam
 
 
 def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
-                  starts: dict[tuple, int] | None = None) -> list[CellState]:
-    """The state of every cell given the probe table (starting sizes from ``starts`` or the cell)."""
+                  starts: dict[tuple, int] | None = None, step_cap: int | None = None) -> list[CellState]:
+    """The state of every cell given the probe table (starting sizes from ``starts`` or the cell; with
+    ``step_cap``, failures a lower cap stopped are reopened as next_probe says)."""
     states = []
     for cell in cells:
         start = cell.start or (starts or {}).get(cell.key())
@@ -336,7 +352,7 @@ def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules
         if start is None and not len(rows):
             start = first_guess(cell, table, rules)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
-        states.append(next_probe(cell, rows, eligible, rules, start or 0))
+        states.append(next_probe(cell, rows, eligible, rules, start or 0, step_cap))
     return states
 
 
@@ -402,7 +418,8 @@ def run_probe(probe: Probe) -> dict:
     }
     append_probe(probe.table, row)
     append_curve(curves_path(probe.table), row, metrics)
-    (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row, its curve and model.pt are what we keep
+    if result.stopped != "steps":  # a probe the step cap stopped keeps its checkpoint: a higher cap resumes it
+        (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row, its curve and model.pt are what we keep
     return row
 
 
@@ -468,7 +485,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     if executor == "slurm":
         return _search_on_slurm(cells, str(table), work_dir, probe_rules, search_rules, max_probes, log, slurm)
     table = str(table)
-    _check_rules(probe_rules, table)
+    _check_rules(probe_rules, table, cells)
     backfill_curves(table, work_dir)
     starts: dict[tuple, int] = {}
 
@@ -478,7 +495,8 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
         if cell.start is None and not len(rows) and cell.key() not in starts:
             starts[cell.key()] = first_guess(cell, probes, search_rules)
         eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
-        state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0))
+        state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0),
+                           probe_rules.step_cap)
         if state.next_n is None:
             return None
         return Probe(cell, state.next_n, eligible, probe_rules, table, str(work_dir))
@@ -532,7 +550,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
                         report(fut.result())
                     except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
                         crashed(cell, exc)
-    final = search_states(cells, read_probes(table), search_rules, starts)
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
     return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
 
 
@@ -540,11 +558,11 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
     """The search in rounds of SLURM job arrays (one task per unfinished cell)."""
     from covlib.executors import Job, SlurmOptions, run_jobs
 
-    _check_rules(probe_rules, table)
+    _check_rules(probe_rules, table, cells)
     starts: dict[tuple, int] = {}
     launched, crashed = 0, []
     while max_probes is None or launched < max_probes:
-        states = [s for s in search_states(cells, read_probes(table), search_rules, starts)
+        states = [s for s in search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
                   if s.next_n is not None and s.cell.label() not in crashed]
         if max_probes is not None:
             states = states[: max_probes - launched]
@@ -562,21 +580,31 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
                 crashed.append(o.name)
                 if log:
                     log(f"{o.name}: probe {o.status} ({o.error}); the other cells go on")
-    final = search_states(cells, read_probes(table), search_rules, starts)
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
     return SearchResult(final, read_probes(table), launched, crashed)
 
 
-def _check_rules(rules: ProbeRules, table: str) -> None:
-    """A table holds probes of one rule set: mixing thresholds or budgets would corrupt the brackets."""
+def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> None:
+    """A table holds probes of one rule set: mixing thresholds or budgets would corrupt the brackets. The
+    step cap may differ between cells, and within a cell it may only grow: probes the give-up rule decided
+    stand under a higher cap, and the search probes again those a lower cap stopped (next_probe); under a
+    lower cap, probes decided late would not."""
     df = read_probes(table)
     if not len(df):
         return
     for col, value in (("threshold", rules.threshold), ("give_up_epochs", rules.give_up_epochs),
-                       ("step_cap", rules.step_cap), ("weight_decay", rules.weight_decay)):
+                       ("weight_decay", rules.weight_decay)):
         other = sorted(set(df[col].astype(float)) - {float(value)})
         if other:
             raise CovlibError(f"{table} holds probes with {col}={other[0]:g}, not {value:g}; use another table "
                               "(--table) for other probe rules")
+    for cell in cells:
+        higher = cell_rows(df, cell)["step_cap"].astype(int)
+        higher = higher[higher > rules.step_cap]
+        if len(higher):
+            raise CovlibError(f"{table} holds probes of {cell.label()} with step_cap={int(higher.max())}, above "
+                              f"{rules.step_cap}; pass --step-cap {int(higher.max())} or more (a cell's cap may grow, "
+                              "not shrink), or use another table")
 
 
 # ----------------------------------------------------------------------------- fits

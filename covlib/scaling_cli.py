@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     cells = [sc.Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
              for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
-        print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table))).to_string(index=False))
+        print(sc.summarise(sc.search_states(cells, sc.read_probes(args.table), step_cap=args.step_cap)).to_string(index=False))
         return 0
     from covlib.executors import SlurmOptions
 

@@ -67,6 +67,30 @@ def test_a_failure_at_the_largest_testable_size_is_unreachable_and_inversions_ar
     assert (s.low, s.high, s.inversions, s.status) == (100, 120, 1, "bracketed")
 
 
+def test_a_higher_step_cap_reopens_only_the_capped_failures_the_search_rests_on():
+    def table(*probes: tuple[int, bool, str]) -> pd.DataFrame:
+        return pd.DataFrame({"n_train": [n for n, _, _ in probes], "success": [ok for _, ok, _ in probes],
+                             "stopped": [how for _, _, how in probes], "step_cap": 6000})
+
+    capped_top = table((150, False, "gave_up"), (300, False, "steps"))
+    assert sc.next_probe(CELL, capped_top, 1000, RULES, 150).next_n == 600  # same cap: a failure, step up
+    assert sc.next_probe(CELL, capped_top, 1000, RULES, 150, step_cap=6000).next_n == 600
+    assert sc.next_probe(CELL, capped_top, 1000, RULES, 150, step_cap=12000).next_n == 300  # probe it again first
+    # a capped failure inside a wide bracket is only a provisional lower end: bisect first ...
+    wide = table((150, False, "steps"), (300, True, "early_stop"))
+    assert sc.next_probe(CELL, wide, 1000, RULES, 150, step_cap=12000).next_n == 212
+    # ... and reopen it only when the search would end on it
+    tight = table((150, False, "steps"), (180, True, "early_stop"), (300, True, "early_stop"))
+    s = sc.next_probe(CELL, tight, 1000, RULES, 150, step_cap=12000)
+    assert (s.status, s.next_n) == ("searching", 150)
+    assert sc.next_probe(CELL, tight, 1000, RULES, 150).status == "bracketed"  # reading the table: as it stands
+    decided = table((150, False, "gave_up"), (180, True, "early_stop"))
+    assert sc.next_probe(CELL, decided, 1000, RULES, 150, step_cap=12000).status == "bracketed"
+    at_pool = table((750, False, "steps"))
+    assert sc.next_probe(CELL, at_pool, 1000, RULES, 750, step_cap=12000).next_n == 750
+    assert sc.next_probe(CELL, at_pool, 1000, RULES, 750).status == "unreachable"
+
+
 def test_summary_flags_a_bracket_whose_failure_was_stopped_by_the_step_cap():
     def summary_of(stopped_at_low: str) -> pd.Series:
         probes = pd.DataFrame({"n_train": [150, 212, 250], "success": [False, False, True],
@@ -122,8 +146,13 @@ def test_probe_table_errors_are_clear(tmp_path: Path):
         sc.read_probes(bad)
     good = tmp_path / "good.csv"
     sc.append_probe(good, probe_row(300, False))
-    with pytest.raises(CovlibError, match="step_cap=300"):
-        sc._check_rules(sc.ProbeRules(step_cap=999, give_up_epochs=20), str(good))
+    cell, other_cell = sc.Cell("twohop", 20, "smoke", 0), sc.Cell("twohop", 30, "smoke", 0)
+    with pytest.raises(CovlibError, match="step_cap=300, above 200"):  # a cell's cap may grow, not shrink
+        sc._check_rules(sc.ProbeRules(step_cap=200, give_up_epochs=20), str(good), [other_cell, cell])
+    sc._check_rules(sc.ProbeRules(step_cap=200, give_up_epochs=20), str(good), [other_cell])  # other cells: any cap
+    sc._check_rules(sc.ProbeRules(step_cap=999, give_up_epochs=20), str(good), [cell])
+    with pytest.raises(CovlibError, match="give_up_epochs=20"):
+        sc._check_rules(sc.ProbeRules(step_cap=300, give_up_epochs=100), str(good))
 
 
 def test_power_fit_recovers_a_known_exponent_and_bootstrap_brackets_it():
