@@ -1,6 +1,7 @@
 """The search for required data (covlib.scaling): bracket logic, the probe table, fits, and a real miniature search."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -328,3 +329,21 @@ def test_the_shipped_commands_regenerate_every_cell_of_the_book_experiments():
                           for s in args.seeds}
     needed = {c.key() for name in sc.BOOK_EXPERIMENTS for c in sc.experiment_cells(name)}
     assert needed <= commanded, f"no command in data/scaling/COMMANDS.txt for {sorted(needed - commanded)}"
+
+
+@pytest.mark.slow
+def test_a_probe_stopped_by_the_cap_resumes_under_a_higher_cap_as_if_trained_in_one_go(tmp_path: Path):
+    cell = sc.Cell("twohop", 8, "smoke", 0, start=150)
+    short = sc.ProbeRules(step_cap=50, give_up_epochs=1000, eval_every=25, batch_size=64, test_size_per_type=100)
+    longer = dataclasses.replace(short, step_cap=125)
+    first = sc.search([cell], tmp_path / "p.csv", tmp_path / "w", short, max_probes=1, log=None).table
+    assert first[["n_train", "stopped", "steps", "step_cap"]].values.tolist() == [[150, "steps", 50, 50]]
+    with pytest.raises(CovlibError, match="step_cap=50, above 25"):
+        sc.search([cell], tmp_path / "p.csv", tmp_path / "w", dataclasses.replace(short, step_cap=25), log=None)
+    again = sc.search([cell], tmp_path / "p.csv", tmp_path / "w", longer, max_probes=1, log=None).table
+    direct = sc.search([cell], tmp_path / "q.csv", tmp_path / "v", longer, max_probes=1, log=None).table
+    cols = ["n_train", "steps", "step_cap", "success", "stopped", "best_type0", "final_type0", "final_train"]
+    assert len(again) == 1 and again["steps"].iloc[0] > 50  # the capped row was replaced, not added to
+    pd.testing.assert_frame_equal(again[cols].reset_index(drop=True), direct[cols].reset_index(drop=True))
+    curve = sc.read_curve(tmp_path / "p.csv", task="twohop", N=8, model="smoke", seed=0, n_train=150)
+    assert curve["step"].is_unique and curve["step"].max() == again["steps"].iloc[0]
