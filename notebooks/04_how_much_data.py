@@ -332,7 +332,8 @@ for name in size_names:
                           "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f and common.dropna(subset=["n_req"])["N"].nunique() > 2
                           else "n/a",
                           "mean n_req": common["n_req"].mean(),
-                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"])})
+                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
+                          "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
 sizes = pd.DataFrame(size_rows)
 display(sizes.round(3))
 if size_points:
@@ -349,6 +350,8 @@ for _, r in sizes.iterrows():
         part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
     if r["unreachable at N"]:
         part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
+    if r["capped at N"]:
+        part += f" (at N = {r['capped at N']} the failing probe the result rests on stopped at the step cap)"
     size_parts.append(part)
 missing_sizes = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
 size_note = "; ".join(size_parts) + "."
