@@ -128,8 +128,8 @@ commands = repository_path("data/scaling/COMMANDS.txt")
 chapter_cells = pd.concat([s for s in summaries.values() if len(s)] or [pd.DataFrame(columns=["probes", "minutes"])])
 own_probes, own_hours = int(chapter_cells["probes"].sum()), float(chapter_cells["minutes"].sum() / 60)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
-      f"{own_probes} probes, {own_hours:.1f} CPU-hours of training "
-      f"(wall time of the runs; two one-thread runs share the machine's two cores)")
+      f"{own_probes} probes, {own_hours:.1f} run-hours of training (each one-thread run's wall time, summed; "
+      f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
 if preset != "smoke":
     print("\nregenerate with:\n" + commands.read_text())
 display(probes.tail(8))
@@ -379,6 +379,13 @@ if missing_sizes and preset != "smoke":
     size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{sc.experiment_command(n)}`)"
                                                          for n in missing_sizes)
                   + ". Until they are, this chapter makes no claim about model size.")
+searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
+             for n in size_names if n not in missing_sizes and len(summaries[n])}
+searching = {m: Ns for m, Ns in searching.items() if Ns}
+if searching and preset != "smoke":  # a partly filled cache: say what a resumed search would add
+    size_note += (" **Still searching** (the cache is partly filled; the commands in `data/scaling/COMMANDS.txt` "
+                  "resume): " + "; ".join(f"{m} at N = {', '.join(map(str, Ns))}" for m, Ns in searching.items())
+                  + ". The comparisons above use the finished cells only.")
 display(Markdown(size_note))
 
 # %% [markdown]
@@ -534,8 +541,9 @@ if measured_chains:
         f"{paper.EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
 bullets.append(size_note if len(measured_sizes) > 1 else
                "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
-bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} CPU-hours of "
-               "training on this machine (two one-thread workers at a time).")
+bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
+               "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
+               "run, summed).")
 display(Markdown("\n".join(f"* {b}" for b in bullets)))
 
 # %% [markdown]
