@@ -238,8 +238,9 @@ if len(id_pool):
     per_N = id_pool.groupby("N")["share_of_pool"].mean()
     biting = per_N[per_N > 0.25]
     pool_note = (f"At N = {', '.join(str(int(n)) for n in biting.index)} the required data is "
-                 f"{', '.join(f'{v:.0%}' for v in biting)} of the whole ID pool: the pool, not the law, "
-                 "bounds the search there, which flattens the low end of the fit." if len(biting) else
+                 f"{', '.join(f'{v:.0%}' for v in biting)} of the whole ID pool: the smaller N is, the more of the "
+                 "pool the model needs, and near the pool its size rather than the law may bound the requirement, "
+                 "which would flatten the low end of the fit." if len(biting) else
                  "At every N measured the required data stays below a quarter of the ID pool.")
 else:
     pool_note = "No finished two-hop cells yet."
