@@ -214,20 +214,17 @@ def search_summary(cells: Sequence, probes: pd.DataFrame) -> pd.DataFrame:
         else:
             states.append(sc.CellState(cell, pd.DataFrame(columns=sc.PROBE_COLUMNS), 0, None, "not started"))
     summary = sc.summarise(states)
-    largest, best, capped = [], [], []
+    largest, best = [], []
     for s in states:
         if len(s.probes):
             top = s.probes.loc[s.probes["n_train"].astype(int).idxmax()]
             largest.append(int(top["n_train"]))
             best.append(float(top["best_type0"]))
-            # stopped by the step cap before the authors' rule (100 epochs after fitting) could decide
-            capped.append(bool(top.get("stopped") == "steps"))
         else:
             largest.append(None)
             best.append(None)
-            capped.append(False)
     summary["eligible"] = summary["eligible"].where(summary["eligible"] > 0)
-    return summary.assign(largest_n=largest, best_type0_at_largest=best, capped_at_largest=capped)
+    return summary.assign(largest_n=largest, best_type0_at_largest=best)
 
 
 def describe_cells(summary: pd.DataFrame, label: str) -> str:
@@ -245,7 +242,7 @@ def describe_cells(summary: pd.DataFrame, label: str) -> str:
                          f"(the largest size that leaves a test set); best ID accuracy there "
                          f"{r['best_type0_at_largest']:.1%}"
                          + (" (that probe stopped at the step cap, before 100 epochs after fitting: a failure "
-                            "within this budget, not by the authors' rule)" if r.get("capped_at_largest") else ""))
+                            "within this budget, not by the authors' rule)" if r["low_capped"] else ""))
         elif r["status"] == "not started":
             parts.append(f"{at}: not searched yet")
         else:

@@ -82,15 +82,11 @@ def placeholder_share(plain: pd.DataFrame, cot: pd.DataFrame, placeholder: pd.Da
     gets at each (N, seed) all three searches finished: share = log(plain / placeholder) / log(plain / cot),
     0 when the placeholder needs what the plain model needs, 1 when it needs what CoT needs. Columns N,
     seed, n_req_plain, n_req_placeholder, n_req_cot, share."""
-    cols = ["N", "seed", "n_req"]
-    frames = [f.dropna(subset=["n_req"])[cols] if len(f) else pd.DataFrame(columns=cols)
-              for f in (plain, placeholder, cot)]
-    both = (frames[0].rename(columns={"n_req": "n_req_plain"})
-            .merge(frames[1].rename(columns={"n_req": "n_req_placeholder"}), on=["N", "seed"])
-            .merge(frames[2].rename(columns={"n_req": "n_req_cot"}), on=["N", "seed"]))
-    both = both.astype({c: float for c in ("n_req_plain", "n_req_placeholder", "n_req_cot")})
-    share = np.log(both["n_req_plain"] / both["n_req_placeholder"]) / np.log(both["n_req_plain"] / both["n_req_cot"])
-    return both.assign(share=share).sort_values(["N", "seed"]).reset_index(drop=True)
+    saved = sc.requirement_ratio(plain, placeholder, ("plain", "placeholder"))
+    both = saved.merge(sc.requirement_ratio(plain, cot, ("plain", "cot")).drop(columns="n_req_plain"),
+                       on=["N", "seed"], suffixes=("_placeholder", "_cot"))
+    share = np.log(both["ratio_placeholder"]) / np.log(both["ratio_cot"])
+    return both.assign(share=share)[["N", "seed", "n_req_plain", "n_req_placeholder", "n_req_cot", "share"]]
 
 
 def ratio_lower_bounds(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:

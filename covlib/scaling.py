@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import itertools
 import json
 import os
 import time
@@ -663,7 +664,7 @@ def seed_spread(summary: pd.DataFrame) -> float:
     N has two finished seeds). The yardstick for a difference between models searched on one seed."""
     done = summary.dropna(subset=["n_req"]) if len(summary) else summary
     gaps = [abs(np.log(x / y)) for _, g in (done.groupby("N") if len(done) else [])
-            for i, x in enumerate(g["n_req"].astype(float)) for y in g["n_req"].astype(float).iloc[i + 1:]]
+            for x, y in itertools.combinations(g["n_req"].astype(float), 2)]
     return float(np.exp(np.mean(gaps))) if gaps else float("nan")
 
 

@@ -490,7 +490,7 @@ def fmt(x: float, spec: str = ".2f") -> str:
 finished = nontree_summary[nontree_summary["status"].isin(["bracketed", "unreachable"])]
 verdict = (", ".join(f"N = {int(r['N'])}: " + ("reached at about " + f"{r['n_req']:,.0f}" if r["status"] == "bracketed"
                      else f"never, up to {int(r['largest_n']):,} of {int(r['eligible']):,}"
-                     + (" (within the step cap)" if r["capped_at_largest"] else "")) for _, r in finished.iterrows())
+                     + (" (within the step cap)" if r["low_capped"] else "")) for _, r in finished.iterrows())
            or "no finished search yet")
 comparison = pd.DataFrame([
     {"quantity": "non-tree reaches 99% ID accuracy", "paper (8-layer GPT-2, GPU)":

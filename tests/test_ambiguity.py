@@ -72,7 +72,7 @@ def test_search_summary_reads_the_table_alone():
     assert summary["largest_n"].iloc[0] == 750 and summary["best_type0_at_largest"].iloc[0] == pytest.approx(0.6)
     text = am.describe_cells(summary, "non-tree")
     assert "no success even at 750 examples" in text and "not searched yet" in text
-    assert "step cap" not in text and not summary["capped_at_largest"].iloc[0]
+    assert "step cap" not in text and not summary["low_capped"].iloc[0]
     capped = probes.assign(stopped=["gave_up", "steps"])  # the largest probe ran out of steps before the rule
     text = am.describe_cells(am.search_summary(cells, capped), "non-tree")
     assert "stopped at the step cap" in text
