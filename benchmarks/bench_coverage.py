@@ -11,8 +11,8 @@ import resource
 import time
 import tracemalloc
 
-from covlib.coverage import coverage_sweep
-from covlib.data import DatasetConfig, generate
+from covlib.coverage.exact import coverage_sweep
+from covlib.tasks.datasets import DatasetConfig, generate
 
 CASES = [("twohop", 30, 4_000), ("twohop", 50, 10_000), ("twohop", 100, 80_000), ("threehop", 20, 20_000)]
 

@@ -8,8 +8,8 @@ import resource
 import tempfile
 import time
 
-from covlib.data import DatasetConfig, generate, save_dataset
-from covlib.io import load_dataset
+from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
+from covlib.tasks.folders import load_dataset
 
 CASES = [
     DatasetConfig("twohop", 100, 80_000),

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import time
 
-from covlib import mechanisms as mc
-from covlib.coverage import annotate_dataset
-from covlib.data import DatasetConfig, ensure_dataset
-from covlib.learning import EDGE_RUN, repository_path
+from covlib.analyses.iicg import iicg_map, item_groups
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import open_run, residual_streams, split_items
+from covlib.analyses.tracing import corrupted_pairs, trace_map
+from covlib.base.paths import repository_path
+from covlib.coverage.annotate import annotate_dataset
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.training.shipped import EDGE_RUN
 
 
 def main() -> None:
@@ -20,29 +24,29 @@ def main() -> None:
                             repository_path("build/datasets"))
     annotate_dataset(ds_dir, max_k=8)
     t0 = time.perf_counter()
-    model, ds, tables = mc.open_run(repository_path(EDGE_RUN["archive"]), ds_dir, "weights/final.pt")
+    model, ds, tables = open_run(repository_path(EDGE_RUN["archive"]), ds_dir, "weights/final.pt")
     print(f"load model and tables: {time.perf_counter() - t0:.2f} s")
-    inputs = ds.test.inputs[mc.split_items(ds, "type_0")][:2000]
+    inputs = ds.test.inputs[split_items(ds, "type_0")][:2000]
     t0 = time.perf_counter()
-    resid = mc.residual_streams(model, inputs)
+    resid = residual_streams(model, inputs)
     t_resid = time.perf_counter() - t0
     t0 = time.perf_counter()
     for key in ("b", "t", "b,x2"):
-        kept, labels = mc.item_groups(tables, inputs, key)
-        mc.iicg_map(resid[kept], labels)
+        kept, labels = item_groups(tables, inputs, key)
+        iicg_map(resid[kept], labels)
     t_iicg = time.perf_counter() - t0
     print(f"residual streams, {len(inputs)} items x {resid.shape[1]} layers x {resid.shape[2]} positions: {t_resid:.2f} s")
     print(f"IICG maps for 3 groupings (b, t, b,x2): {t_iicg:.2f} s (total with residuals {t_resid + t_iicg:.2f} s)")
-    train_items = ds.test.inputs[mc.split_items(ds, "train_inferred")]
-    clean, corrupted = mc.corrupted_pairs(tables, train_items, "x2")
+    train_items = ds.test.inputs[split_items(ds, "train_inferred")]
+    clean, corrupted = corrupted_pairs(tables, train_items, "x2")
     clean, corrupted = clean[:1000], corrupted[:1000]
     t0 = time.perf_counter()
-    res = mc.trace_map(model, clean, corrupted, (tables.values(clean)["t"], tables.values(corrupted)["t"]))
+    res = trace_map(model, clean, corrupted, (tables.values(clean)["t"], tables.values(corrupted)["t"]))
     print(f"causal tracing map ({res['rank'].shape[0]} layers x {res['rank'].shape[1]} positions, "
           f"{len(clean)} pairs, {res['pairs']} traced): {time.perf_counter() - t0:.2f} s")
     values = tables.values(inputs)
     t0 = time.perf_counter()
-    mc.logit_lens(model, resid, {"b": values["b1"], "t": values["t"]})
+    logit_lens(model, resid, {"b": values["b1"], "t": values["t"]})
     print(f"logit lens of {len(inputs)} items: {time.perf_counter() - t0:.2f} s")
 
 

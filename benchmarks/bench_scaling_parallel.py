@@ -29,7 +29,7 @@ BATCH = 512
 
 
 def dataset_dir() -> str:
-    from covlib.data import DatasetConfig, ensure_dataset
+    from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 
     return str(ensure_dataset(DatasetConfig("twohop", 30, 10_000, seed=0, test_size_per_type=200),
                               os.path.join(tempfile.gettempdir(), "covlib-bench")))
@@ -37,7 +37,7 @@ def dataset_dir() -> str:
 
 def one_run(args: tuple[str, int, str]) -> float:
     """Train one model for STEPS steps (no evaluation until the end); returns seconds."""
-    from covlib.train import train
+    from covlib.training.loop import train
 
     ds, seed, out = args
     t0 = time.perf_counter()
@@ -56,9 +56,9 @@ def ensemble(ds: str) -> float:
     import torch.nn.functional as F
     from torch.func import stack_module_state, vmap
 
-    from covlib.io import load_dataset
-    from covlib.model import MODEL_PRESETS, FastForward, build_model
-    from covlib.train import IGNORE, sequence_length, training_batches
+    from covlib.tasks.folders import load_dataset
+    from covlib.training.batches import IGNORE, sequence_length, training_batches
+    from covlib.training.model import MODEL_PRESETS, FastForward, build_model
 
     data = load_dataset(ds)
     n_ctx = sequence_length(data)

@@ -22,8 +22,10 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from covlib.model import MODEL_PRESETS, FastForward, build_model  # noqa: E402
-from covlib.train import IGNORE, Batches, make_config, make_optimizer, train_step  # noqa: E402
+from covlib.training.batches import IGNORE, Batches
+from covlib.training.config import make_config
+from covlib.training.loop import make_optimizer, train_step
+from covlib.training.model import MODEL_PRESETS, FastForward, build_model
 
 N, PROMPT, TARGET = 30, 3, 1
 D_VOCAB, N_CTX, SEQ = N + 1, PROMPT + TARGET, PROMPT + TARGET - 1

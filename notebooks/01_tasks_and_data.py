@@ -44,12 +44,22 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from covlib import figures
-from covlib.book import preset_values
-from covlib.data import DatasetConfig, default_root, ensure_dataset, generate
-from covlib.io import load_dataset
-from covlib.sweep import record_metrics
-from covlib.tasks import TASKS
+from covlib.base.paths import default_root
+from covlib.book.setup import preset_values
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch01_tasks_and_data import (
+    fact_status_chart,
+    fact_status_frame,
+    preimage_chart,
+    preimage_frame,
+    task_graphs_chart,
+    type_share_chart,
+    type_share_frame,
+)
+from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
+from covlib.tasks.folders import load_dataset
+from covlib.tasks.graphs import TASKS
 
 PRESETS = {
     # N and n_train of the main example, and the token counts of the eligible-input survey
@@ -63,7 +73,7 @@ knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, test_size_per_type=
 N, n_train, test_size_per_type = knobs["N"], knobs["n_train"], knobs["test_size_per_type"]
 data_root = Path(out_dir) if out_dir else default_root()
 fig_dir = figures_dir or None  # None: covlib.figures picks papers_figures/ (or $COVLIB_FIGURES_DIR)
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 120)
 print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size_per_type}, seed={seed}")
 
@@ -97,8 +107,8 @@ task_table = pd.DataFrame(
 display(task_table)
 
 # %%
-graph_chart = figures.task_graphs_chart(list(TASKS.values()))
-figures.save_figure(graph_chart, "01_task_graphs", fig_dir)
+graph_chart = task_graphs_chart(list(TASKS.values()))
+save_figure(graph_chart, "01_task_graphs", fig_dir)
 graph_chart
 
 # %% [markdown]
@@ -134,9 +144,9 @@ corner
 # many of the $N^2$ argument pairs map to it (its *pre-image*).
 
 # %%
-pre = figures.preimage_frame(f1)
-pre_chart = figures.preimage_chart(pre, "f1")
-figures.save_figure(pre_chart, "01_preimages", fig_dir)
+pre = preimage_frame(f1)
+pre_chart = preimage_chart(pre, "f1")
+save_figure(pre_chart, "01_preimages", fig_dir)
 sizes = pre["preimage_size"]
 print(f"pre-image sizes of f1: min {sizes.min()}, max {sizes.max()}, mean {sizes.mean():.1f} "
       f"(= N^2 / N = {N}), standard deviation {sizes.std(ddof=0):.1f}; values never produced: {(sizes == 0).sum()}")
@@ -192,9 +202,9 @@ survey
 # were allowed but never sampled.
 
 # %%
-status = figures.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
-status_chart = figures.fact_status_chart(status, "f1", n_tokens=N)
-figures.save_figure(status_chart, "01_seen_split", fig_dir)
+status = fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
+status_chart = fact_status_chart(status, "f1", n_tokens=N)
+save_figure(status_chart, "01_seen_split", fig_dir)
 facts = pd.DataFrame(
     [{"primitive": name, "facts": split.size, "seen split": int(split.sum()),
       "used by training": int(dataset.seen_used[name].sum()),
@@ -261,9 +271,9 @@ print(f"bit rule holds for all {len(ood)} non-training test items")
 # as much weight as common ones.
 
 # %%
-shares = figures.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
-share_chart = figures.type_share_chart(shares)
-figures.save_figure(share_chart, "01_type_proportions", fig_dir)
+shares = type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
+share_chart = type_share_chart(shares)
+save_figure(share_chart, "01_type_proportions", fig_dir)
 display(shares.pivot(index="category", columns="group", values="count"))
 share_chart
 
@@ -300,7 +310,7 @@ display(pd.DataFrame(train_items[:3]))
 display(pd.DataFrame(test_items).groupby("type", sort=True).head(1).sort_values("type").reset_index(drop=True))
 
 # %% [markdown]
-# Reading the folder back with `covlib.io.load_dataset` gives token-id arrays, and they match the
+# Reading the folder back with `covlib.tasks.folders.load_dataset` gives token-id arrays, and they match the
 # dataset we generated in memory, item for item:
 
 # %%

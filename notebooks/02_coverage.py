@@ -46,24 +46,37 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 import json
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from covlib import coverage as cov
-from covlib import figures
-from covlib.book import preset_values
-from covlib.coverage_authors import authors_sweep
-from covlib.coverage_graph import neighbourhood_chart, substitution_neighbourhood
-from covlib.data import DatasetConfig, default_root, ensure_dataset, generate
-from covlib.io import load_dataset
-from covlib.paper import (
+from covlib.analyses.fits import power_fit
+from covlib.base.paper import (
     EXPONENTS,
     REQUIRED_DATA_TWOHOP,
     REQUIRED_DATA_TWOHOP_AUTHORS,
     TYPE0_COVERAGE_TWOHOP_30_4000,
 )
-from covlib.sweep import record_metrics
+from covlib.base.paths import default_root
+from covlib.book.setup import preset_values
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch02_coverage import (
+    coverage_modes_chart,
+    coverage_vs_data,
+    coverage_vs_data_chart,
+    neighbourhood_chart,
+    purity_chart,
+    substitution_neighbourhood,
+)
+from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table, wide_table
+from covlib.coverage.authors import authors_sweep
+from covlib.coverage.exact import all_pair_evidence, class_purity, fragment_classes, k_cutoffs, pair_evidence
+from covlib.coverage.requirement import data_for_coverage
+from covlib.figures.charts import coverage_by_k_chart
+from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
+from covlib.tasks.folders import load_dataset
 
 PRESETS = {
     "smoke": {"N": 10, "n_train": 300, "example_N": 6, "scaling_N": [12, 16]},
@@ -74,7 +87,7 @@ knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, example_N=example_N
 N, n_train, example_N, scaling_N = knobs["N"], knobs["n_train"], knobs["example_N"], knobs["scaling_N"]
 data_root = Path(out_dir) if out_dir else default_root()
 fig_dir = figures_dir or None
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 120)
 print(f"preset={preset}: twohop N={N}, n_train={n_train}, seed={seed}, k up to {max_k}")
 
@@ -103,7 +116,7 @@ print(f"preset={preset}: twohop N={N}, n_train={n_train}, seed={seed}, k up to {
 example = generate(DatasetConfig("twohop", example_N, n_train=int(0.3 * example_N**3), seed=seed,
                                  test_size_per_type=20))
 ex_answers = example.evaluate(example.train_inputs)["t"]
-ex_evidence = cov.pair_evidence(example.train_inputs, ex_answers, example_N, (0, 1))
+ex_evidence = pair_evidence(example.train_inputs, ex_answers, example_N, (0, 1))
 bridge_of = example.tables["f1"].reshape(-1)  # hidden: b = f1(x1, x2), indexed by fragment id x1*N + x2
 
 
@@ -149,19 +162,19 @@ config = DatasetConfig("twohop", N, n_train, seed=seed)
 folder = ensure_dataset(config, data_root)
 data = load_dataset(folder)
 truth = generate(config)  # the hidden tables, for checking what the data alone reveals
-evidence = cov.all_pair_evidence(data.train.inputs, data.train.answers, N)
+evidence = all_pair_evidence(data.train.inputs, data.train.answers, N)
 present = np.zeros(N * N, dtype=bool)
 present[data.train.inputs[:, 0] * N + data.train.inputs[:, 1]] = True
 purity_rows = []
 for k in range(1, max_k + 1):
-    labels = cov.fragment_classes(data.train.inputs, data.train.answers, N, k, evidence)[(0, 1)]
-    merged, purity = cov.class_purity(labels, truth.tables["f1"].reshape(-1), present)
+    labels = fragment_classes(data.train.inputs, data.train.answers, N, k, evidence)[(0, 1)]
+    merged, purity = class_purity(labels, truth.tables["f1"].reshape(-1), present)
     purity_rows.append({"k": k, "merged_pairs": merged, "purity": purity})
 purity = pd.DataFrame(purity_rows)
 display(purity.assign(purity=purity["purity"].map("{:.1%}".format)))
-purity_chart = figures.purity_chart(purity)
-figures.save_figure(purity_chart, "02_equivalence_purity", fig_dir)
-purity_chart
+purity_figure = purity_chart(purity)
+save_figure(purity_figure, "02_equivalence_purity", fig_dir)
+purity_figure
 
 # %% [markdown]
 # ## 2.2 The substitution graph and k-coverage
@@ -172,7 +185,7 @@ purity_chart
 # when it is connected to some training input; its **$k$-cutoff** is the largest $k$ at which
 # it is covered (0 if it is not covered even at $k = 1$). Raising $k$ removes equivalences, so
 # covered sets shrink as $k$ grows, and one sweep from high evidence to low gives every input
-# its cutoff (`covlib.coverage.coverage_sweep`: evidence is counted once per $P$, classes are
+# its cutoff (`covlib.coverage.exact.coverage_sweep`: evidence is counted once per $P$, classes are
 # merged level by level, and the components of the $N^m$-node graph are tracked without ever
 # listing its edges).
 #
@@ -184,7 +197,7 @@ purity_chart
 # their neighbours, is a training input.
 
 # %%
-test_cutoffs = cov.k_cutoffs(data.train.inputs, data.train.answers, N, queries=data.test.inputs, max_k=max_k)
+test_cutoffs = k_cutoffs(data.train.inputs, data.train.answers, N, queries=data.test.inputs, max_k=max_k)
 type0 = data.test.types == "type_0"
 rng = np.random.default_rng(seed)
 
@@ -205,8 +218,8 @@ for pool in (data.test.inputs[type0 & (test_cutoffs >= 3)], data.test.inputs[typ
     print(f"input {center}: neighbours at k=3 per P = {counts}")
     graph_charts.append(neighbourhood_chart(graph, seed=seed, width=380, height=300,
                                             title=f"{center}: {graph.nodes[center]['status']} at k=3"))
-graph_chart = figures.alt.hconcat(*graph_charts).resolve_scale(color="independent")
-figures.save_figure(graph_chart, "02_substitution_graph", fig_dir)
+graph_chart = alt.hconcat(*graph_charts).resolve_scale(color="independent")
+save_figure(graph_chart, "02_substitution_graph", fig_dir)
 graph_chart
 
 # %% [markdown]
@@ -219,13 +232,13 @@ graph_chart
 # it. Chapter 3 reads the annotation to group test accuracy by $k$-cutoff.
 
 # %%
-table = cov.annotate_dataset(folder, max_k=max_k)
+table = annotate_dataset(folder, max_k=max_k)
 print(json.loads((folder / "coverage.json").read_text())["command"])
-wide = cov.wide_table(table).round(1)
+wide = wide_table(table).round(1)
 display(wide)
 reference = TYPE0_COVERAGE_TWOHOP_30_4000 if (N, n_train) == (30, 4000) else None
-coverage_chart = figures.coverage_by_k_chart(table, reference=reference)
-figures.save_figure(coverage_chart, "02_coverage_by_k", fig_dir)
+coverage_chart = coverage_by_k_chart(table, reference=reference)
+save_figure(coverage_chart, "02_coverage_by_k", fig_dir)
 coverage_chart
 
 # %% [markdown]
@@ -262,7 +275,7 @@ coverage_chart
 #    so a fragment $(3, 7)$ at positions $\{x_1, x_2\}$ and a fragment $(3, 7)$ at positions
 #    $\{x_2, x_3\}$ are the same key, and classes built for one $P$ leak into another.
 #
-# (It also crashes once an item is covered at $k \geq 9$; `covlib.coverage_authors` reproduces
+# (It also crashes once an item is covered at $k \geq 9$; `covlib.coverage.authors` reproduces
 # the algorithm without that crash.) The figure applies both algorithms to the same dataset;
 # for types other than `type_0` the authors' construction is applied with that type's items in
 # place of `type_0`.
@@ -271,10 +284,10 @@ coverage_chart
 answers_test = data.test.answers
 authors = authors_sweep(data.train.inputs, data.train.answers, N, data.test.inputs, answers_test, data.test.types,
                         max_k=max_k)
-authors_table = cov.coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
-modes_chart = figures.coverage_modes_chart({"paper's definition (covlib)": table, "authors' script": authors_table})
-figures.save_figure(modes_chart, "02_faithful_vs_authors", fig_dir)
-comparison = pd.concat({"definition": cov.wide_table(table), "authors": cov.wide_table(authors_table)}).round(1)
+authors_table = coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
+modes_chart = coverage_modes_chart({"paper's definition (covlib)": table, "authors' script": authors_table})
+save_figure(modes_chart, "02_faithful_vs_authors", fig_dir)
+comparison = pd.concat({"definition": wide_table(table), "authors": wide_table(authors_table)}).round(1)
 display(comparison)
 modes_chart
 
@@ -294,19 +307,20 @@ modes_chart
 # 90% of `type_0` items are 3-covered, then fit a power law $n \approx c N^a$.
 
 # %%
-survey = pd.DataFrame([cov.data_for_coverage("twohop", n_tok, k=3, target=0.9, seed=seed) for n_tok in scaling_N])
-c_fit, a_fit = cov.power_law_fit(survey["N"], survey["n_train"])
+survey = pd.DataFrame([data_for_coverage("twohop", n_tok, k=3, target=0.9, seed=seed) for n_tok in scaling_N])
+survey_fit = power_fit(survey["N"], survey["n_train"])
+c_fit, a_fit = survey_fit["a"], survey_fit["c"]
 survey["paper: data for 0.99 accuracy"] = survey["N"].map(REQUIRED_DATA_TWOHOP_AUTHORS)
 survey["paper's early draft (superseded)"] = survey["N"].map(REQUIRED_DATA_TWOHOP)
 display(survey[["N", "n_train", "eligible", "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]].rename(
     columns={"n_train": "data to 3-cover 90% of type_0", "eligible": "ID-eligible inputs"}))
 print(f"fit: n ≈ {c_fit:.2f} · N^{a_fit:.2f}  (paper, from training runs: n ≈ 3.48 · N^{EXPONENTS['twohop']}; "
       "its early draft fit N^2.54 is superseded). Chapter 4 measures the requirement by training.")
-curve = cov.coverage_vs_data("twohop", scaling_N,
+curve = coverage_vs_data("twohop", scaling_N,
                              {n: sorted({int(f * r) for f in (0.5, 0.75, 1.0, 1.5, 2.5)})
                               for n, r in zip(survey["N"], survey["n_train"])}, ks=(3,), seed=seed)
-data_chart = figures.coverage_vs_data_chart(curve, k=3)
-figures.save_figure(data_chart, "02_coverage_vs_data", fig_dir)
+data_chart = coverage_vs_data_chart(curve, k=3)
+save_figure(data_chart, "02_coverage_vs_data", fig_dir)
 data_chart
 
 # %% [markdown]
@@ -366,7 +380,7 @@ else:
     print("Exercise 1:", "right" if my_half_k == truth_k else f"not quite: it is k = {truth_k}")
 n_try = exercise_n_train or 2 * n_train
 try:
-    more = cov.coverage_by_k(generate(DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
+    more = coverage_by_k(generate(DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
     share_more = float(more[(more["type"] == "type_0") & (more["k"] == 3)]["covered"].iloc[0])
     print(f"Exercise 2: with {n_try} examples, {share_more:.1%} of type_0 items are 3-covered "
           f"(with {n_train}: {float(type0.get(3, float('nan'))):.1%})")

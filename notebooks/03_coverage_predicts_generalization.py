@@ -48,26 +48,28 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 from pathlib import Path
 
+import altair as alt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import coverage as cov
-from covlib import figures
-from covlib.book import preset_values
-from covlib.data import DatasetConfig, default_root, ensure_dataset
-from covlib.learning import (
-    EDGE_RUN,
+from covlib.analyses.curves import (
     binned_accuracy,
     cutoff_bins,
     cutoff_shares,
     cutoff_snapshot,
     cutoff_table,
     first_steps,
-    repository_path,
-    train_or_load,
 )
-from covlib.sweep import record_metrics
-from covlib.train import first_step_above, load_metrics, load_run_config, make_config, run_name
+from covlib.base.paths import default_root, repository_path
+from covlib.book.setup import preset_values
+from covlib.book.sweep import record_metrics
+from covlib.coverage.annotate import annotate_dataset, wide_table
+from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
+from covlib.figures.style import GROUP_COLORS, TYPE_COLORS, enable_png_renderer, save_figure
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.training.config import make_config, run_name
+from covlib.training.runs import first_step_above, load_metrics, load_run_config
+from covlib.training.shipped import EDGE_RUN, train_or_load
 
 PRESETS = {
     # model preset, live dataset and budget
@@ -79,7 +81,7 @@ knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, steps=steps, eval_e
 N, n_train, steps, eval_every = knobs["N"], knobs["n_train"], knobs["steps"], knobs["eval_every"]
 root = Path(out_dir) if out_dir else default_root().parent
 fig_dir = figures_dir or None
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 120)
 overrides = {"steps": steps, "eval_every": eval_every, "seed": seed}
 run_config = make_config(knobs["model"], overrides)
@@ -96,8 +98,8 @@ print(f"preset={preset}: twohop N={N}, n_train={n_train}; model {run_config.mode
 
 # %%
 dataset = ensure_dataset(DatasetConfig("twohop", N, n_train, seed=data_seed), root / "datasets")
-coverage = cov.annotate_dataset(dataset)
-display(cov.wide_table(coverage).round(1).iloc[:, :12])
+coverage = annotate_dataset(dataset)
+display(wide_table(coverage).round(1).iloc[:, :12])
 
 # %% [markdown]
 # ## 3.2 Training
@@ -130,9 +132,9 @@ print(f"trained {int(metrics['step'].iloc[-1])} steps in {metrics['elapsed'].ilo
 
 # %%
 type_series = {t: f"acc/{t}" for t in ["train_inferred", "type_0", "type_1", "type_2", "type_3"]}
-type_chart = figures.accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
+type_chart = accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
                                            chance=1 / N)
-figures.save_figure(type_chart, "03_accuracy_by_type", fig_dir)
+save_figure(type_chart, "03_accuracy_by_type", fig_dir)
 display(first_steps(metrics, type_series).round(3))
 type_chart
 
@@ -154,14 +156,14 @@ display(per_k.round(3))
 bins = cutoff_bins(per_k, n_bins=3)
 binned = binned_accuracy(metrics, per_k, bins)
 bin_colors = dict(zip(bins, ["#c62828", "#f9a825", "#2e7d32"]))
-curves_chart = figures.accuracy_curves_chart(binned, {label: label for label in bins},
+curves_chart = accuracy_curves_chart(binned, {label: label for label in bins},
                                              "ID accuracy during training, by k-cutoff", colors=bin_colors)
 halfway = result.first_step_above("acc/type_0", 0.5) or int(metrics["step"].iloc[-1])
 snapshot = cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)
-snapshot_chart = figures.accuracy_by_cutoff_chart(
+snapshot_chart = accuracy_by_cutoff_chart(
     snapshot, title=f"At step {halfway} (numbers: test items)", y_title=f"accuracy at step {halfway}")
-evidence_chart = figures.alt.hconcat(curves_chart, snapshot_chart).resolve_scale(color="independent")
-figures.save_figure(evidence_chart, "03_learned_sooner", fig_dir)
+evidence_chart = alt.hconcat(curves_chart, snapshot_chart).resolve_scale(color="independent")
+save_figure(evidence_chart, "03_learned_sooner", fig_dir)
 display(first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9)))
 evidence_chart
 
@@ -178,7 +180,7 @@ evidence_chart
 
 # %%
 edge_dataset = ensure_dataset(DatasetConfig("twohop", 30, 4000, seed=0), root / "datasets")
-edge_coverage = cov.annotate_dataset(edge_dataset, max_k=8)
+edge_coverage = annotate_dataset(edge_dataset, max_k=8)
 edge_shares = cutoff_shares(edge_dataset)
 display(Markdown(f"ID test items of the edge dataset by k-cutoff: {edge_shares['k<3']:.0%} below 3, "
                  f"{edge_shares['k=3']:.0%} exactly 3, {edge_shares['k>3']:.0%} above."))
@@ -196,14 +198,14 @@ print((Path(edge_dir) / "COMMANDS.txt").read_text() if (Path(edge_dir) / "COMMAN
 group_series = {g: f"acc/{g}" for g in ["k>3", "k=3", "k<3"]}
 edge_groups = first_steps(edge, group_series | {"train_inferred": "acc/train_inferred"}, thresholds=(0.25, 0.5))
 display(edge_groups.round(3))
-group_chart = figures.accuracy_curves_chart(edge, group_series | {"type_1 (OOD)": "acc/type_1"},
+group_chart = accuracy_curves_chart(edge, group_series | {"type_1 (OOD)": "acc/type_1"},
                                             "ID accuracy by k-cutoff group, at the edge of coverage",
-                                            colors=figures.GROUP_COLORS | {"type_1 (OOD)": figures.TYPE_COLORS["type_3"]},
+                                            colors=GROUP_COLORS | {"type_1 (OOD)": TYPE_COLORS["type_3"]},
                                             chance=1 / 30)
 edge_per_k = cutoff_table(edge, edge_dataset, threshold=0.5)
-cutoff_chart = figures.accuracy_by_cutoff_chart(edge_per_k, title="Final accuracy by k-cutoff (numbers: test items)")
-edge_chart = figures.alt.hconcat(group_chart, cutoff_chart)
-figures.save_figure(edge_chart, "03_edge_of_coverage", fig_dir)
+cutoff_chart = accuracy_by_cutoff_chart(edge_per_k, title="Final accuracy by k-cutoff (numbers: test items)")
+edge_chart = alt.hconcat(group_chart, cutoff_chart)
+save_figure(edge_chart, "03_edge_of_coverage", fig_dir)
 display(edge_per_k.round(3))
 edge_chart
 
@@ -243,7 +245,7 @@ pd.Series(central, name="value").to_frame()
 # To see how this changes with the size of the token set or of the training set, sweep this
 # chapter (for example `covlib sweep notebooks/03_coverage_predicts_generalization.py
 # -p n_train 6000 10000 --jobs 1 --out build/sweeps/ch03`) and collect the recorded numbers
-# with `covlib.sweep.collect_sweep`.
+# with `covlib.book.sweep.collect_sweep`.
 
 # %% [markdown]
 # ## Exercises

@@ -53,17 +53,33 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import figures, paper
-from covlib import scaling as sc
-from covlib import scaling_figures as sf
-from covlib.learning import repository_path
-from covlib.sweep import record_metrics
+from covlib.analyses.fits import bootstrap_exponent, power_fit
+from covlib.base.paper import (
+    EXPONENT_TWOHOP_DRAFT,
+    EXPONENTS,
+    EXPONENTS_BY_SIZE_TWOHOP,
+    REQUIRED_DATA_TWOHOP_AUTHORS,
+    theory_exponent,
+)
+from covlib.base.paths import repository_path
+from covlib.book.sweep import record_metrics
+from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_k
+from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
+from covlib.figures.required_data import estimates_chart, fit_line_frame, required_data_chart, requirement_frame
+from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_cells, experiment_command
+from covlib.search.probes import read_curve, read_probes
+from covlib.search.required_data import search, search_states
+from covlib.search.summary import bracket_pair, requirement_ratio, seed_spread, summarise
+from covlib.training.shapes import MODEL_SHAPES, model_params
 
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 140)
 fig_dir = figures_dir or None
 root = Path(out_dir) if out_dir else repository_path("build")
@@ -76,21 +92,21 @@ if preset == "smoke":
         "threehop": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke"},
         "parallel_twohop": {"task": "parallel_twohop", "N": [4, 5], "seeds": [0], "model": "smoke"},
     }
-    rules = sc.ProbeRules(threshold=threshold, step_cap=300, give_up_epochs=20, eval_every=25, batch_size=128,
+    rules = ProbeRules(threshold=threshold, step_cap=300, give_up_epochs=20, eval_every=25, batch_size=128,
                           test_size_per_type=200)
     coverage_N = {"twohop": [8, 12, 16], "threehop": [5, 6], "parallel_twohop": [5, 6]}
     table_path = Path(table) if table else root / "scaling" / "probes_smoke.csv"
     recompute = True
 else:
-    experiments = sc.BOOK_EXPERIMENTS
-    rules = sc.ProbeRules(threshold=threshold)
+    experiments = BOOK_EXPERIMENTS
+    rules = ProbeRules(threshold=threshold)
     coverage_N = None  # read from data/scaling/coverage_<task>.csv
-    table_path = Path(table) if table else repository_path(sc.BOOK_TABLE)
+    table_path = Path(table) if table else repository_path(BOOK_TABLE)
 if preset == "paper":
     print("The paper's scale (8-layer GPT-2, N up to 200, batch 16,384) needs a GPU for days; this preset "
           "reads the same cache as the default one. Run `covlib scaling search --model ...` on a GPU to extend it.")
 
-experiment_cells = {name: sc.experiment_cells(e) for name, e in experiments.items()}
+cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
 print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
 # %% [markdown]
@@ -117,13 +133,13 @@ print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
 # %%
 if recompute:
-    for name, cells in experiment_cells.items():
+    for name, cells in cells_of.items():
         print(f"== {name}")
-        sc.search(cells, table_path, root / "scaling", rules, jobs=jobs if preset != "smoke" else 1,
+        search(cells, table_path, root / "scaling", rules, jobs=jobs if preset != "smoke" else 1,
                   log=print if preset != "smoke" else None)
-probes = sc.read_probes(table_path)
-states = {name: sc.search_states(cells, probes) if len(probes) else [] for name, cells in experiment_cells.items()}
-summaries = {name: sc.summarise(s) if s else pd.DataFrame() for name, s in states.items()}
+probes = read_probes(table_path)
+states = {name: search_states(cells, probes) if len(probes) else [] for name, cells in cells_of.items()}
+summaries = {name: summarise(s) if s else pd.DataFrame() for name, s in states.items()}
 commands = repository_path("data/scaling/COMMANDS.txt")
 chapter_cells = pd.concat([s for s in summaries.values() if len(s)] or [pd.DataFrame(columns=["probes", "minutes"])])
 own_probes, own_hours = int(chapter_cells["probes"].sum()), float(chapter_cells["minutes"].sum() / 60)
@@ -171,7 +187,7 @@ def fit_or_none(summary: pd.DataFrame) -> dict | None:
     est = summary.dropna(subset=["n_req"]) if len(summary) else summary
     if len(est) == 0 or est["N"].nunique() < 2:
         return None
-    return sc.bootstrap_exponent(est[["N", "n_req"]], reps=bootstrap_reps)
+    return bootstrap_exponent(est[["N", "n_req"]], reps=bootstrap_reps)
 
 
 def describe_fit(fit: dict | None) -> str:
@@ -190,7 +206,7 @@ if coverage_N is None:
                   for t in ("twohop", "threehop", "parallel_twohop")
                   if repository_path(f"data/scaling/coverage_{t}.csv").is_file()}
 else:
-    cov_tables = {t: sc.coverage_requirement(t, Ns, points=8, test_size_per_type=300) for t, Ns in coverage_N.items()}
+    cov_tables = {t: coverage_requirement(t, Ns, points=8, test_size_per_type=300) for t, Ns in coverage_N.items()}
 cov2 = cov_tables.get("twohop", pd.DataFrame(columns=["N", "k", "target", "n_train", "eligible"]))
 
 
@@ -200,9 +216,9 @@ def coverage_fits(cov: pd.DataFrame, N_max: float | None = None) -> pd.DataFrame
         g = g.dropna(subset=["n_train"])
         g = g[g["N"] <= N_max] if N_max else g
         if g["N"].nunique() >= 2:
-            f = sc.power_fit(g["N"], g["n_train"])
+            f = power_fit(g["N"], g["n_train"])
             rows.append({"k": int(k), "target": target, "c": f["c"], "r2": f["r2"], "N range": f"{g['N'].min()}-{g['N'].max()}",
-                         "theory 2.5 - 0.5/k": paper.theory_exponent(k)})
+                         "theory 2.5 - 0.5/k": theory_exponent(k)})
     return pd.DataFrame(rows)
 
 
@@ -219,15 +235,15 @@ for k in (2, 3):
                                    "dash": "coverage"}))
 if fit_twohop:
     Nmin, Nmax = twohop["N"].min(), 200
-    fl = sf.fit_line_frame({f"fit: c = {fit_twohop['c']:.2f}": fit_twohop}, {f"fit: c = {fit_twohop['c']:.2f}": (Nmin, Nmax)})
+    fl = fit_line_frame({f"fit: c = {fit_twohop['c']:.2f}": fit_twohop}, {f"fit: c = {fit_twohop['c']:.2f}": (Nmin, Nmax)})
     lines.append(fl.assign(dash="fit"))
-authors = pd.DataFrame({"N": list(paper.REQUIRED_DATA_TWOHOP_AUTHORS), "n": list(paper.REQUIRED_DATA_TWOHOP_AUTHORS.values()),
+authors = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n": list(REQUIRED_DATA_TWOHOP_AUTHORS.values()),
                         "series": "authors' 2-hop models (GPT-2, GPU)"})
-points = sf.requirement_frame(twohop.assign(model="measured: 4-layer, width 128")) if len(twohop) else \
+points = requirement_frame(twohop.assign(model="measured: 4-layer, width 128")) if len(twohop) else \
     pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])
-scaling_chart = sf.required_data_chart(points, pd.concat(lines, ignore_index=True), authors,
+scaling_chart = required_data_chart(points, pd.concat(lines, ignore_index=True), authors,
                                        title="Two-hop: training examples needed for 99% ID accuracy")
-figures.save_figure(scaling_chart, "04_required_data_twohop", fig_dir)
+save_figure(scaling_chart, "04_required_data_twohop", fig_dir)
 scaling_chart
 
 # %%
@@ -288,19 +304,19 @@ compare = pd.DataFrame([
      "c_low": fit_twohop["c_low"] if fit_twohop else np.nan, "c_high": fit_twohop["c_high"] if fit_twohop else np.nan,
      "source": "this book"},
     {"what": "coverage: 99% of ID items 3-covered", "c": c3, "c_low": c3, "c_high": c3, "source": "this book"},
-    {"what": "paper: 2-hop, GPT-2", "c": paper.EXPONENTS["twohop"], "c_low": paper.EXPONENTS["twohop"],
-     "c_high": paper.EXPONENTS["twohop"], "source": "paper"},
-    {"what": "paper draft fit (superseded)", "c": paper.EXPONENT_TWOHOP_DRAFT, "c_low": paper.EXPONENT_TWOHOP_DRAFT,
-     "c_high": paper.EXPONENT_TWOHOP_DRAFT, "source": "paper"},
-    {"what": "theory, k = 2", "c": paper.theory_exponent(2), "c_low": paper.theory_exponent(2),
-     "c_high": paper.theory_exponent(2), "source": "theory"},
-    {"what": "theory, k = 3", "c": paper.theory_exponent(3), "c_low": paper.theory_exponent(3),
-     "c_high": paper.theory_exponent(3), "source": "theory"},
+    {"what": "paper: 2-hop, GPT-2", "c": EXPONENTS["twohop"], "c_low": EXPONENTS["twohop"],
+     "c_high": EXPONENTS["twohop"], "source": "paper"},
+    {"what": "paper draft fit (superseded)", "c": EXPONENT_TWOHOP_DRAFT, "c_low": EXPONENT_TWOHOP_DRAFT,
+     "c_high": EXPONENT_TWOHOP_DRAFT, "source": "paper"},
+    {"what": "theory, k = 2", "c": theory_exponent(2), "c_low": theory_exponent(2),
+     "c_high": theory_exponent(2), "source": "theory"},
+    {"what": "theory, k = 3", "c": theory_exponent(3), "c_low": theory_exponent(3),
+     "c_high": theory_exponent(3), "source": "theory"},
 ])
 display(compare.round(3))
 display(Markdown(
     f"Measured on this CPU: **{describe_fit(fit_twohop)}**, against the paper's 2.26 (its superseded "
-    f"draft fit: 2.54) and the theory's {paper.theory_exponent(2):.2f} (k = 2) and {paper.theory_exponent(3):.2f} "
+    f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
     f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
     + pool_note))
 
@@ -322,11 +338,11 @@ for name in size_names:
     s = summaries[name]
     model = experiments[name]["model"]
     shared = experiments.get("twohop_small_model", experiments[name])  # the cells every size is searched on
-    params = sc.model_params(model, 30, 4) if model in sc.MODEL_SHAPES else None
+    params = model_params(model, 30, 4) if model in MODEL_SHAPES else None
     if len(s):
         common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
         f = fit_or_none(common)
-        size_points.append(sf.requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
+        size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
         size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
                           "cells": len(common), "exponent": f["c"] if f else np.nan,
                           # with two values of N every resample draws the same line: no interval to give
@@ -338,8 +354,8 @@ for name in size_names:
 sizes = pd.DataFrame(size_rows)
 display(sizes.round(3))
 if size_points:
-    size_chart = sf.estimates_chart(size_points, "Required data by model size (two-hop)")
-    figures.save_figure(size_chart, "04_required_data_by_size", fig_dir)
+    size_chart = estimates_chart(size_points, "Required data by model size (two-hop)")
+    save_figure(size_chart, "04_required_data_by_size", fig_dir)
     display(size_chart)
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
 param_ratio = (float(measured_sizes["parameters"].max() / measured_sizes["parameters"].min())
@@ -358,12 +374,12 @@ missing_sizes = [name for name in size_names if name != "twohop" and not summari
 size_note = "; ".join(size_parts) + "."
 if len(measured_sizes) > 1:
     size_note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
-                  f"exponents {', '.join(f'{c:.2f}' for c in paper.EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+                  f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
 # does a bigger model need less data? each size against the default model, on the cells both finished,
 # judged against how far two seeds of the same cell lie apart (the sizes are searched on one seed)
 reference = experiments["twohop"]["model"]
-spread = sc.seed_spread(summaries["twohop"])
-size_ratios = {experiments[name]["model"]: sc.requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
+spread = seed_spread(summaries["twohop"])
+size_ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
                for name in size_names if name != "twohop" and len(summaries[name])}
 size_ratio_of = {}
 for model, r in size_ratios.items():
@@ -377,7 +393,7 @@ for model, r in size_ratios.items():
                   + (f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
                      if verdict != "?" else "no second seed to judge the gap against."))
 if missing_sizes and preset != "smoke":
-    size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{sc.experiment_command(n)}`)"
+    size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
                                                          for n in missing_sizes)
                   + ". Until they are, this chapter makes no claim about model size.")
 searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
@@ -407,14 +423,14 @@ for name in ("twohop", "parallel_twohop", "threehop"):
     chain_rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
                        "exponent": f["c"] if f else np.nan,
                        "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f else "n/a",
-                       "paper": paper.EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
+                       "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
     if len(s):
-        chain_points.append(sf.requirement_frame(s.assign(model=name)))
+        chain_points.append(requirement_frame(s.assign(model=name)))
 chains = pd.DataFrame(chain_rows)
 display(chains.round(3))
 if chain_points:
-    chain_chart = sf.estimates_chart(chain_points, "Required data by task")
-    figures.save_figure(chain_chart, "04_required_data_by_task", fig_dir)
+    chain_chart = estimates_chart(chain_points, "Required data by task")
+    save_figure(chain_chart, "04_required_data_by_task", fig_dir)
     display(chain_chart)
 chain_parts = []
 for name in ("threehop", "parallel_twohop"):
@@ -422,7 +438,7 @@ for name in ("threehop", "parallel_twohop"):
     if not len(s):
         continue
     done = s.dropna(subset=["n_req"]).sort_values("N")
-    text = f"{name}: " + (describe_fit(f) + f" against the paper's {paper.EXPONENTS[name]:.2f}" if f else "no fit yet")
+    text = f"{name}: " + (describe_fit(f) + f" against the paper's {EXPONENTS[name]:.2f}" if f else "no fit yet")
     if len(done):
         text += " (n_req " + ", ".join(f"{v:,.0f} at N = {int(n)}" for n, v in zip(done["N"], done["n_req"])) + ")"
     lost = s[s["status"] == "unreachable"]
@@ -448,12 +464,12 @@ if chain_parts and fit_twohop:
 # are deterministic).
 
 # %%
-pair = sc.bracket_pair(twohop) if len(twohop) else None
+pair = bracket_pair(twohop) if len(twohop) else None
 if pair is not None:
     key = {"task": pair["task"], "N": int(pair["N"]), "model": pair["model"], "seed": int(pair["seed"])}
     curves = []
     for label, n in (("fails", int(pair["low"])), ("succeeds", int(pair["high"]))):
-        c = sc.read_curve(table_path, **key, n_train=n)
+        c = read_curve(table_path, **key, n_train=n)
         curves.append(c.assign(run=f"n = {n:,} ({label})"))
     curve_frame = pd.concat(curves, ignore_index=True)
     wide = curve_frame.pivot_table(index="step", columns="run", values=["acc/train_inferred", "acc/type_0"])
@@ -461,14 +477,14 @@ if pair is not None:
     wide = wide.reset_index()
     palette = ["#90caf9", "#1565c0", "#ef9a9a", "#c62828"]
     series = {c: c for c in wide.columns if c != "step"}
-    failure_curve = figures.accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
+    failure_curve = accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
                                                   "just below and just above the required data",
                                                   colors=dict(zip(series, palette)), chance=1 / key["N"])
-    covs = pd.concat([sc.id_coverage(key["task"], key["N"], int(pair[end]), key["seed"]).assign(
+    covs = pd.concat([probe_coverage_by_k(key["task"], key["N"], int(pair[end]), key["seed"]).assign(
         type=f"n = {int(pair[end]):,}") for end in ("low", "high")], ignore_index=True)
-    cov_chart = figures.coverage_by_k_chart(covs, title="ID test items k-covered")
-    failure_chart = figures.alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
-    figures.save_figure(failure_chart, "04_failure_below_required_data", fig_dir)
+    cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered")
+    failure_chart = alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
+    save_figure(failure_chart, "04_failure_below_required_data", fig_dir)
     display(failure_chart)
     fail_row = probes[(probes["task"] == key["task"]) & (probes["N"] == key["N"]) & (probes["model"] == key["model"])
                       & (probes["seed"] == key["seed"]) & (probes["n_train"] == int(pair["low"]))].iloc[0]
@@ -524,22 +540,22 @@ pd.Series(metrics, name="value").to_frame()
 # %%
 bullets = []
 if fit_twohop:
-    inside = fit_twohop["c_low"] <= paper.EXPONENTS["twohop"] <= fit_twohop["c_high"]
+    inside = fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
     bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
                    f"N^{fit_twohop['c']:.2f} (95% interval {fit_twohop['c_low']:.2f} to {fit_twohop['c_high']:.2f}, "
                    f"{metrics['n_values_twohop']} values of N), measured by training on a CPU; the paper's "
-                   f"{paper.EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval.")
+                   f"{EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval.")
 if not np.isnan(c3) and fit_twohop:
     bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
                    f"items grows as N^{c3:.2f}, "
                    + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]
                       else "outside the measured interval")
-                   + f"; the theory gives {paper.theory_exponent(2):.2f} (k = 2) and {paper.theory_exponent(3):.2f} (k = 3).")
+                   + f"; the theory gives {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} (k = 3).")
 measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
 if measured_chains:
     bullets.append("Longer chains at small N: " + ", ".join(
         f"{n} c = {chain_fits[n]['c']:.2f} ({chain_fits[n]['c_low']:.2f} to {chain_fits[n]['c_high']:.2f}; paper "
-        f"{paper.EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
+        f"{EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
 bullets.append(size_note if len(measured_sizes) > 1 else
                "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
 bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
@@ -579,7 +595,7 @@ else:
 k = 3  # exercise 2: try 2 and 4
 g = cov2[(cov2["k"] == k) & (cov2["target"] == 0.99)].dropna(subset=["n_train"])
 if g["N"].nunique() >= 2:
-    c_k = sc.power_fit(g["N"], g["n_train"])["c"]
-    closest = min((1, 2, 3, 4, 8), key=lambda kk: abs(paper.theory_exponent(kk) - c_k))
-    print(f"k={k}: coverage-predicted exponent {c_k:.2f}; theory for k={k}: {paper.theory_exponent(k):.2f}; "
-          f"the theory value closest to it is k={closest} ({paper.theory_exponent(closest):.2f})")
+    c_k = power_fit(g["N"], g["n_train"])["c"]
+    closest = min((1, 2, 3, 4, 8), key=lambda kk: abs(theory_exponent(kk) - c_k))
+    print(f"k={k}: coverage-predicted exponent {c_k:.2f}; theory for k={k}: {theory_exponent(k):.2f}; "
+          f"the theory value closest to it is k={closest} ({theory_exponent(closest):.2f})")

@@ -54,17 +54,22 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import figures
-from covlib import mechanism_figures as mf
-from covlib import mechanisms as mc
-from covlib.coverage import annotate_dataset
-from covlib.data import DatasetConfig, ensure_dataset
-from covlib.errors import CovlibError
-from covlib.learning import EDGE_RUN, repository_path
-from covlib.sweep import record_metrics
-from covlib.train import load_metrics, train
+from covlib.analyses.iicg import iicg_table
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import open_run, residual_streams, split_items
+from covlib.analyses.tracing import trace_table
+from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
+from covlib.book.sweep import record_metrics
+from covlib.coverage.annotate import annotate_dataset
+from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
+from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.training.loop import train
+from covlib.training.runs import load_metrics, load_weights, save_weights
+from covlib.training.shipped import EDGE_RUN
 
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 140)
 fig_dir = figures_dir or None
 root = Path(out_dir) if out_dir else repository_path("build")
@@ -79,7 +84,7 @@ if preset == "smoke":
                                                               "keep_checkpoints": True}, progress=False, resume=True)
     weights = {f"step_{s:06d}": f"checkpoints/step_{s:06d}.pt" for s in (100, 200, 300)} | {"final": "model.pt"}
     for name, file in weights.items():
-        mc.save_weights(source, source / "weights" / f"{name}.pt", None if file == "model.pt" else file)
+        save_weights(source, source / "weights" / f"{name}.pt", None if file == "model.pt" else file)
 elif run_dir:
     source, dataset_dir, weights = Path(run_dir), None, {"final": "model.pt"}
 else:
@@ -90,7 +95,7 @@ else:
                                  root / "datasets")
     annotate_dataset(dataset_dir, max_k=8)
     source, weights = repository_path(EDGE_RUN["archive"]), EDGE_RUN["weights"]
-model, ds, tables = mc.open_run(source, dataset_dir, "weights/final.pt" if (source / "weights").is_dir() else None)
+model, ds, tables = open_run(source, dataset_dir, "weights/final.pt" if (source / "weights").is_dir() else None)
 L, m = model.cfg.n_layers, ds.n_inputs
 print(f"{source.name}: {L} layers, width {model.cfg.d_model}; dataset {ds.name}")
 print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file() else "")
@@ -105,8 +110,8 @@ print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file
 # restricted to those hooks: an array of items x layers x positions x width.
 
 # %%
-id_test = ds.test.inputs[mc.split_items(ds, "type_0")][:max_items]
-resid = mc.residual_streams(model, id_test)
+id_test = ds.test.inputs[split_items(ds, "type_0")][:max_items]
+resid = residual_streams(model, id_test)
 print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.shape}")
 
 # %% [markdown]
@@ -124,12 +129,12 @@ print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.
 splits = {"ID train": "train_inferred", "ID test": "type_0", "OOD (first hop unseen)": "ood_first_hop"}
 maps = []
 for label, split in splits.items():
-    t = mc.iicg_table(model, ds, tables, ["b"], [split], max_items=max_items)
+    t = iicg_table(model, ds, tables, ["b"], [split], max_items=max_items)
     maps.append(t.assign(selection=label))
 iicg_b = pd.concat(maps, ignore_index=True)
-heat = mf.layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
+heat = layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
                                  domain=(-0.1, max(0.5, float(iicg_b["iicg"].max()))))
-figures.save_figure(heat, "05_iicg_by_bridge", fig_dir)
+save_figure(heat, "05_iicg_by_bridge", fig_dir)
 display(heat)
 
 
@@ -157,15 +162,15 @@ display(Markdown(
 by_k = []
 for kg in ("k<3", "k=3", "k>3"):
     try:
-        by_k.append(mc.iicg_table(model, ds, tables, ["b"], ["type_0"], k_groups=[kg], max_items=max_items))
+        by_k.append(iicg_table(model, ds, tables, ["b"], ["type_0"], k_groups=[kg], max_items=max_items))
     except CovlibError as exc:  # a group too small to measure (smoke-sized data)
         print(f"{kg}: {exc}")
 iicg_k = pd.concat(by_k, ignore_index=True) if by_k else pd.DataFrame()
 if len(iicg_k):
     at_peak = iicg_k[(iicg_k["layer"] == id_peak["layer"]) & (iicg_k["position"] == id_peak["position"])]
     display(at_peak[["k_group", "iicg", "within", "between", "items", "groups"]])
-    heat_k = mf.layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff", facet="k_group")
-    figures.save_figure(heat_k, "05_iicg_by_cutoff", fig_dir)
+    heat_k = layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff", facet="k_group")
+    save_figure(heat_k, "05_iicg_by_cutoff", fig_dir)
     display(heat_k)
     k_at = at_peak.set_index("k_group")["iicg"]
     display(Markdown("At the ID peak, IICG by k-cutoff group: " + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items())
@@ -186,8 +191,8 @@ else:
 metrics = load_metrics(source)
 over = []
 for name in weights:
-    ck = mc.load_weights(source, f"weights/{name}.pt", ds)
-    t = mc.iicg_table(ck, ds, tables, ["b"], ["type_0"], max_items=max_items)
+    ck = load_weights(source, f"weights/{name}.pt", ds)
+    t = iicg_table(ck, ds, tables, ["b"], ["type_0"], max_items=max_items)
     step = int(metrics["step"].iloc[-1]) if name == "final" else int(re.sub(r"\D", "", name))
     cell = t[(t["layer"] == id_peak["layer"]) & (t["position"] == id_peak["position"])]["iicg"].iloc[0]
     acc = float(metrics.loc[metrics["step"] == step, "acc/type_0"].iloc[0])
@@ -197,8 +202,8 @@ display(over.round(3))
 curve = pd.concat([over.assign(series=f"IICG by b at layer {int(id_peak['layer'])}, {id_peak['position']}",
                                value=over["iicg_at_peak"]),
                    over.assign(series="ID test accuracy", value=over["acc_type0"])])[["step", "value", "series"]]
-over_chart = mf.over_training_chart(curve, "Bridge clusters and ID accuracy over training")
-figures.save_figure(over_chart, "05_iicg_over_training", fig_dir)
+over_chart = over_training_chart(curve, "Bridge clusters and ID accuracy over training")
+save_figure(over_chart, "05_iicg_over_training", fig_dir)
 display(over_chart)
 corr = float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(over) > 2 else float("nan")
 
@@ -213,12 +218,12 @@ corr = float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(
 # $p(t')$ moves from its clean to its corrupted value. A second variant changes $x_1$ instead.
 
 # %%
-train_items = ds.test.inputs[mc.split_items(ds, "train_inferred")]
-trace = mc.trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
-trace_heat = mf.layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]), "value",
+train_items = ds.test.inputs[split_items(ds, "train_inferred")]
+trace = trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
+trace_heat = layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]), "value",
                                        "Causal tracing: share of the prediction moved by one patched vector",
                                        facet="panel", domain=(0, 1), scheme="oranges")
-figures.save_figure(trace_heat, "05_causal_tracing", fig_dir)
+save_figure(trace_heat, "05_causal_tracing", fig_dir)
 display(trace_heat)
 rank = trace[(trace["variant"] == "x2") & (trace["metric"] == "rank")].pivot(index="layer", columns="position",
                                                                                 values="value")
@@ -241,8 +246,8 @@ display(Markdown(
 trace_k = []
 for kg in ("k<3", "k=3", "k>3"):
     try:
-        idx = mc.split_items(ds, "type_0", kg)
-        t = mc.trace_table(model, tables, ds.test.inputs[idx], ["x2"], max_pairs=max_pairs)
+        idx = split_items(ds, "type_0", kg)
+        t = trace_table(model, tables, ds.test.inputs[idx], ["x2"], max_pairs=max_pairs)
         trace_k.append(t[t["metric"] == "rank"].assign(k_group=kg))
     except CovlibError as exc:
         print(f"{kg}: {exc}")
@@ -259,10 +264,10 @@ if trace_k:
 
 # %%
 vals = tables.values(id_test)
-lens = mc.logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
-lens_heat = mf.layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
+lens = logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
+lens_heat = layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
                                       facet="target", domain=(0, 1), scheme="greens")
-figures.save_figure(lens_heat, "05_logit_lens", fig_dir)
+save_figure(lens_heat, "05_logit_lens", fig_dir)
 display(lens_heat)
 b_best = peak(lens[lens["target"] == "bridge b"], "top1")
 t_last = lens[(lens["target"] == "answer t") & (lens["layer"] == L) & (lens["position"] == last)]["top1"].iloc[0]
@@ -336,7 +341,7 @@ my_peak_layer = None  # exercise 1: the layer where IICG grouped by t peaks (ID 
 my_peak_position = None  # e.g. "x3"
 
 # %% tags=["solution"]
-by_t = mc.iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
+by_t = iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
 truth = peak(by_t)
 if my_peak_layer is None:
     print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")

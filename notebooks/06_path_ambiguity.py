@@ -58,19 +58,44 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import ambiguity as am
-from covlib import ambiguity_figures as af
-from covlib import figures, paper
-from covlib import mechanism_figures as mf
-from covlib import mechanisms as mc
-from covlib import scaling as sc
-from covlib import scaling_figures as sf
-from covlib.errors import CovlibError
-from covlib.learning import ensure_shipped, open_shipped, repository_path
-from covlib.sweep import record_metrics
-from covlib.train import first_step_above, load_metrics
+from covlib.analyses.curves import combine_curves
+from covlib.analyses.iicg import iicg_at, iicg_peaks, iicg_table
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import open_shipped, residual_streams, split_items
+from covlib.base.errors import CovlibError
+from covlib.base.paper import IICG_NONTREE_DRAFT, NONTREE_FAILS_AT
+from covlib.base.paths import repository_path
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch06_path_ambiguity import (
+    COVERAGE_NEED,
+    DATA_DIR,
+    EXPERIMENTS,
+    TASKS,
+    coverage_compare_chart,
+    coverage_comparison,
+    coverage_need,
+    describe_cells,
+    iicg_keys_chart,
+    merged_pairs,
+    merged_pairs_chart,
+    need_lines,
+    paired_datasets,
+    search_summary,
+    shipped_runs,
+    trace_variants,
+)
+from covlib.figures.charts import accuracy_curves_chart
+from covlib.figures.heatmaps import layer_position_heatmap
+from covlib.figures.required_data import required_data_chart, requirement_frame
+from covlib.figures.style import enable_png_renderer, pending_chart, save_figure
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import BOOK_TABLE, cells_for, experiment_cells, experiment_command
+from covlib.search.probes import read_probes
+from covlib.search.required_data import search
+from covlib.training.runs import first_step_above, load_metrics
+from covlib.training.shipped import ensure_shipped
 
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 140)
 fig_dir = figures_dir or None
 root = Path(out_dir) if out_dir else repository_path("build")
@@ -79,18 +104,18 @@ commands_file = repository_path("data/ambiguity/COMMANDS.txt")
 PRESETS = {
     # tiny models trained here, a miniature search with a one-layer model, coverage at small N (seconds)
     "smoke": {"need_N": [8, 12], "search_N": [6, 8], "model": "smoke",
-              "rules": sc.ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128,
+              "rules": ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128,
                                      test_size_per_type=100)},
     # the shipped models and tables
-    "default": {"need_N": None, "search_N": None, "model": "L4-d128", "rules": sc.ProbeRules()},
+    "default": {"need_N": None, "search_N": None, "model": "L4-d128", "rules": ProbeRules()},
 }
 knobs = PRESETS["smoke" if preset == "smoke" else "default"]
 if preset == "paper":
     print("The paper's scale (8-layer GPT-2, N = 50 and more) needs a GPU; this preset reads the default cache.")
-runs = am.shipped_runs(preset)
+runs = shipped_runs(preset)
 N, n_train = runs["nontree"].dataset["num_tokens"], runs["nontree"].dataset["n_train"]
 test_size = runs["nontree"].dataset["test_size_per_type"]
-dest, work, ready = ensure_shipped(runs, preset == "smoke", am.DATA_DIR, root, "ambiguity-smoke", recompute)
+dest, work, ready = ensure_shipped(runs, preset == "smoke", DATA_DIR, root, "ambiguity-smoke", recompute)
 missing = [name for name, ok in ready.items() if not ok]
 print(f"preset={preset}: twohop and nontree at N = {N}, n_train = {n_train:,}; models in {dest}: "
       + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
@@ -118,12 +143,12 @@ if missing:
 # on datasets of the same $N$, $n_\text{train}$ and seed (computed exactly from the training sets):
 
 # %%
-pair = am.paired_datasets(N, n_train, seed=0, test_size_per_type=test_size)
-merged = pd.concat([am.merged_pairs(ds, k) for ds in pair.values()], ignore_index=True)
+pair = paired_datasets(N, n_train, seed=0, test_size_per_type=test_size)
+merged = pd.concat([merged_pairs(ds, k) for ds in pair.values()], ignore_index=True)
 display(merged.round(3))
-merged_chart = af.merged_pairs_chart(merged, f"What {k}-equivalence classes of (x1, x2) group (N = {N}, "
+merged_chart = merged_pairs_chart(merged, f"What {k}-equivalence classes of (x1, x2) group (N = {N}, "
                                              f"{n_train:,} examples)")
-figures.save_figure(merged_chart, "06_equivalence_classes", fig_dir)
+save_figure(merged_chart, "06_equivalence_classes", fig_dir)
 display(merged_chart)
 
 
@@ -154,9 +179,9 @@ display(Markdown(
 #   could have drawn), less the training set.
 
 # %%
-cov = am.coverage_comparison(N, n_train, seed=0, max_k=8, test_size_per_type=test_size)
-cov_chart = af.coverage_compare_chart(cov, f"k-coverage of two-hop and non-tree (N = {N}, {n_train:,} examples)")
-figures.save_figure(cov_chart, "06_coverage_by_k", fig_dir)
+cov = coverage_comparison(N, n_train, seed=0, max_k=8, test_size_per_type=test_size)
+cov_chart = coverage_compare_chart(cov, f"k-coverage of two-hop and non-tree (N = {N}, {n_train:,} examples)")
+save_figure(cov_chart, "06_coverage_by_k", fig_dir)
 display(cov_chart)
 wide = cov.pivot_table(index=["task", "population"], columns="k", values="covered").mul(100).round(1)
 display(wide)
@@ -170,8 +195,8 @@ def pool_count(task: str, population: str) -> int:
     return int(cov[(cov["task"] == task) & (cov["population"] == population)]["n"].iloc[0])
 
 
-type0_share = {t: float(cov[cov["task"] == t]["type0_population"].iloc[0]) / pool_count(t, "id_pool") for t in am.TASKS}
-coverage_k3 = {t: cov_at(t, "type_0") for t in am.TASKS}
+type0_share = {t: float(cov[cov["task"] == t]["type0_population"].iloc[0]) / pool_count(t, "id_pool") for t in TASKS}
+coverage_k3 = {t: cov_at(t, "type_0") for t in TASKS}
 display(Markdown(
     f"At $k = {k}$: **{coverage_k3['twohop']:.1%}** of two-hop's ID test items are covered, against "
     f"**{coverage_k3['nontree']:.1%}** of non-tree's. Over the whole ID pool the gap is wider: "
@@ -188,16 +213,16 @@ display(Markdown(
 # tries (the ID pool less a test set), interpolated where the share first reaches the target.
 
 # %%
-need_file = repository_path(am.COVERAGE_NEED)
+need_file = repository_path(COVERAGE_NEED)
 if knobs["need_N"] is not None:
-    need = pd.concat([am.coverage_need(t, knobs["need_N"], ks=(k,), test_size_per_type=test_size, points=6)
-                      for t in am.TASKS], ignore_index=True)
+    need = pd.concat([coverage_need(t, knobs["need_N"], ks=(k,), test_size_per_type=test_size, points=6)
+                      for t in TASKS], ignore_index=True)
 elif need_file.is_file():
     need = pd.read_csv(need_file)
 else:
     need = pd.DataFrame(columns=["task", "N", "population", "k", "target", "eligible", "n_train", "max_covered",
                                  "largest_n"])
-    display(Markdown(f"**Not in the cache yet:** `{am.COVERAGE_NEED}`. Fill it with the first command of "
+    display(Markdown(f"**Not in the cache yet:** `{COVERAGE_NEED}`. Fill it with the first command of "
                      "`data/ambiguity/COMMANDS.txt` (about 2 CPU-minutes)."))
 sel = need[(need["k"] == k) & (need["target"] == 0.99)] if len(need) else need
 if len(sel):
@@ -237,12 +262,12 @@ metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() i
 colors = {"twohop, ID test (type_0)": "#1565c0", "twohop, training items": "#90caf9",
           "nontree, ID test (type_0)": "#c62828", "nontree, training items": "#ef9a9a"}
 if metrics:
-    curves, series = am.combine_curves(metrics, {"ID test (type_0)": "acc/type_0", "training items": "acc/train_inferred"})
-    curve_chart = figures.accuracy_curves_chart(curves, series, f"Two-hop and non-tree, N = {N}, {n_train:,} examples",
+    curves, series = combine_curves(metrics, {"ID test (type_0)": "acc/type_0", "training items": "acc/train_inferred"})
+    curve_chart = accuracy_curves_chart(curves, series, f"Two-hop and non-tree, N = {N}, {n_train:,} examples",
                                                 colors=colors, chance=1 / N)
 else:
-    curve_chart = figures.pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
-figures.save_figure(curve_chart, "06_learning_curves", fig_dir)
+    curve_chart = pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
+save_figure(curve_chart, "06_learning_curves", fig_dir)
 display(curve_chart)
 
 
@@ -280,40 +305,40 @@ else:
 
 # %%
 table_path = Path(table) if table else (root / "ambiguity-smoke" / "probes.csv" if preset == "smoke"
-                                        else repository_path(sc.BOOK_TABLE))
+                                        else repository_path(BOOK_TABLE))
 if preset == "smoke":
-    nontree_cells = sc.cells_for("nontree", knobs["search_N"], [0], knobs["model"])
-    twohop_cells = sc.cells_for("twohop", knobs["search_N"], [0], knobs["model"])
-    sc.search(twohop_cells + nontree_cells, table_path, root / "ambiguity-smoke" / "scaling", knobs["rules"], log=None)
+    nontree_cells = cells_for("nontree", knobs["search_N"], [0], knobs["model"])
+    twohop_cells = cells_for("twohop", knobs["search_N"], [0], knobs["model"])
+    search(twohop_cells + nontree_cells, table_path, root / "ambiguity-smoke" / "scaling", knobs["rules"], log=None)
 else:
-    nontree_cells = sc.experiment_cells(am.EXPERIMENTS["nontree"])
-    twohop_cells = [c for c in sc.experiment_cells("twohop") if c.N in am.EXPERIMENTS["nontree"]["N"]]
-probes = sc.read_probes(table_path)
-nontree_summary = am.search_summary(nontree_cells, probes)
-twohop_summary = am.search_summary(twohop_cells, probes)
+    nontree_cells = experiment_cells(EXPERIMENTS["nontree"])
+    twohop_cells = [c for c in experiment_cells("twohop") if c.N in EXPERIMENTS["nontree"]["N"]]
+probes = read_probes(table_path)
+nontree_summary = search_summary(nontree_cells, probes)
+twohop_summary = search_summary(twohop_cells, probes)
 cols = ["task", "N", "seed", "status", "low", "high", "n_req", "eligible", "largest_n", "best_type0_at_largest",
         "probes", "minutes"]
 display(pd.concat([twohop_summary, nontree_summary], ignore_index=True)[cols].round(3))
-display(Markdown("Non-tree: " + am.describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
-                 + am.describe_cells(twohop_summary, "two-hop")))
+display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
+                 + describe_cells(twohop_summary, "two-hop")))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
 if len(pending_cells) and preset != "smoke":
     display(Markdown(f"{len(pending_cells)} non-tree cell(s) are not finished; "
-                     f"`{sc.experiment_command(am.EXPERIMENTS['nontree'])}` resumes them."))
+                     f"`{experiment_command(EXPERIMENTS['nontree'])}` resumes them."))
 
 # %%
-points = pd.concat([sf.requirement_frame(s.assign(model=f"{task}: measured n_req")) for task, s in
+points = pd.concat([requirement_frame(s.assign(model=f"{task}: measured n_req")) for task, s in
                     (("twohop", twohop_summary), ("nontree", nontree_summary)) if s["n_req"].notna().any()]
                    or [pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])], ignore_index=True)
 lost = nontree_summary[nontree_summary["status"] == "unreachable"]
 reference = pd.DataFrame({"N": lost["N"], "n": lost["largest_n"], "series": "nontree: no success at this size"})
-lines = af.need_lines(need, k) if len(need) else pd.DataFrame(columns=["N", "n", "dash", "series"])
+lines = need_lines(need, k) if len(need) else pd.DataFrame(columns=["N", "n", "dash", "series"])
 if len(points) or len(reference) or len(lines):
-    need_chart = sf.required_data_chart(points, lines, reference,
+    need_chart = required_data_chart(points, lines, reference,
                                         title="Training examples needed: measured, and for 99% coverage of type_0")
 else:
-    need_chart = figures.pending_chart("Required data of two-hop and non-tree", sc.experiment_command(am.EXPERIMENTS["nontree"]))
-figures.save_figure(need_chart, "06_required_data", fig_dir)
+    need_chart = pending_chart("Required data of two-hop and non-tree", experiment_command(EXPERIMENTS["nontree"]))
+save_figure(need_chart, "06_required_data", fig_dir)
 display(need_chart)
 
 # %% [markdown]
@@ -341,26 +366,26 @@ for name, (model, ds, tables, _) in models.items():
     for split in ("type_0", "train_inferred"):
         for key in keys[name]:
             try:
-                part = mc.iicg_table(model, ds, tables, [key], [split], max_items=max_items)
+                part = iicg_table(model, ds, tables, [key], [split], max_items=max_items)
                 iicg_parts.append(part.assign(task=name))
             except CovlibError as exc:  # a selection too small to group (smoke-sized data)
                 print(f"{name}, {split}, by {key}: {exc}")
 iicg = pd.concat(iicg_parts, ignore_index=True) if iicg_parts else pd.DataFrame()
 if len(iicg):
     id_maps = iicg[iicg["split"] == "type_0"]
-    heat = mf.layer_position_heatmap(id_maps.assign(panel=id_maps["task"] + ": by " + id_maps["group_by"]), "iicg",
+    heat = layer_position_heatmap(id_maps.assign(panel=id_maps["task"] + ": by " + id_maps["group_by"]), "iicg",
                                      "IICG of ID test items, by grouping key", facet="panel",
                                      domain=(-0.1, max(0.5, float(id_maps["iicg"].max()))))
-    peaks = am.iicg_peaks(iicg)
-    peak_chart = af.iicg_keys_chart(peaks[peaks["split"] == "type_0"], "Largest IICG of ID test items, by grouping key")
+    peaks = iicg_peaks(iicg)
+    peak_chart = iicg_keys_chart(peaks[peaks["split"] == "type_0"], "Largest IICG of ID test items, by grouping key")
     display(peaks[["task", "split", "group_by", "layer", "position", "iicg", "within", "between", "items", "groups"]]
             .round(3))
 else:
-    heat = figures.pending_chart("IICG by grouping key", "covlib ship ambiguity")
-    peak_chart = figures.pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
+    heat = pending_chart("IICG by grouping key", "covlib ship ambiguity")
+    peak_chart = pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
     peaks = pd.DataFrame(columns=["task", "split", "group_by", "layer", "position", "iicg"])
-figures.save_figure(heat, "06_iicg_by_key", fig_dir)
-figures.save_figure(peak_chart, "06_iicg_peaks", fig_dir)
+save_figure(heat, "06_iicg_by_key", fig_dir)
+save_figure(peak_chart, "06_iicg_peaks", fig_dir)
 display(heat)
 display(peak_chart)
 
@@ -375,10 +400,10 @@ def peak_value(task: str, key: str, split: str = "type_0") -> float:
     return float(p["iicg"]) if p is not None else float("nan")
 
 
-iicg_max = {(t, key): peak_value(t, key) for t in am.TASKS for key in ("b", "x2", "b,x2", "b,x1")}
+iicg_max = {(t, key): peak_value(t, key) for t in TASKS for key in ("b", "x2", "b,x2", "b,x1")}
 bx2 = peak_of("nontree", "b,x2")
 if bx2 is not None:
-    x2_same_cell = am.iicg_at(iicg[(iicg["task"] == "nontree") & (iicg["split"] == "type_0")], int(bx2["layer"]),
+    x2_same_cell = iicg_at(iicg[(iicg["task"] == "nontree") & (iicg["split"] == "type_0")], int(bx2["layer"]),
                               bx2["position"], "x2")
     tw = peak_of("twohop", "b")
     weaker = iicg_max[("nontree", "b")] < 0.5 * iicg_max[("twohop", "b")]
@@ -398,13 +423,13 @@ if bx2 is not None:
 # %%
 lens_parts = []
 for name, (model, ds, tables, _) in models.items():
-    inputs = ds.test.inputs[mc.split_items(ds, "type_0")][:max_items]
+    inputs = ds.test.inputs[split_items(ds, "type_0")][:max_items]
     values = tables.values(inputs)
-    lens_parts.append(mc.logit_lens(model, mc.residual_streams(model, inputs),
+    lens_parts.append(logit_lens(model, residual_streams(model, inputs),
                                     {"bridge b": values["b1"], "answer t": values["t"]}).assign(task=name))
 lens = pd.concat(lens_parts, ignore_index=True) if lens_parts else pd.DataFrame()
 if len(lens):
-    lens_chart = mf.layer_position_heatmap(lens.assign(panel=lens["task"] + ": " + lens["target"]), "top1",
+    lens_chart = layer_position_heatmap(lens.assign(panel=lens["task"] + ": " + lens["target"]), "top1",
                                            "Logit lens: share of ID items whose top token is ...", facet="panel",
                                            domain=(0, 1), scheme="greens")
     lens_best = {t: float(lens[(lens["task"] == t) & (lens["target"] == "bridge b") & (lens["layer"] >= 1)]["top1"].max())
@@ -412,9 +437,9 @@ if len(lens):
     display(Markdown("The bridge as the top token, best cell at layers 1 and up: " + ", ".join(
         f"{t} {v:.0%}" for t, v in lens_best.items()) + f" of ID items (chance {1 / N:.0%})."))
 else:
-    lens_chart = figures.pending_chart("Logit lens", "covlib ship ambiguity")
+    lens_chart = pending_chart("Logit lens", "covlib ship ambiguity")
     lens_best = {}
-figures.save_figure(lens_chart, "06_logit_lens", fig_dir)
+save_figure(lens_chart, "06_logit_lens", fig_dir)
 display(lens_chart)
 
 # %% [markdown]
@@ -432,8 +457,8 @@ display(lens_chart)
 variants = {"twohop": ["x1", "x2"], "nontree": ["x1", "x2_keep_b", "x2_change_b"]}
 trace_parts, skipped = [], {}
 for name, (model, ds, tables, _) in models.items():
-    train_items = ds.test.inputs[mc.split_items(ds, "train_inferred")]
-    t, skip = am.trace_variants(model, tables, train_items, variants[name], max_pairs=max_pairs)
+    train_items = ds.test.inputs[split_items(ds, "train_inferred")]
+    t, skip = trace_variants(model, tables, train_items, variants[name], max_pairs=max_pairs)
     if len(t):
         trace_parts.append(t.assign(task=name))
     skipped |= {f"{name} {v}": why for v, why in skip.items()}
@@ -442,14 +467,14 @@ for what, why in skipped.items():
     print(f"{what}: {why}")
 if len(trace):
     rank = trace[trace["metric"] == "rank"]
-    trace_chart = mf.layer_position_heatmap(rank.assign(panel=rank["task"] + ": " + rank["variant"] + " changed"),
+    trace_chart = layer_position_heatmap(rank.assign(panel=rank["task"] + ": " + rank["variant"] + " changed"),
                                             "value", "Causal tracing (rank): share of predictions flipped by one patch",
                                             facet="panel", domain=(0, 1), scheme="oranges", columns=5)
     display(rank.pivot_table(index=["task", "variant", "layer"], columns="position", values="value").round(2))
 else:
-    trace_chart = figures.pending_chart("Causal tracing", "covlib ship ambiguity")
+    trace_chart = pending_chart("Causal tracing", "covlib ship ambiguity")
     rank = pd.DataFrame(columns=["task", "variant", "layer", "position", "value", "pairs"])
-figures.save_figure(trace_chart, "06_causal_tracing", fig_dir)
+save_figure(trace_chart, "06_causal_tracing", fig_dir)
 display(trace_chart)
 
 
@@ -494,13 +519,13 @@ verdict = (", ".join(f"N = {int(r['N'])}: " + ("reached at about " + f"{r['n_req
            or "no finished search yet")
 comparison = pd.DataFrame([
     {"quantity": "non-tree reaches 99% ID accuracy", "paper (8-layer GPT-2, GPU)":
-        f"no, even with about {paper.NONTREE_FAILS_AT['n_train']:,} of {paper.NONTREE_FAILS_AT['eligible']:,} eligible "
-        f"inputs at N = {paper.NONTREE_FAILS_AT['N']}", "this book (4 layers, CPU)": verdict},
+        f"no, even with about {NONTREE_FAILS_AT['n_train']:,} of {NONTREE_FAILS_AT['eligible']:,} eligible "
+        f"inputs at N = {NONTREE_FAILS_AT['N']}", "this book (4 layers, CPU)": verdict},
     {"quantity": f"ID accuracy at N = {N}, {n_train:,} examples", "paper (8-layer GPT-2, GPU)": "not reported",
      "this book (4 layers, CPU)": f"two-hop {fmt(final_type0['twohop'], '.1%')}, non-tree {fmt(final_type0['nontree'], '.1%')}"},
-    {"quantity": "IICG by b (non-tree)", "paper (8-layer GPT-2, GPU)": f"about {paper.IICG_NONTREE_DRAFT['b']} (draft)",
+    {"quantity": "IICG by b (non-tree)", "paper (8-layer GPT-2, GPU)": f"about {IICG_NONTREE_DRAFT['b']} (draft)",
      "this book (4 layers, CPU)": fmt(iicg_max[("nontree", "b")])},
-    {"quantity": "IICG by (b, x2) (non-tree)", "paper (8-layer GPT-2, GPU)": f"about {paper.IICG_NONTREE_DRAFT['b,x2']} (draft)",
+    {"quantity": "IICG by (b, x2) (non-tree)", "paper (8-layer GPT-2, GPU)": f"about {IICG_NONTREE_DRAFT['b,x2']} (draft)",
      "this book (4 layers, CPU)": fmt(iicg_max[("nontree", "b,x2")]) + " (peak; by x2 alone at that cell: "
      + (fmt(x2_same_cell) if bx2 is not None else "n/a") + ")"},
     {"quantity": "logit lens reads b (non-tree)", "paper (8-layer GPT-2, GPU)": "no",
@@ -516,9 +541,9 @@ display(Markdown(
     "Where the CPU-scale numbers differ, three reasons apply. The IICG values are cosines of raw, uncentred residual "
     "vectors of a narrower model (chapter 5 finds two-hop's peak higher than the paper's too), so their size is not "
     "comparable, only their order across keys. The book's $N$ is smaller: its non-tree ID pool holds "
-    f"{pair['nontree'].eligible_count:,} inputs at N = {N} against about {paper.NONTREE_FAILS_AT['eligible']:,} at "
-    f"N = {paper.NONTREE_FAILS_AT['N']}, and a search near the pool has few inputs left to test on. And the give-up rule "
-    f"({sc.ProbeRules().give_up_epochs:.0f} epochs after fitting, at most {sc.ProbeRules().step_cap:,} steps) ends runs "
+    f"{pair['nontree'].eligible_count:,} inputs at N = {N} against about {NONTREE_FAILS_AT['eligible']:,} at "
+    f"N = {NONTREE_FAILS_AT['N']}, and a search near the pool has few inputs left to test on. And the give-up rule "
+    f"({ProbeRules().give_up_epochs:.0f} epochs after fitting, at most {ProbeRules().step_cap:,} steps) ends runs "
     "that a GPU budget would let continue."))
 
 # %%
@@ -577,7 +602,7 @@ display(Markdown("\n".join(f"* {line}" for line in summary)))
 my_share_x2_k2 = None  # exercise 1: share of merged non-tree fragment pairs (k = 2) that share x2, e.g. 0.97
 
 # %% tags=["solution"]
-truth = am.merged_pairs(pair["nontree"], k=2).set_index("shared").loc["x2", "share"]
+truth = merged_pairs(pair["nontree"], k=2).set_index("shared").loc["x2", "share"]
 if my_share_x2_k2 is None:
     print("Exercise 1: run am.merged_pairs(pair['nontree'], k=2) and read the 'share' of the row 'x2'.")
 else:

@@ -59,18 +59,42 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import ambiguity as am
-from covlib import cot, figures, paper
-from covlib import cot_figures as cf
-from covlib import mechanism_figures as mf
-from covlib import scaling as sc
-from covlib import scaling_figures as sf
-from covlib.errors import CovlibError
-from covlib.learning import ensure_shipped, open_shipped, repository_path
-from covlib.sweep import record_metrics
-from covlib.train import first_step_above, load_metrics
+from covlib.analyses.curves import combine_curves
+from covlib.analyses.fits import fit_exponent
+from covlib.analyses.residuals import open_shipped
+from covlib.base.errors import CovlibError
+from covlib.base.paper import COT_DATA_RATIO, EXPONENTS, EXPONENTS_COT, NONTREE_COT_FAILS_AT
+from covlib.base.paths import repository_path
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch06_path_ambiguity import describe_cells, search_summary
+from covlib.chapters.ch07_chain_of_thought import (
+    DATA_DIR,
+    EXPERIMENTS,
+    FAKE_BRIDGE_TABLE,
+    cot_ratio,
+    decoding_chart,
+    decoding_summary,
+    geometric_mean,
+    iicg_peak_table,
+    iicg_sequence_table,
+    placeholder_share,
+    ratio_chart,
+    ratio_lower_bounds,
+    shipped_runs,
+    split_label,
+)
+from covlib.figures.charts import accuracy_curves_chart
+from covlib.figures.heatmaps import layer_position_heatmap
+from covlib.figures.required_data import estimates_chart, requirement_frame
+from covlib.figures.style import enable_png_renderer, pending_chart, save_figure
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_cells, experiment_command
+from covlib.search.probes import read_probes
+from covlib.search.required_data import search
+from covlib.training.runs import first_step_above, load_metrics
+from covlib.training.shipped import ensure_shipped
 
-figures.enable_png_renderer()
+enable_png_renderer()
 pd.set_option("display.width", 140)
 fig_dir = figures_dir or None
 root = Path(out_dir) if out_dir else repository_path("build")
@@ -86,15 +110,15 @@ PRESETS = {
         },
         "fake": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True},
         "nontree": {"task": "nontree", "N": [6], "seeds": [0], "model": "smoke", "cot": True},
-        "rules": sc.ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128, test_size_per_type=100),
+        "rules": ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128, test_size_per_type=100),
     },
     # the searches whose rows the cache holds (chapter 4's plain ones, this chapter's CoT and placeholder ones)
     "default": {
-        "experiments": {"twohop": sc.BOOK_EXPERIMENTS["twohop"], "threehop": sc.BOOK_EXPERIMENTS["threehop"],
-                        "twohop_cot": cot.EXPERIMENTS["twohop_cot"], "threehop_cot": cot.EXPERIMENTS["threehop_cot"]},
-        "fake": cot.EXPERIMENTS["twohop_fakebridge"],
-        "nontree": cot.EXPERIMENTS["nontree_cot"],
-        "rules": sc.ProbeRules(),
+        "experiments": {"twohop": BOOK_EXPERIMENTS["twohop"], "threehop": BOOK_EXPERIMENTS["threehop"],
+                        "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"]},
+        "fake": EXPERIMENTS["twohop_fakebridge"],
+        "nontree": EXPERIMENTS["nontree_cot"],
+        "rules": ProbeRules(),
     },
 }
 knobs = PRESETS["smoke" if preset == "smoke" else "default"]
@@ -103,9 +127,9 @@ rules = knobs["rules"]
 if preset == "paper":
     print("The paper's scale (8-layer GPT-2, N = 50 to 200) needs a GPU; this preset reads the default cache.")
 
-runs = cot.shipped_runs(preset)
+runs = shipped_runs(preset)
 N, n_train = runs["twohop_cot"].dataset["num_tokens"], runs["twohop_cot"].dataset["n_train"]
-dest, work, ready = ensure_shipped(runs, preset == "smoke", cot.DATA_DIR, root, "cot-smoke", recompute)
+dest, work, ready = ensure_shipped(runs, preset == "smoke", DATA_DIR, root, "cot-smoke", recompute)
 missing = [name for name, ok in ready.items() if not ok]
 print(f"preset={preset}: four models at N = {N}, n_train = {n_train:,}; in {dest}: "
       + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
@@ -127,20 +151,20 @@ if missing:
 
 # %%
 table_path = Path(table) if table else (root / "cot-smoke" / "probes.csv" if preset == "smoke"
-                                        else repository_path(sc.BOOK_TABLE))
-fake_table = root / "cot-smoke" / "probes_fakebridge.csv" if preset == "smoke" else repository_path(cot.FAKE_BRIDGE_TABLE)
-cells = {name: sc.experiment_cells(e) for name, e in experiments.items()}
-fake_cells = sc.experiment_cells(fake_experiment)
-nontree_cells = sc.experiment_cells(nontree_experiment)
+                                        else repository_path(BOOK_TABLE))
+fake_table = root / "cot-smoke" / "probes_fakebridge.csv" if preset == "smoke" else repository_path(FAKE_BRIDGE_TABLE)
+cells = {name: experiment_cells(e) for name, e in experiments.items()}
+fake_cells = experiment_cells(fake_experiment)
+nontree_cells = experiment_cells(nontree_experiment)
 if preset == "smoke":
-    sc.search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, root / "cot-smoke" / "scaling",
+    search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, root / "cot-smoke" / "scaling",
               rules, log=None)
-    sc.search(fake_cells, fake_table, root / "cot-smoke" / "scaling", rules, log=None)
-probes = sc.read_probes(table_path)
-summaries = {name: am.search_summary(cs, probes) for name, cs in cells.items()}
-fake_probes = sc.read_probes(fake_table) if Path(fake_table).is_file() else probes.iloc[:0]
-fake_summary = am.search_summary(fake_cells, fake_probes)
-nontree_summary = am.search_summary(nontree_cells, probes)
+    search(fake_cells, fake_table, root / "cot-smoke" / "scaling", rules, log=None)
+probes = read_probes(table_path)
+summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
+fake_probes = read_probes(fake_table) if Path(fake_table).is_file() else probes.iloc[:0]
+fake_summary = search_summary(fake_cells, fake_probes)
+nontree_summary = search_summary(nontree_cells, probes)
 cols = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
 display(pd.concat(summaries.values(), ignore_index=True)[cols].round(1))
 cot_minutes = sum(float(summaries[n]["minutes"].sum()) for n in ("twohop_cot", "threehop_cot"))
@@ -148,12 +172,12 @@ pending = {name: s for name, s in summaries.items() if s["status"].isin(["not st
 if pending and preset != "smoke":
     display(Markdown("**Not finished in the cache:** " + "; ".join(
         f"{name}: {int(s['status'].isin(['not started', 'searching']).sum())} of {len(s)} cells "
-        f"(`{sc.experiment_command(experiments[name]) if name.endswith('_cot') else sc.experiment_command(name)}`)"
+        f"(`{experiment_command(experiments[name]) if name.endswith('_cot') else experiment_command(name)}`)"
         for name, s in pending.items()) + ". The search resumes from the table."))
 
 
 # %%
-fits = {name: cot.fit_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
+fits = {name: fit_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
 exponent_rows = []
 for task in ("twohop", "threehop"):
     for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
@@ -161,18 +185,18 @@ for task in ("twohop", "threehop"):
         exponent_rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
                               "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
                               "N values": int(summaries[name]["n_req"].notna().groupby(summaries[name]["N"]).any().sum()),
-                              "paper": (paper.EXPONENTS_COT if style == "with CoT" else paper.EXPONENTS)[task]})
+                              "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
 exponents = pd.DataFrame(exponent_rows)
 display(exponents.round(2))
 
-points = [sf.requirement_frame(s.assign(model=name.replace("_cot", " with CoT")))
+points = [requirement_frame(s.assign(model=name.replace("_cot", " with CoT")))
           for name, s in summaries.items() if s["n_req"].notna().any()]
 if points:
-    need_chart = sf.estimates_chart(points, "Required data with and without the bridge written out")
+    need_chart = estimates_chart(points, "Required data with and without the bridge written out")
 else:
-    need_chart = figures.pending_chart("Required data with and without CoT", sc.experiment_command(experiments["twohop_cot"])
+    need_chart = pending_chart("Required data with and without CoT", experiment_command(experiments["twohop_cot"])
                                   if preset != "smoke" else "the smoke search")
-figures.save_figure(need_chart, "07_required_data", fig_dir)
+save_figure(need_chart, "07_required_data", fig_dir)
 display(need_chart)
 
 
@@ -197,8 +221,8 @@ def compare_fits(task: str) -> str:
             f"{with_cot['points']} estimates); the data ratio below is the sharper comparison.")
 
 
-parts = [f"{task}: with CoT {describe(fits[f'{task}_cot'])} against the paper's {paper.EXPONENTS_COT[task]:.2f}; "
-         f"without, {describe(fits[task])} (paper {paper.EXPONENTS[task]:.2f})" for task in ("twohop", "threehop")]
+parts = [f"{task}: with CoT {describe(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
+         f"without, {describe(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in ("twohop", "threehop")]
 display(Markdown("Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(t) for t in ("twohop", "threehop"))))
 
 # %% [markdown]
@@ -206,19 +230,19 @@ display(Markdown("Measured on this CPU: " + ". ".join(parts) + "." + "".join(com
 # of each finished $(N, \text{seed})$.
 
 # %%
-ratios = pd.concat([cot.requirement_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
+ratios = pd.concat([cot_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
                     for task in ("twohop", "threehop")], ignore_index=True)
-bounds = pd.concat([cot.ratio_lower_bounds(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
+bounds = pd.concat([ratio_lower_bounds(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
                     for task in ("twohop", "threehop")], ignore_index=True)
 display(ratios.round(2))
 if len(ratios) or len(bounds):
-    ratio_chart = cf.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N", band=paper.COT_DATA_RATIO,
+    ratio_figure = ratio_chart(ratios, "Data without CoT over data with CoT, at equal N", band=COT_DATA_RATIO,
                                  bounds=bounds)
 else:
-    ratio_chart = figures.pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
-figures.save_figure(ratio_chart, "07_data_ratio", fig_dir)
-display(ratio_chart)
-ratio_by_task = {task: cot.geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in ("twohop", "threehop")}
+    ratio_figure = pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
+save_figure(ratio_figure, "07_data_ratio", fig_dir)
+display(ratio_figure)
+ratio_by_task = {task: geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in ("twohop", "threehop")}
 if len(ratios):
     display(Markdown("At equal N, " + "; ".join(
         f"{task} without CoT needs {ratio_by_task[task]:.1f} times the data it needs with CoT ("
@@ -227,7 +251,7 @@ if len(ratios):
            if (ratios["task"] == task).sum() > 1 else f"one pair, N = {int(ratios[ratios['task'] == task]['N'].iloc[0])})")
         for task in ("twohop", "threehop")
         if (ratios["task"] == task).any())
-        + f". The authors' CoT models need {paper.COT_DATA_RATIO[0]:.0f} to {paper.COT_DATA_RATIO[1]:.0f} times less."))
+        + f". The authors' CoT models need {COT_DATA_RATIO[0]:.0f} to {COT_DATA_RATIO[1]:.0f} times less."))
 if len(bounds):
     display(bounds.round(2))
     display(Markdown("Where the search without CoT fails at every size it may try, only a bound is known: " + "; ".join(
@@ -247,13 +271,13 @@ if len(bounds):
 metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
 colors = {"twohop": "#9e9e9e", "twohop_cot": "#1565c0", "twohop_fakebridge": "#f9a825", "nontree_cot": "#c62828"}
 if metrics:
-    curves, series = am.combine_curves(metrics, {"ID test": "acc/type_0"})
-    curve_chart = figures.accuracy_curves_chart(
+    curves, series = combine_curves(metrics, {"ID test": "acc/type_0"})
+    curve_chart = accuracy_curves_chart(
         curves, series, f"ID test accuracy, N = {N}, {n_train:,} examples (teacher-forced, all target tokens)",
         colors={f"{name}, ID test": c for name, c in colors.items()}, chance=1 / N)
 else:
-    curve_chart = figures.pending_chart("Learning curves of the four models", "covlib ship cot")
-figures.save_figure(curve_chart, "07_learning_curves", fig_dir)
+    curve_chart = pending_chart("Learning curves of the four models", "covlib ship cot")
+save_figure(curve_chart, "07_learning_curves", fig_dir)
 display(curve_chart)
 
 
@@ -293,12 +317,12 @@ if not np.isnan(shortfall):
     display(Markdown(
         f"At N = {N} and {n_train:,} examples, non-tree with CoT **{verdict}**: {final_type0['nontree_cot']:.1%} ID "
         f"exact match against {final_type0['twohop_cot']:.1%} ({shortfall * 100:+.1f} points for two-hop), though both "
-        f"write their bridge out (the paper: non-tree with CoT fails at N = {paper.NONTREE_COT_FAILS_AT['N']}, "
-        f"n = {paper.NONTREE_COT_FAILS_AT['n_train']:,}, where two-hop with CoT succeeds). Section 7.3 shows where its "
+        f"write their bridge out (the paper: non-tree with CoT fails at N = {NONTREE_COT_FAILS_AT['N']}, "
+        f"n = {NONTREE_COT_FAILS_AT['n_train']:,}, where two-hop with CoT succeeds). Section 7.3 shows where its "
         "errors sit: bridge or answer."))
 display(nontree_summary[["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes"]])
-display(Markdown("Non-tree with CoT, required data: " + am.describe_cells(nontree_summary, "non-tree with CoT")
-                 + (f" Command: `{sc.experiment_command(nontree_experiment)}`."
+display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
+                 + (f" Command: `{experiment_command(nontree_experiment)}`."
                     if preset != "smoke" and nontree_summary["status"].isin(["not started", "searching"]).any() else "")))
 
 # %% [markdown]
@@ -316,18 +340,18 @@ display(Markdown("Non-tree with CoT, required data: " + am.describe_cells(nontre
 # %%
 DECODING_SPLITS = ("type_0", "type_2", "type_3")  # ID; f1 unseen, f2 seen; f1 seen, f2 unseen
 models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
-decoding = pd.concat([cot.decoding_summary(model, ds, splits=DECODING_SPLITS, max_items=max_items).assign(model=name)
+decoding = pd.concat([decoding_summary(model, ds, splits=DECODING_SPLITS, max_items=max_items).assign(model=name)
                       for name, (model, ds, tables, _) in models.items() if name != "twohop"] or [pd.DataFrame()],
                      ignore_index=True)
 if len(decoding):
-    decoding["items"] = decoding["model"] + " · " + decoding["split"].map(cot.split_label)
+    decoding["items"] = decoding["model"] + " · " + decoding["split"].map(split_label)
     display(decoding.drop(columns=["items"]).round(3))
-    decoding_chart = cf.decoding_chart(decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)",
+    decoding_figure = decoding_chart(decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)",
                                        row="items")
 else:
-    decoding_chart = figures.pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
-figures.save_figure(decoding_chart, "07_decoding", fig_dir)
-display(decoding_chart)
+    decoding_figure = pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
+save_figure(decoding_figure, "07_decoding", fig_dir)
+display(decoding_figure)
 
 
 def decoded(name: str, col: str, split: str = "type_0") -> float:
@@ -350,7 +374,7 @@ def outcome_text(name: str) -> str:
 
 
 def ood_text(name: str) -> str:
-    return (f"On the OOD items whose first fact is unseen and second seen ({cot.split_label('type_2')}), teacher-forced "
+    return (f"On the OOD items whose first fact is unseen and second seen ({split_label('type_2')}), teacher-forced "
             f"answer accuracy is **{decoded(name, 'tf_answer', 'type_2'):.1%}**: handed the true bridge, the model only "
             f"has to apply a seen second fact. Greedy decoding must write the bridge itself from an unseen fact: "
             f"{decoded(name, 'greedy_bridges', 'type_2'):.1%} of its bridges are right (chance is {1 / N:.1%}) and its "
@@ -434,12 +458,12 @@ if still_rising_note:
 fake_unfinished = fake_summary["status"].isin(["not started", "searching"]).any()
 if (fake_summary["status"] == "not started").all():
     control_text.append("The placeholder's required-data search is not in the cache yet"
-                        + (f" (`{sc.experiment_command(fake_experiment)}`)." if preset != "smoke" else "."))
+                        + (f" (`{experiment_command(fake_experiment)}`)." if preset != "smoke" else "."))
 else:
-    control_text.append("The placeholder searches: " + am.describe_cells(fake_summary, "placeholder two-hop")
-                        + (f" To finish them: `{sc.experiment_command(fake_experiment)}`."
+    control_text.append("The placeholder searches: " + describe_cells(fake_summary, "placeholder two-hop")
+                        + (f" To finish them: `{experiment_command(fake_experiment)}`."
                            if fake_unfinished and preset != "smoke" else ""))
-placeholder = cot.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
+placeholder = placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
 placeholder_data_share = float(placeholder["share"].mean()) if len(placeholder) else float("nan")
 if len(placeholder):
     control_text.append(
@@ -474,25 +498,25 @@ for name in IICG_MODELS:
         model, ds, tables, _ = models[name]
         for key in IICG_KEYS:
             try:
-                iicg_parts.append(cot.iicg_sequence_table(model, ds, tables, [key], max_items=max_items)
+                iicg_parts.append(iicg_sequence_table(model, ds, tables, [key], max_items=max_items)
                                   .assign(model=name))
             except CovlibError as exc:  # a selection too small to group (smoke-sized data)
                 print(f"{name}, by {key}: {exc}")
 iicg = pd.concat(iicg_parts, ignore_index=True) if iicg_parts else pd.DataFrame()
 if len(iicg):
-    heat = mf.layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
+    heat = layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
                                      "IICG over the CoT sequence (ID test items)", facet="panel", columns=len(IICG_KEYS),
                                      domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
                                      positions=list(dict.fromkeys(iicg["position"])))
 else:
-    heat = figures.pending_chart("IICG over the CoT sequence", "covlib ship cot")
-figures.save_figure(heat, "07_iicg_bridge_position", fig_dir)
+    heat = pending_chart("IICG over the CoT sequence", "covlib ship cot")
+save_figure(heat, "07_iicg_bridge_position", fig_dir)
 display(heat)
 
 # %%
 has_b = len(iicg) and (iicg["group_by"] == "b").any()
-where_b = cot.iicg_peak_table(iicg[iicg["group_by"] == "b"]) if has_b else pd.DataFrame()
-at_bridge = cot.iicg_peak_table(iicg, position="b") if len(iicg) else pd.DataFrame()
+where_b = iicg_peak_table(iicg[iicg["group_by"] == "b"]) if has_b else pd.DataFrame()
+at_bridge = iicg_peak_table(iicg, position="b") if len(iicg) else pd.DataFrame()
 if len(at_bridge):
     display(where_b.round(3), at_bridge.round(3))
 
@@ -533,7 +557,7 @@ if not np.isnan(context_gap["nontree_cot"]) and not np.isnan(context_gap["twohop
                  + (": non-tree's bridge position carries $x_2$ along with the bridge, which its second hop needs. Its "
                     "representation stays context-dependent even with the bridge written out, as the paper reports."
                     if separated else ": this cache shows no context dependence peculiar to non-tree."))
-where_t = cot.iicg_peak_table(iicg[iicg["group_by"] == "t"]) if len(iicg) and (iicg["group_by"] == "t").any() \
+where_t = iicg_peak_table(iicg[iicg["group_by"] == "t"]) if len(iicg) and (iicg["group_by"] == "t").any() \
     else pd.DataFrame()
 if ("twohop_fakebridge", "t") in where_t.index:
     r = where_t.loc[("twohop_fakebridge", "t")]
@@ -568,19 +592,19 @@ def fit_text(name: str) -> str:
 
 
 comparison = pd.DataFrame([
-    {"quantity": "exponent, two-hop with CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS_COT['twohop']:.2f}",
+    {"quantity": "exponent, two-hop with CoT", "paper (GPT-2, GPU)": f"{EXPONENTS_COT['twohop']:.2f}",
      "this book (4 layers, CPU)": fit_text("twohop_cot")},
-    {"quantity": "exponent, two-hop without CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS['twohop']:.2f}",
+    {"quantity": "exponent, two-hop without CoT", "paper (GPT-2, GPU)": f"{EXPONENTS['twohop']:.2f}",
      "this book (4 layers, CPU)": fit_text("twohop")},
-    {"quantity": "exponent, three-hop with CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS_COT['threehop']:.2f}",
+    {"quantity": "exponent, three-hop with CoT", "paper (GPT-2, GPU)": f"{EXPONENTS_COT['threehop']:.2f}",
      "this book (4 layers, CPU)": fit_text("threehop_cot")},
-    {"quantity": "exponent, three-hop without CoT", "paper (GPT-2, GPU)": f"{paper.EXPONENTS['threehop']:.2f}",
+    {"quantity": "exponent, three-hop without CoT", "paper (GPT-2, GPU)": f"{EXPONENTS['threehop']:.2f}",
      "this book (4 layers, CPU)": fit_text("threehop")},
     {"quantity": "data without CoT / with CoT, two-hop", "paper (GPT-2, GPU)":
-        f"{paper.COT_DATA_RATIO[0]:.0f}-{paper.COT_DATA_RATIO[1]:.0f}x", "this book (4 layers, CPU)":
+        f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x", "this book (4 layers, CPU)":
         fmt(ratio_by_task["twohop"], ".1f") + ("" if np.isnan(ratio_by_task["twohop"]) else "x")},
     {"quantity": "non-tree with CoT where two-hop with CoT succeeds", "paper (GPT-2, GPU)":
-        f"fails (N = {paper.NONTREE_COT_FAILS_AT['N']}, n = {paper.NONTREE_COT_FAILS_AT['n_train']:,})",
+        f"fails (N = {NONTREE_COT_FAILS_AT['N']}, n = {NONTREE_COT_FAILS_AT['n_train']:,})",
      "this book (4 layers, CPU)": f"two-hop CoT {fmt(final_type0['twohop_cot'], '.1%')}, non-tree CoT "
                                   f"{fmt(final_type0['nontree_cot'], '.1%')} (N = {N}, n = {n_train:,})"},
     {"quantity": "non-tree with CoT: representations at the bridge", "paper (GPT-2, GPU)": "stay context-dependent",

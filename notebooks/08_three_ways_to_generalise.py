@@ -30,7 +30,7 @@
 #
 # The paper describes these two; this chapter measures them. For each, covlib finds exactly which
 # inputs are outside coverage but reachable through the property or the sharing
-# (`covlib.taxonomy`), and a trained model is tested on them, beside a control model trained on
+# (`covlib.chapters.ch08_three_ways_to_generalise`), and a trained model is tested on them, beside a control model trained on
 # the same task without the property.
 
 # %% tags=["parameters"]
@@ -53,13 +53,20 @@ import altair as alt
 import pandas as pd
 from IPython.display import display
 
-from covlib import figures
-from covlib import taxonomy as tx
-from covlib.book import preset_values
-from covlib.data import DatasetConfig, default_root, generate
-from covlib.learning import repository_path
-from covlib.sweep import record_metrics
-from covlib.taxonomy_figures import reach_accuracy_chart
+from covlib.base.paths import default_root, repository_path
+from covlib.book.setup import preset_values
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch08_three_ways_to_generalise import (
+    acc_of,
+    all_inputs,
+    load_taxonomy,
+    not_training,
+    reach_accuracy_chart,
+    run_taxonomy,
+    symmetry_reach,
+)
+from covlib.figures.style import save_figure
+from covlib.tasks.datasets import DatasetConfig, generate
 
 alt.renderers.enable("png")
 PRESETS = {
@@ -77,15 +84,15 @@ fig_dir = figures_dir or None
 started = time.perf_counter()
 
 if knobs["cache"] and not recompute:
-    table, meta = tx.load_taxonomy(repository_path(knobs["cache"]))
+    table, meta = load_taxonomy(repository_path(knobs["cache"]))
     N, n_train, steps, k = meta["num_tokens"], meta["n_train"], meta["steps"], meta["k"]
     print(f"read the shipped tables ({repository_path(knobs['cache'])}); made by the commands in COMMANDS.txt there")
 else:
     results = repository_path(knobs["cache"]) if knobs["cache"] else root / "taxonomy" / f"{preset}-tables"
-    table = tx.run_taxonomy(results, root / "taxonomy" / preset, num_tokens=N, n_train=n_train,
+    table = run_taxonomy(results, root / "taxonomy" / preset, num_tokens=N, n_train=n_train,
                             data_seed=data_seed, preset=knobs["model"], steps=steps, k=k, retrain=recompute,
                             steps_of=knobs["steps_of"])
-    _, meta = tx.load_taxonomy(results)
+    _, meta = load_taxonomy(results)
 steps_note = ", ".join(f"{c}: {s}" for c, s in meta.get("steps_of", {}).items())
 steps_text = f"{steps} steps per model" + (f" ({steps_note})" if steps_note else "")
 train_minutes = sum(v for v in meta["training_minutes"].values() if v is not None)
@@ -126,7 +133,7 @@ print(small.seen_split["f1"].astype(int))
 # %%
 def row(condition: str, group: str) -> tuple[float, int]:
     """Accuracy and count of one group of inputs for one model."""
-    return tx.acc_of(table, condition, group)
+    return acc_of(table, condition, group)
 
 
 acc_property_reachable, n_reachable = row("commutative", "symmetry_reachable")
@@ -146,7 +153,7 @@ print(f"commutative model: covered inputs {acc_comm_covered:.3f} ({n_comm_covere
 # %%
 prop_chart = reach_accuracy_chart(table, ["covered", "symmetry_reachable", "mirror_covered",
                                           "uncovered_mirror_uncovered"], "Property-based: commutative f1")
-figures.save_figure(prop_chart, "08_property_reach", fig_dir)
+save_figure(prop_chart, "08_property_reach", fig_dir)
 prop_chart
 
 # %% [markdown]
@@ -178,7 +185,7 @@ print(f"shared-table model on cross-role inputs: {acc_shared_ood:.3f} ({n_shared
 shared_chart = reach_accuracy_chart(table, ["covered", "cross_role"] + sorted(
     g for g in table.group.unique() if g.startswith("type:type_") and g != "type:type_0"),
     "Shared operator: one table for both hops")
-figures.save_figure(shared_chart, "08_shared_reach", fig_dir)
+save_figure(shared_chart, "08_shared_reach", fig_dir)
 shared_chart
 
 # %% [markdown]
@@ -247,9 +254,9 @@ if my_symmetry_answer is None:
 else:
     print("Exercise 1:", "right" if my_symmetry_answer == closer else f"not quite: it is closer to {closer}")
 ex = generate(DatasetConfig("twohop", 12, 600, seed=0, test_size_per_type=10, commutative=("f1",)))
-q = tx.all_inputs(12, 3)
-q = q[tx.not_training(ex, q)]
-n_at = {kk: int(tx.symmetry_reach(ex, q, kk).reachable.sum()) for kk in (k, exercise_k)}
+q = all_inputs(12, 3)
+q = q[not_training(ex, q)]
+n_at = {kk: int(symmetry_reach(ex, q, kk).reachable.sum()) for kk in (k, exercise_k)}
 truth = "grows" if n_at[exercise_k] > n_at[k] else "shrinks" if n_at[exercise_k] < n_at[k] else "stays"
 if my_size_answer is None:
     print("Exercise 2: a higher k makes coverage stricter on both an input and its mirror; which effect wins?")

@@ -38,7 +38,7 @@
 #
 # Every run trains the book's default model (4 layers, width 128) on a subset of one pool of
 # ID-eligible inputs and is scored on one fixed set of ID test items that no training set
-# contains, so that only the training set changes between runs (`covlib.diversity`).
+# contains, so that only the training set changes between runs (`covlib.chapters.ch09_diversity_exposure_coverage.audit`).
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: a miniature audit trained live), "default" (reads data/diversity/), "paper"
@@ -55,23 +55,50 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib import diversity as dv
-from covlib import diversity_figures as dfig
-from covlib import diversity_stats as st
-from covlib import figures
-from covlib.data import default_root
-from covlib.learning import repository_path
-from covlib.sweep import record_metrics
+from covlib.base.paths import default_root, repository_path
+from covlib.book.sweep import record_metrics
+from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
+    BOOK_PLAN,
+    EXPERIMENTS,
+    SMOKE_PLAN,
+    coverage_profile,
+    draw_subset,
+    ensure_candidates,
+    pool_of,
+    read_runs,
+    run_audit,
+    select_extremes,
+    spread_by_threshold,
+    surface_profile,
+)
+from covlib.chapters.ch09_diversity_exposure_coverage.figures import (
+    candidates_chart,
+    contrast_chart,
+    dose_chart,
+    factorial_chart,
+    spread_chart,
+)
+from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
+    ACC,
+    cell_bimodality,
+    contrast,
+    dose_response,
+    escape_logit,
+    escape_mixture,
+    exposure_effect,
+    factorial_anova,
+)
+from covlib.figures.style import enable_png_renderer, pending_chart, save_figure
 
-figures.enable_png_renderer()
+enable_png_renderer()
 started = time.perf_counter()
 PRESETS = {
     # smoke: twohop N=10, a one-layer width-32 model, every run live in seconds
-    "smoke": {"plan": dv.SMOKE_PLAN, "table": "", "train": True},
+    "smoke": {"plan": SMOKE_PLAN, "table": "", "train": True},
     # default: the book's plan (twohop N=25); reads the shipped table and trains only when asked
-    "default": {"plan": dv.BOOK_PLAN, "table": "data/diversity/runs.csv", "train": False},
+    "default": {"plan": BOOK_PLAN, "table": "data/diversity/runs.csv", "train": False},
     # paper scale does not apply (the companion study's runs are T5 on COGS); the book's plan, retrained
-    "paper": {"plan": dv.BOOK_PLAN, "table": "", "train": True},
+    "paper": {"plan": BOOK_PLAN, "table": "", "train": True},
 }
 if preset not in PRESETS:
     raise ValueError(f"preset={preset!r}: choose one of {', '.join(PRESETS)}")
@@ -80,9 +107,9 @@ setup = plan.setup
 work = Path(out_dir) if out_dir else default_root().parent / "diversity" / preset
 table_path = repository_path(PRESETS[preset]["table"]) if PRESETS[preset]["table"] else work / "runs.csv"
 if PRESETS[preset]["train"] or recompute:
-    dv.run_audit(plan, dv.EXPERIMENTS, table_path, work, jobs=jobs, progress=True)
-runs = dv.read_runs(table_path)
-candidates = dv.ensure_candidates(plan, table_path)
+    run_audit(plan, EXPERIMENTS, table_path, work, jobs=jobs, progress=True)
+runs = read_runs(table_path)
+candidates = ensure_candidates(plan, table_path)
 minutes = runs["minutes"].sum()
 print(f"{setup.task}, N={setup.N}, data seed {setup.data_seed}; model {setup.model}, batch {setup.batch_size}, "
       f"weight decay {setup.weight_decay}; {len(runs)} runs in {table_path} ({minutes:.0f} CPU-minutes of training)")
@@ -108,13 +135,13 @@ print(f"{setup.task}, N={setup.N}, data seed {setup.data_seed}; model {setup.mod
 # How both grow with the number of distinct examples (one draw per size, computed here):
 
 # %%
-pool = dv.pool_of(setup)
+pool = pool_of(setup)
 sizes = sorted({*plan.dose_levels, *plan.diversity, plan.contrast_n})
 profile_rows = []
 for n in sizes:
-    train_set = pool.pool[dv.draw_subset(pool, n, 0)]
-    cov = dv.coverage_profile(pool, train_set, sorted({3, plan.contrast_k}))
-    surf = dv.surface_profile(pool, train_set, sorted({1, plan.surface_min}))
+    train_set = pool.pool[draw_subset(pool, n, 0)]
+    cov = coverage_profile(pool, train_set, sorted({3, plan.contrast_k}))
+    surf = surface_profile(pool, train_set, sorted({1, plan.surface_min}))
     profile_rows.append({"n_unique": n, "coverage k=3": cov[3], f"coverage k={plan.contrast_k}": cov[plan.contrast_k],
                          "pairs m=1": surf[1], f"pairs m={plan.surface_min}": surf[plan.surface_min]})
 profile = pd.DataFrame(profile_rows)
@@ -132,10 +159,10 @@ display(profile.round(3))
 # %%
 dose = runs[runs["experiment"] == "dose"]
 dose_budget = plan.dose_steps * setup.batch_size
-dose_fit = st.dose_response(dose) if dose["n_unique"].nunique() >= 4 else None
+dose_fit = dose_response(dose) if dose["n_unique"].nunique() >= 4 else None
 if dose_fit:
     display(dose.groupby("n_unique").agg(runs=("seed", "size"), exposure=("exposure", "first"),
-                                         accuracy=(st.ACC, "mean"), sd=(st.ACC, "std"),
+                                         accuracy=(ACC, "mean"), sd=(ACC, "std"),
                                          coverage_k3=("coverage", "mean")).round(3))
     print(f"logistic in log n: floor {dose_fit['floor']:.3f}, top {dose_fit['top']:.3f}, midpoint "
           f"{dose_fit['midpoint_n']:,.0f} examples; R^2 {dose_fit['r2_means']:.3f} on the level means, "
@@ -148,10 +175,10 @@ dose_r2 = dose_fit["r2_means"] if dose_fit else float("nan")
 # %%
 FILL = "covlib diversity run --experiments {} --table data/diversity/runs.csv"  # the command that fills a figure
 PENDING_LEAD = "not run yet; fill the table with"  # the pending figures name the table, not the cache
-dose_chart = (dfig.dose_chart(dose, dose_fit, dose_budget) if len(dose)
-              else figures.pending_chart("Dose-response", FILL.format("dose"), PENDING_LEAD))
-figures.save_figure(dose_chart, "09_dose_response", figures_dir or None)
-dose_chart
+dose_figure = (dose_chart(dose, dose_fit, dose_budget) if len(dose)
+              else pending_chart("Dose-response", FILL.format("dose"), PENDING_LEAD))
+save_figure(dose_figure, "09_dose_response", figures_dir or None)
+dose_figure
 
 # %% [markdown]
 # ## 9.3 Diversity against exposure
@@ -172,12 +199,12 @@ cells_expected = len(plan.diversity) * len(plan.exposure)
 seeds_per_cell = int(fact.groupby(["n_unique", "exposure"]).size().min()) if len(fact) else 0
 anova = mix = logit = bimodal = exposure_role = None
 if fact["n_unique"].nunique() >= 2 and fact["exposure"].nunique() >= 2 and len(fact) > cells_expected:
-    anova = st.factorial_anova(fact)
+    anova = factorial_anova(fact)
     display(anova.round(4))
-    mix = st.escape_mixture(fact[st.ACC].to_numpy())
-    bimodal = st.cell_bimodality(fact)
+    mix = escape_mixture(fact[ACC].to_numpy())
+    bimodal = cell_bimodality(fact)
     display(bimodal.round(3))
-    logit = st.escape_logit(fact, mix["escaped"])
+    logit = escape_logit(fact, mix["escaped"])
     print(f"mixture over all {len(fact)} runs: BIC one component {mix['bic_1']:.1f}, two {mix['bic_2']:.1f} -> "
           f"{'two modes' if mix['bimodal'] else 'one mode'} (means {', '.join(f'{m:.2f}' for m in mix['means'])}); "
           f"{int(mix['escaped'].sum())} runs escaped the floor")
@@ -185,7 +212,7 @@ if fact["n_unique"].nunique() >= 2 and fact["exposure"].nunique() >= 2 and len(f
           f"log n {logit['coef_log_n']:+.2f}, log exposure {logit['coef_log_exposure']:+.2f}"
           + (f" (L2-penalised: escape is separated perfectly by {logit['separated_by'] or 'the two factors'}, "
              "so these are not effect sizes)" if logit["penalised"] else "")))
-    exposure_role = st.exposure_effect(fact, mix["escaped"])
+    exposure_role = exposure_effect(fact, mix["escaped"])
     display(exposure_role.round(3))
 else:
     print(f"the factorial holds {len(fact)} of {cells_expected * len(plan.factorial_seeds)} runs; fill it with: "
@@ -194,9 +221,9 @@ eta2_diversity = float(anova.loc["diversity", "partial_eta2"]) if anova is not N
 eta2_exposure = float(anova.loc["exposure", "partial_eta2"]) if anova is not None else float("nan")
 
 # %%
-fact_chart = (dfig.factorial_chart(fact, mix["escaped"] if mix else None) if len(fact)
-              else figures.pending_chart("Diversity x exposure", FILL.format("factorial"), PENDING_LEAD))
-figures.save_figure(fact_chart, "09_factorial", figures_dir or None)
+fact_chart = (factorial_chart(fact, mix["escaped"] if mix else None) if len(fact)
+              else pending_chart("Diversity x exposure", FILL.format("factorial"), PENDING_LEAD))
+save_figure(fact_chart, "09_factorial", figures_dir or None)
 fact_chart
 
 # %% [markdown]
@@ -212,7 +239,7 @@ fact_chart
 # candidate cannot be contrasted. The spread of each measure across the candidates, by threshold:
 
 # %%
-spread = dv.spread_by_threshold(candidates)
+spread = spread_by_threshold(candidates)
 chosen = {"coverage": plan.contrast_k, "surface": plan.surface_min}
 most_variable = spread.loc[spread.groupby("measure")["sd"].idxmax()].set_index("measure")["threshold"].to_dict()
 cov3 = spread[(spread.measure == "coverage") & (spread.threshold == 3)].iloc[0]
@@ -221,8 +248,8 @@ print(f"{len(candidates)} candidate sets of {plan.contrast_n:,}: exact 3-coverag
       f"plain pair coverage {surf1['mean']:.4f} +- {surf1['sd']:.4f}; the most variable thresholds: coverage k = "
       f"{most_variable['coverage']}, surface m = {most_variable['surface']}; the plan selects on k = {plan.contrast_k} "
       f"and m = {plan.surface_min}")
-spread_fig = dfig.spread_chart(spread, chosen)
-figures.save_figure(spread_fig, "09_measure_spread", figures_dir or None)
+spread_fig = spread_chart(spread, chosen)
+save_figure(spread_fig, "09_measure_spread", figures_dir or None)
 spread_fig
 
 # %% [markdown]
@@ -231,7 +258,7 @@ spread_fig
 # selected sets, and how coverage and the surface measure relate across all candidates:
 
 # %%
-arms = {m: dv.select_extremes(candidates, plan.selection_column(m), plan.per_arm) for m in ("coverage", "surface")}
+arms = {m: select_extremes(candidates, plan.selection_column(m), plan.per_arm) for m in ("coverage", "surface")}
 cov_col, surf_col = plan.selection_column("coverage"), plan.selection_column("surface")
 rho_measures = float(candidates[[cov_col, surf_col]].corr(method="spearman").iloc[0, 1])
 balance_rows = []
@@ -244,8 +271,8 @@ for measure, sides in arms.items():
 balance = pd.DataFrame(balance_rows)
 display(balance.round(4))
 print(f"Spearman correlation of the two measures across candidates: {rho_measures:.2f}")
-cand_fig = dfig.candidates_chart(candidates, cov_col, surf_col, arms)
-figures.save_figure(cand_fig, "09_candidates", figures_dir or None)
+cand_fig = candidates_chart(candidates, cov_col, surf_col, arms)
+save_figure(cand_fig, "09_candidates", figures_dir or None)
 cand_fig
 
 # %% [markdown]
@@ -260,9 +287,9 @@ cand_fig
 contrasts = {}
 for measure in ("coverage", "surface"):
     arm_runs = runs[runs["experiment"] == measure]
-    high, low = (arm_runs.loc[arm_runs["selection"] == s, st.ACC].to_numpy() for s in ("high", "low"))
+    high, low = (arm_runs.loc[arm_runs["selection"] == s, ACC].to_numpy() for s in ("high", "low"))
     if len(high) >= 2 and len(low) >= 2:
-        contrasts[measure] = st.contrast(high, low)
+        contrasts[measure] = contrast(high, low)
         c = contrasts[measure]
         print(f"{measure}: high {high.mean():.3f} ({len(high)} runs) vs low {low.mean():.3f} ({len(low)}): difference "
               f"{100 * c['diff']:+.1f} pp, permutation p = {c['p']:.3f}, equivalence within +-3 pp p = "
@@ -273,9 +300,9 @@ for measure in ("coverage", "surface"):
         print(f"{measure}: {len(high) + len(low)} of {2 * plan.per_arm} runs in the table; fill it with: covlib diversity run "
               f"--experiments {measure} --table data/diversity/runs.csv")
 contrast_runs = runs[runs["experiment"].isin(["coverage", "surface"])]
-contrast_fig = (dfig.contrast_chart(contrast_runs) if len(contrast_runs)
-                else figures.pending_chart("Coverage at fixed diversity", FILL.format("coverage surface"), PENDING_LEAD))
-figures.save_figure(contrast_fig, "09_contrasts", figures_dir or None)
+contrast_fig = (contrast_chart(contrast_runs) if len(contrast_runs)
+                else pending_chart("Coverage at fixed diversity", FILL.format("coverage surface"), PENDING_LEAD))
+save_figure(contrast_fig, "09_contrasts", figures_dir or None)
 contrast_fig
 
 
@@ -379,7 +406,7 @@ if dose_fit and contrasts["coverage"] is not None and contrasts["surface"] is no
                     f"{100 * contrasts['coverage']['bound']:.0f} pp (coverage) and "
                     f"{100 * contrasts['surface']['bound']:.0f} pp (surface) are ruled out, smaller ones are not.")
                  + f" Coverage at the paper's threshold k = 3 is {cov3['mean']:.1%} for every set of "
-                 f"{plan.contrast_n:,} while the models trained on them reach {contrast_runs[st.ACC].mean():.2f} ID accuracy on "
+                 f"{plan.contrast_n:,} while the models trained on them reach {contrast_runs[ACC].mean():.2f} ID accuracy on "
                  "average: it is the condition chapter 3 "
                  "shows items need, met long before the model has learned them, so beyond it what decides is how much "
                  "data and training the model gets, as the study found with surface coverage.")
@@ -417,7 +444,7 @@ if my_saturation_n is None:
 else:
     print("Exercise 1:", "correct" if my_saturation_n == truth_sat else f"not quite: {truth_sat}")
 if "cov_10" in candidates:
-    pick = dv.select_extremes(candidates, "cov_10", 1)
+    pick = select_extremes(candidates, "cov_10", 1)
     truth_ext = (pick["low"][0], pick["high"][0])
     if my_extremes is None:
         print("Exercise 2: dv.select_extremes(candidates, 'cov_10', 1) gives the answer.")

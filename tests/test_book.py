@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from covlib import cli
-from covlib.book import discover_chapters, format_table, run_book, run_chapter, select_chapters
-from covlib.errors import CovlibError
-from covlib.sweep import notebook_parameters
+from covlib.base.errors import CovlibError
+from covlib.book.runner import discover_chapters, format_table, run_book, run_chapter, select_chapters
+from covlib.book.sweep import notebook_parameters
+from covlib.cli.main import main
 
 CHAPTERS = discover_chapters()
 
@@ -87,20 +87,20 @@ def test_select_chapters_by_number_or_name(tmp_path):
 
 
 def test_book_command_line_fails_cleanly_on_bad_input(tmp_path, capsys):
-    assert cli.main(["book", "--preset", "smoke", "--only", "99", "--out", str(tmp_path)]) == 2
+    assert main(["book", "--preset", "smoke", "--only", "99", "--out", str(tmp_path)]) == 2
     assert "no such chapter" in capsys.readouterr().err
 
 
 def test_format_table_lists_every_chapter_and_a_total():
-    from covlib.book import ChapterResult
+    from covlib.book.runner import ChapterResult
 
     table = format_table([ChapterResult("01_a", "done", 1.25, Path("x")), ChapterResult("02_b", "failed", 2.0, Path("y"))])
     assert "01_a" in table and "failed" in table and "3.2" in table
 
 
 def test_preset_values_take_the_readers_settings_over_the_preset():
-    from covlib.book import preset_values
-    from covlib.errors import CovlibError
+    from covlib.base.errors import CovlibError
+    from covlib.book.setup import preset_values
 
     presets = {"smoke": {"N": 10, "steps": 5}, "default": {"N": 30, "steps": 2000}}
     assert preset_values(presets, "default", N=None, steps=7) == {"N": 30, "steps": 7}

@@ -8,9 +8,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from covlib import coverage as cv
-from covlib.data import DatasetConfig, generate, save_dataset
-from covlib.tasks import TASKS
+from covlib.base.errors import CovlibError
+from covlib.coverage.annotate import coverage_by_k, wide_table
+from covlib.coverage.exact import coverage_sweep, fragment_classes, k_cutoffs
+from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
+from covlib.tasks.datasets import encode as encode_inputs
+from covlib.tasks.graphs import TASKS
 
 # ----------------------------------------------------------------------------- brute force
 
@@ -73,7 +76,7 @@ CASES = [
 def test_fast_sweep_matches_brute_force(task_name, num_tokens, density, seed):
     inputs, answers = random_training(task_name, num_tokens, density, seed)
     m = inputs.shape[1]
-    cutoffs = cv.k_cutoffs(inputs, answers, num_tokens)  # every input, code order
+    cutoffs = k_cutoffs(inputs, answers, num_tokens)  # every input, code order
     everything = list(itertools.product(range(num_tokens), repeat=m))
     train = {tuple(x): int(t) for x, t in zip(inputs.tolist(), answers.tolist())}
     top = int(cutoffs.max())
@@ -85,9 +88,9 @@ def test_fast_sweep_matches_brute_force(task_name, num_tokens, density, seed):
     # queries give the same numbers as the full enumeration, and max_k caps them
     rng = np.random.default_rng(seed)
     queries = rng.integers(0, num_tokens, size=(20, m))
-    codes = cv.encode_inputs(queries, num_tokens)
-    assert np.array_equal(cv.k_cutoffs(inputs, answers, num_tokens, queries), cutoffs[codes])
-    assert np.array_equal(cv.k_cutoffs(inputs, answers, num_tokens, queries, max_k=2), np.minimum(cutoffs[codes], 2))
+    codes = encode_inputs(queries, num_tokens)
+    assert np.array_equal(k_cutoffs(inputs, answers, num_tokens, queries), cutoffs[codes])
+    assert np.array_equal(k_cutoffs(inputs, answers, num_tokens, queries, max_k=2), np.minimum(cutoffs[codes], 2))
 
 
 def test_brute_force_coverage_shrinks_with_k():
@@ -98,7 +101,7 @@ def test_brute_force_coverage_shrinks_with_k():
         covered = {x for x, c in brute_force_cutoffs(train, 5, 3, k).items() if c}
         assert previous is None or covered <= previous
         previous = covered
-    cutoffs = cv.k_cutoffs(inputs, answers, 5)
+    cutoffs = k_cutoffs(inputs, answers, 5)
     shares = [np.mean(cutoffs >= k) for k in range(1, 8)]
     assert all(a >= b for a, b in zip(shares, shares[1:]))
 
@@ -109,7 +112,7 @@ def test_brute_force_coverage_shrinks_with_k():
 def _cutoffs_of(items: dict[tuple, int], queries: list[tuple], num_tokens: int = 5) -> list[int]:
     inputs = np.array(list(items), dtype=np.int64)
     answers = np.array(list(items.values()))
-    return cv.k_cutoffs(inputs, answers, num_tokens, np.array(queries)).tolist()
+    return k_cutoffs(inputs, answers, num_tokens, np.array(queries)).tolist()
 
 
 def test_two_fragments_with_identical_behaviour():
@@ -131,12 +134,12 @@ def test_a_chain_of_equivalences_is_closed_transitively():
 
 def test_training_inputs_get_the_ceiling_and_bad_input_is_refused():
     items = {(0, 0, c): c for c in range(4)} | {(1, 1, c): c for c in range(3)}
-    result = cv.coverage_sweep(np.array(list(items)), np.array(list(items.values())), 5, np.array([(0, 0, 1)]))
+    result = coverage_sweep(np.array(list(items)), np.array(list(items.values())), 5, np.array([(0, 0, 1)]))
     assert result.ceiling == 4 and result.cutoffs.tolist() == [4] and result.in_train.tolist() == [True]
-    with pytest.raises(cv.CovlibError):
-        cv.k_cutoffs(np.array([[0, 1, 2], [0, 1, 2]]), np.array([1, 2]), 5)
-    with pytest.raises(cv.CovlibError):
-        cv.k_cutoffs(np.array([[0, 1, 7]]), np.array([1]), 5)
+    with pytest.raises(CovlibError):
+        k_cutoffs(np.array([[0, 1, 2], [0, 1, 2]]), np.array([1, 2]), 5)
+    with pytest.raises(CovlibError):
+        k_cutoffs(np.array([[0, 1, 7]]), np.array([1]), 5)
 
 
 # ----------------------------------------------------------------------------- the paper's sanity figure
@@ -150,7 +153,7 @@ def sanity_datasets():
 
 
 def test_sanity_figure(sanity_datasets):
-    tables = [cv.wide_table(cv.coverage_by_k(ds, 8)) for ds in sanity_datasets]
+    tables = [wide_table(coverage_by_k(ds, 8)) for ds in sanity_datasets]
     type0 = np.mean([t.loc["type_0"].to_numpy() for t in tables], axis=0)
     assert np.all(np.abs(type0 - SPEC_TYPE0) <= 6), type0
     assert np.all(np.diff(type0) <= 0)
@@ -161,7 +164,7 @@ def test_sanity_figure(sanity_datasets):
 
 
 def test_coverage_by_k_columns(sanity_datasets):
-    table = cv.coverage_by_k(sanity_datasets[0], 3)
+    table = coverage_by_k(sanity_datasets[0], 3)
     assert list(table.columns) == ["type", "k", "covered", "n"]
     assert table["type"].iloc[0] == "train_inferred" and set(table["k"]) == {1, 2, 3}
     assert (table["n"] == 2000).all() and table["covered"].between(0, 1).all()
@@ -204,7 +207,7 @@ def authors_reference(train: dict[tuple, int], nodes: dict[tuple, int], m: int, 
 
 
 def test_authors_mode_matches_a_plain_version_of_their_algorithm():
-    from covlib.coverage_authors import authors_k_cutoffs
+    from covlib.coverage.authors import authors_k_cutoffs
 
     inputs, answers = random_training("twohop", 5, 0.4, 21)
     rng = np.random.default_rng(0)
@@ -222,7 +225,7 @@ def test_authors_mode_matches_a_plain_version_of_their_algorithm():
 
 
 def test_authors_mode_collides_fragments_across_positions():
-    from covlib.coverage_authors import authors_k_cutoffs
+    from covlib.coverage.authors import authors_k_cutoffs
 
     # (1,2,3) and training (2,3,1) share the bucket (fragment 1, context (2,3), label 7): P={x1} vs P={x3}
     items = {(2, 3, 1): 7, (0, 0, 0): 1}
@@ -230,13 +233,13 @@ def test_authors_mode_collides_fragments_across_positions():
     query = np.array([(1, 2, 3)])
     authors = authors_k_cutoffs(inputs, answers, 5, query, np.array([7]), np.array(["type_0"]), max_k=12)
     assert authors.tolist() == [12]  # covered at every k: no crash at k >= 9, and no real evidence behind it
-    assert cv.k_cutoffs(inputs, answers, 5, query).tolist() == [0]
+    assert k_cutoffs(inputs, answers, 5, query).tolist() == [0]
 
 
 def test_authors_mode_on_the_sanity_data(sanity_datasets):
     ds = sanity_datasets[0]
-    faithful = cv.wide_table(cv.coverage_by_k(ds, 12))
-    authors = cv.wide_table(cv.coverage_by_k(ds, 12, mode="authors"))
+    faithful = wide_table(coverage_by_k(ds, 12))
+    authors = wide_table(coverage_by_k(ds, 12, mode="authors"))
     assert authors.loc["type_0", 12] > 0 and faithful.loc["type_0", 12] == 0  # spurious high-k coverage
     assert authors.loc["type_0", 3] >= faithful.loc["type_0", 3]
 
@@ -251,7 +254,7 @@ def small_folder(tmp_path_factory):
 
 
 def test_cli_writes_both_files(small_folder, capsys):
-    from covlib.cli import main
+    from covlib.cli.main import main
 
     assert main(["coverage", str(small_folder), "--max-k", "6"]) == 0
     out = capsys.readouterr().out
@@ -268,7 +271,7 @@ def test_cli_writes_both_files(small_folder, capsys):
     assert [it["type"] for it in annotated[len(test):]] == [f"covered_{it['k_cutoff']}" for it in type0]
     summary = json.loads((small_folder / "coverage.json").read_text())
     assert summary["command"].startswith("covlib coverage ") and "--max-k 6" in summary["command"]
-    table = cv.coverage_by_k(small_folder, 6)
+    table = coverage_by_k(small_folder, 6)
     for name, shares in summary["coverage"].items():
         assert np.allclose(shares, table[table["type"] == name]["covered"], atol=1e-6)
     assert summary["coverage"]["train_inferred"] == [1.0] * 6
@@ -278,7 +281,7 @@ def test_cli_writes_both_files(small_folder, capsys):
 
 
 def test_cli_on_an_authors_style_folder(small_folder, tmp_path):
-    from covlib.cli import main
+    from covlib.cli.main import main
 
     folder = tmp_path / "twohop.12.600.diff-f12.inf"
     folder.mkdir()
@@ -295,7 +298,7 @@ def test_cli_on_an_authors_style_folder(small_folder, tmp_path):
 
 
 def test_cli_refuses_a_folder_that_is_not_a_dataset(tmp_path, capsys):
-    from covlib.cli import main
+    from covlib.cli.main import main
 
     assert main(["coverage", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -306,14 +309,14 @@ def test_cli_refuses_a_folder_that_is_not_a_dataset(tmp_path, capsys):
 def test_cot_datasets_use_the_final_answer():
     ds = generate(DatasetConfig("twohop", 8, 200, seed=3, cot=True, test_size_per_type=20))
     plain = generate(DatasetConfig("twohop", 8, 200, seed=3, test_size_per_type=20))
-    assert cv.coverage_by_k(ds, 4).equals(cv.coverage_by_k(plain, 4))
+    assert coverage_by_k(ds, 4).equals(coverage_by_k(plain, 4))
 
 
 # ----------------------------------------------------------------------------- the teaching view
 
 
 def test_neighbourhood_graph_and_chart(sanity_datasets):
-    from covlib.coverage_graph import neighbourhood_chart, substitution_neighbourhood
+    from covlib.chapters.ch02_coverage import neighbourhood_chart, substitution_neighbourhood
 
     ds = sanity_datasets[0]
     answers = ds.evaluate(ds.train_inputs)["t"]
@@ -321,12 +324,12 @@ def test_neighbourhood_graph_and_chart(sanity_datasets):
     graph = substitution_neighbourhood(ds.train_inputs, answers, 30, center, k=3, max_per_subset=3)
     name = "(" + ",".join(map(str, center[0].tolist())) + ")"
     assert graph.nodes[name]["center"] and graph.number_of_nodes() <= 1 + 6 * 3
-    classes = cv.fragment_classes(ds.train_inputs, answers, 30, 3)
+    classes = fragment_classes(ds.train_inputs, answers, 30, 3)
     for u, v, data in graph.edges(data=True):
         x, y = graph.nodes[u]["tokens"], graph.nodes[v]["tokens"]
         P = data["positions"]
         assert all(x[i] == y[i] for i in range(3) if i not in P)
-        frag = [cv.encode_inputs(np.array([[z[i] for i in P]]), 30)[0] for z in (x, y)]
+        frag = [encode_inputs(np.array([[z[i] for i in P]]), 30)[0] for z in (x, y)]
         assert classes[P][frag[0]] == classes[P][frag[1]]
     for _, data in graph.nodes(data=True):
         assert data["status"] == ("training" if data["train"] else "covered" if data["k_cutoff"] >= 3 else "uncovered")

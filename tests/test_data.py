@@ -12,10 +12,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from covlib.data import DatasetConfig, dataset_files, generate, save_dataset
-from covlib.errors import CovlibError
-from covlib.io import load_dataset
-from covlib.tasks import TASKS
+from covlib.base.errors import CovlibError
+from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, save_dataset
+from covlib.tasks.folders import load_dataset
+from covlib.tasks.graphs import TASKS
 
 # Small but non-trivial configs: every task, plus the target styles and the shared-table case.
 CONFIGS = [

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from covlib.cli import main as cli_main
-from covlib.data import DatasetConfig, generate, save_dataset
-from covlib.errors import CovlibError
-from covlib.io import dumps_items, folder_files, load_dataset
+from covlib.base.errors import CovlibError
+from covlib.cli.main import main as cli_main
+from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
+from covlib.tasks.folders import dumps_items, folder_files, load_dataset
 
 AUTHORS = Path(__file__).parent / "fixtures" / "authors"
 AUTHORS_FOLDERS = sorted(p for p in AUTHORS.iterdir() if p.is_dir())
@@ -140,9 +140,9 @@ def test_console_script_runs():
 def test_atomic_writes_leave_ordinary_permissions(tmp_path):
     import os
 
-    from covlib.io import write_json_atomic
+    from covlib.base.files import write_text_atomic
 
-    write_json_atomic(tmp_path / "a.json", "[]")
+    write_text_atomic(tmp_path / "a.json", "[]")
     umask = os.umask(0)
     os.umask(umask)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask

@@ -7,9 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from covlib import learning
-from covlib.data import DatasetConfig, generate, save_dataset
-from covlib.learning import cutoff_table, first_steps
+from covlib.analyses.curves import cutoff_shares, cutoff_table, first_steps
+from covlib.base.paths import repository_path
+from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
+from covlib.training import shipped
+from covlib.training.shipped import ShippedRun, ensure_shipped
 
 
 def test_first_steps_finds_threshold_crossings():
@@ -22,7 +24,7 @@ def test_first_steps_finds_threshold_crossings():
 
 
 def test_cutoff_table_counts_type0_items_per_cutoff(tmp_path):
-    from covlib.coverage import annotate_dataset
+    from covlib.coverage.annotate import annotate_dataset
 
     folder = save_dataset(generate(DatasetConfig("twohop", 10, 300, test_size_per_type=30)), tmp_path)
     annotate_dataset(folder, max_k=6)
@@ -42,7 +44,8 @@ def test_cutoff_table_counts_type0_items_per_cutoff(tmp_path):
 
 
 def test_archive_run_copies_small_files_with_commands(tmp_path):
-    from covlib.learning import archive_run, repository_path
+    from covlib.base.paths import repository_path
+    from covlib.training.shipped import archive_run
 
     run = tmp_path / "run"
     run.mkdir()
@@ -56,8 +59,9 @@ def test_archive_run_copies_small_files_with_commands(tmp_path):
 
 
 def test_the_shipped_edge_run_matches_its_recorded_commands():
-    from covlib.learning import EDGE_RUN, repository_path
-    from covlib.train import load_metrics, load_run_config
+    from covlib.base.paths import repository_path
+    from covlib.training.runs import load_metrics, load_run_config
+    from covlib.training.shipped import EDGE_RUN
 
     folder = repository_path(EDGE_RUN["archive"])
     config = load_run_config(folder)
@@ -69,9 +73,9 @@ def test_the_shipped_edge_run_matches_its_recorded_commands():
 
 
 def test_a_finished_run_is_reused_and_a_changed_annotation_is_refused(tmp_path):
-    from covlib.coverage import annotate_dataset
-    from covlib.errors import CovlibError
-    from covlib.learning import train_or_load
+    from covlib.base.errors import CovlibError
+    from covlib.coverage.annotate import annotate_dataset
+    from covlib.training.shipped import train_or_load
 
     folder = save_dataset(generate(DatasetConfig("twohop", 8, 250, test_size_per_type=20)), tmp_path)
     annotate_dataset(folder, max_k=4)
@@ -87,8 +91,8 @@ def test_a_finished_run_is_reused_and_a_changed_annotation_is_refused(tmp_path):
 
 
 def test_ensure_shipped_trains_only_what_it_is_asked_to(tmp_path, monkeypatch):
-    runs = {"a": learning.ShippedRun("a", {"task": "twohop", "num_tokens": 6, "n_train": 50}),
-            "b": learning.ShippedRun("b", {"task": "nontree", "num_tokens": 6, "n_train": 50})}
+    runs = {"a": ShippedRun("a", {"task": "twohop", "num_tokens": 6, "n_train": 50}),
+            "b": ShippedRun("b", {"task": "nontree", "num_tokens": 6, "n_train": 50})}
     trained = []
 
     def fake_ship(run, dest, work, progress=True):  # archives what ship_run would, without training
@@ -97,28 +101,28 @@ def test_ensure_shipped_trains_only_what_it_is_asked_to(tmp_path, monkeypatch):
         (Path(dest) / run.folder / "weights" / "final.pt").write_bytes(b"")
         (Path(dest) / run.folder / "metrics.jsonl").write_text("")
 
-    monkeypatch.setattr(learning, "ship_run", fake_ship)
-    dest, work, ready = learning.ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")
+    monkeypatch.setattr(shipped, "ship_run", fake_ship)
+    dest, work, ready = ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")
     assert dest == tmp_path / "smoke-set" / "shipped" and work == tmp_path / "smoke-set"
     assert ready == {"a": True, "b": True} and [t[0] for t in trained] == ["a", "b"]
-    learning.ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")  # already there: nothing trained
+    ensure_shipped(runs, True, "data/nowhere", tmp_path, "smoke-set")  # already there: nothing trained
     assert len(trained) == 2
-    dest, work, ready = learning.ensure_shipped(runs, False, "data/nowhere", tmp_path, "smoke-set")
-    assert dest == learning.repository_path("data/nowhere") and work == tmp_path / "ship"
+    dest, work, ready = ensure_shipped(runs, False, "data/nowhere", tmp_path, "smoke-set")
+    assert dest == repository_path("data/nowhere") and work == tmp_path / "ship"
     assert ready == {"a": False, "b": False} and len(trained) == 2  # default reads the archive as it is
 
 
 def test_cutoff_shares_split_type0_items_at_k(tmp_path):
-    from covlib.coverage import annotate_dataset
-    from covlib.data import ensure_dataset
-    from covlib.io import load_dataset
-    from covlib.train import k_cutoffs
+    from covlib.coverage.annotate import annotate_dataset
+    from covlib.tasks.datasets import ensure_dataset
+    from covlib.tasks.folders import load_dataset
+    from covlib.training.evaluation import annotated_cutoffs
 
     folder = ensure_dataset(DatasetConfig("twohop", 10, 300, seed=0, test_size_per_type=100), tmp_path)
     annotate_dataset(folder, max_k=6)
-    shares = learning.cutoff_shares(folder, k=3)
+    shares = cutoff_shares(folder, k=3)
     assert set(shares) == {"k<3", "k=3", "k>3"} and abs(sum(shares.values()) - 1) < 1e-9
     loaded = load_dataset(folder)
-    cutoffs = k_cutoffs(loaded)[loaded.test.types == "type_0"]
+    cutoffs = annotated_cutoffs(loaded)[loaded.test.types == "type_0"]
     assert shares["k=3"] == pytest.approx((cutoffs == 3).mean())
     assert 0 < shares["k>3"] < 1  # a small training set leaves some items weakly covered

@@ -1,4 +1,4 @@
-"""Mechanistic analyses (covlib.mechanisms): residual streams, IICG, causal tracing, logit lens, shipped weights."""
+"""Mechanistic analyses (covlib.analyses): residual streams, IICG, causal tracing, logit lens, shipped weights."""
 from __future__ import annotations
 
 import subprocess
@@ -10,11 +10,15 @@ import pandas as pd
 import pytest
 import torch
 
-from covlib import mechanisms as mc
-from covlib.coverage import annotate_dataset
-from covlib.data import DatasetConfig, ensure_dataset
-from covlib.errors import CovlibError
-from covlib.train import train
+from covlib.analyses.iicg import iicg_bruteforce, iicg_map, iicg_table, item_groups
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import hook_names, open_run, residual_streams, split_items
+from covlib.analyses.tracing import _patched_last_logits, corrupted_pairs, trace_map, trace_table
+from covlib.base.errors import CovlibError
+from covlib.coverage.annotate import annotate_dataset
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.training.loop import train
+from covlib.training.runs import load_weights, save_weights
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +34,9 @@ def run(tmp_path_factory):
 
 
 def test_residual_streams_are_the_hooked_activations_in_layer_order(run):
-    model, ds, _ = mc.open_run(*run)
+    model, ds, _ = open_run(*run)
     prompts = ds.test.inputs[:37]
-    resid = mc.residual_streams(model, prompts, batch_size=16)  # three batches
+    resid = residual_streams(model, prompts, batch_size=16)  # three batches
     assert resid.shape == (37, model.cfg.n_layers + 1, 3, model.cfg.d_model) and resid.dtype == np.float32
     _, cache = model.run_with_cache(torch.as_tensor(prompts, dtype=torch.long))
     last = cache[f"blocks.{model.cfg.n_layers - 1}.hook_resid_post"].numpy()
@@ -44,75 +48,75 @@ def test_iicg_equals_brute_force_on_random_data():
     rng = np.random.default_rng(0)
     resid = rng.normal(size=(40, 3, 2, 8)) + rng.normal(size=(5, 1, 1, 8))[rng.integers(0, 5, 40)]
     labels = rng.integers(0, 5, 40)
-    fast = mc.iicg_map(resid, labels)
-    np.testing.assert_allclose(fast["iicg"], mc.iicg_bruteforce(resid, labels), atol=1e-10)
+    fast = iicg_map(resid, labels)
+    np.testing.assert_allclose(fast["iicg"], iicg_bruteforce(resid, labels), atol=1e-10)
     assert fast["items"] == 40 and fast["groups"] == len(set(labels.tolist()))
 
 
 def test_iicg_equals_brute_force_on_a_real_models_residuals(run):
-    model, ds, tables = mc.open_run(*run)
-    inputs = ds.test.inputs[mc.split_items(ds, "type_0")][:120]
-    resid = mc.residual_streams(model, inputs)
+    model, ds, tables = open_run(*run)
+    inputs = ds.test.inputs[split_items(ds, "type_0")][:120]
+    resid = residual_streams(model, inputs)
     for key in ("b", "t", "x2", "b,x2"):
-        kept, labels = mc.item_groups(tables, inputs, key)
-        np.testing.assert_allclose(mc.iicg_map(resid[kept], labels)["iicg"], mc.iicg_bruteforce(resid[kept], labels),
+        kept, labels = item_groups(tables, inputs, key)
+        np.testing.assert_allclose(iicg_map(resid[kept], labels)["iicg"], iicg_bruteforce(resid[kept], labels),
                                    atol=1e-9)
 
 
 def test_groups_keep_one_item_per_determining_fragment_and_use_the_true_bridge(run):
-    _, ds, tables = mc.open_run(*run)
+    _, ds, tables = open_run(*run)
     inputs = np.array([[1, 2, 3], [1, 2, 4], [2, 1, 3], [1, 2, 5]])
-    kept, labels = mc.item_groups(tables, inputs, "b")
+    kept, labels = item_groups(tables, inputs, "b")
     assert kept.tolist() == [0, 2]  # (1,2) kept once: its first item
     b = tables.tables["f1"]
     assert (labels[0] == labels[1]) == (b[1, 2] == b[2, 1])
-    kept_t, _ = mc.item_groups(tables, inputs, "t")
+    kept_t, _ = item_groups(tables, inputs, "t")
     assert kept_t.tolist() == [0, 1, 2, 3]
 
 
 def test_iicg_refuses_degenerate_groupings():
     with pytest.raises(CovlibError, match="at least two groups"):
-        mc.iicg_map(np.ones((4, 1, 1, 3)), np.zeros(4, dtype=int))
+        iicg_map(np.ones((4, 1, 1, 3)), np.zeros(4, dtype=int))
     with pytest.raises(CovlibError, match="every group here holds one item"):
-        mc.iicg_map(np.random.default_rng(0).normal(size=(3, 1, 1, 3)), np.arange(3))
+        iicg_map(np.random.default_rng(0).normal(size=(3, 1, 1, 3)), np.arange(3))
 
 
 def test_corrupted_pairs_change_the_bridge_and_answer_with_seen_facts(run):
-    _, ds, tables = mc.open_run(*run)
-    inputs = ds.test.inputs[mc.split_items(ds, "train_inferred")]
-    clean, corrupted = mc.corrupted_pairs(tables, inputs, "x2", seed=0)
+    _, ds, tables = open_run(*run)
+    inputs = ds.test.inputs[split_items(ds, "train_inferred")]
+    clean, corrupted = corrupted_pairs(tables, inputs, "x2", seed=0)
     assert len(clean) > 10
     assert (clean[:, [0, 2]] == corrupted[:, [0, 2]]).all() and (clean[:, 1] != corrupted[:, 1]).all()
     vc, vr = tables.values(clean), tables.values(corrupted)
     assert (vc["b1"] != vr["b1"]).all() and (vc["t"] != vr["t"]).all()
     assert tables.all_facts_seen(corrupted).all() and tables.all_facts_seen(clean).all()
     with pytest.raises(CovlibError, match="unknown variant"):
-        mc.corrupted_pairs(tables, inputs, "x9")
+        corrupted_pairs(tables, inputs, "x9")
 
 
 def test_patching_the_last_position_after_the_last_block_gives_the_corrupted_logits(run):
-    model, ds, tables = mc.open_run(*run)
-    clean, corrupted = mc.corrupted_pairs(tables, ds.test.inputs[mc.split_items(ds, "train_inferred")], "x2")
+    model, ds, tables = open_run(*run)
+    clean, corrupted = corrupted_pairs(tables, ds.test.inputs[split_items(ds, "train_inferred")], "x2")
     c, r = torch.as_tensor(clean, dtype=torch.long), torch.as_tensor(corrupted, dtype=torch.long)
-    last_hook = mc.hook_names(model.cfg.n_layers)[-1]
+    last_hook = hook_names(model.cfg.n_layers)[-1]
     _, cache = model.run_with_cache(r, names_filter=lambda n: n == last_hook)
-    patched = mc._patched_last_logits(model, c, last_hook, 2, cache[last_hook][:, 2])
+    patched = _patched_last_logits(model, c, last_hook, 2, cache[last_hook][:, 2])
     torch.testing.assert_close(patched, model(r)[:, -1].float(), rtol=0, atol=1e-5)
     _, clean_cache = model.run_with_cache(c, names_filter=lambda n: n == "blocks.0.hook_resid_post")
-    same = mc._patched_last_logits(model, c, "blocks.0.hook_resid_post", 1, clean_cache["blocks.0.hook_resid_post"][:, 1])
+    same = _patched_last_logits(model, c, "blocks.0.hook_resid_post", 1, clean_cache["blocks.0.hook_resid_post"][:, 1])
     torch.testing.assert_close(same, model(c)[:, -1].float(), rtol=0, atol=1e-5)
-    res = mc.trace_map(model, clean, corrupted)
+    res = trace_map(model, clean, corrupted)
     assert res["rank"][-1, -1] == pytest.approx(1.0) and res["prob"][-1, -1] == pytest.approx(1.0, abs=1e-4)
     assert res["rank"][0, 1] == pytest.approx(1.0)  # the x2 embedding is the whole difference between the inputs
     assert res["rank"][-1, 0] == 0.0  # after the last block, position x1 no longer reaches the prediction
 
 
 def test_logit_lens_of_the_last_layer_at_the_last_position_is_the_models_prediction(run):
-    model, ds, tables = mc.open_run(*run)
+    model, ds, tables = open_run(*run)
     inputs = ds.test.inputs[:50]
-    resid = mc.residual_streams(model, inputs)
+    resid = residual_streams(model, inputs)
     pred = model(torch.as_tensor(inputs, dtype=torch.long))[:, -1].argmax(-1).numpy()
-    lens = mc.logit_lens(model, resid, {"pred": pred, "b1": tables.values(inputs)["b1"]})
+    lens = logit_lens(model, resid, {"pred": pred, "b1": tables.values(inputs)["b1"]})
     top = lens[(lens["target"] == "pred") & (lens["layer"] == model.cfg.n_layers) & (lens["position"] == "x3")]
     assert top["top1"].iloc[0] == 1.0 and top["rank"].iloc[0] == 0.0
     assert set(lens["target"]) == {"pred", "b1"} and len(lens) == 2 * (model.cfg.n_layers + 1) * 3
@@ -120,37 +124,37 @@ def test_logit_lens_of_the_last_layer_at_the_last_position_is_the_models_predict
 
 def test_shipped_weights_round_trip_in_fp16_and_refuse_another_vocabulary(run, tmp_path: Path):
     run_dir, ds_dir = run
-    mc.save_weights(run_dir, run_dir / "weights" / "final.pt")
-    mc.save_weights(run_dir, run_dir / "weights" / "step_000200.pt", "checkpoints/step_000200.pt")
-    model, ds, _ = mc.open_run(run_dir, ds_dir)
-    shipped = mc.load_weights(run_dir, "weights/final.pt", ds)
+    save_weights(run_dir, run_dir / "weights" / "final.pt")
+    save_weights(run_dir, run_dir / "weights" / "step_000200.pt", "checkpoints/step_000200.pt")
+    model, ds, _ = open_run(run_dir, ds_dir)
+    shipped = load_weights(run_dir, "weights/final.pt", ds)
     x = torch.as_tensor(ds.test.inputs[:64], dtype=torch.long)
     # fp16 weights: logits move by a small share of their scale (an absolute bound broke on one-thread
     # numerics, where one logit of 64 x 33 moved by 0.021)
     full, half = model(x), shipped(x)
     assert (half - full).abs().max() <= 1e-2 * full.abs().max()
     assert (shipped(x)[:, -1].argmax(-1) == model(x)[:, -1].argmax(-1)).float().mean() > 0.95
-    early = mc.load_weights(run_dir, "weights/step_000200.pt", ds)
+    early = load_weights(run_dir, "weights/step_000200.pt", ds)
     assert not torch.allclose(early(x), shipped(x))
     other = ensure_dataset(DatasetConfig("twohop", 12, 500, seed=0, test_size_per_type=50), tmp_path)
-    from covlib.io import load_dataset
+    from covlib.tasks.folders import load_dataset
 
     with pytest.raises(CovlibError, match="vocabulary"):
-        mc.load_weights(run_dir, "weights/final.pt", load_dataset(other))
+        load_weights(run_dir, "weights/final.pt", load_dataset(other))
     with pytest.raises(CovlibError, match="does not exist"):
-        mc.load_weights(run_dir, "weights/nope.pt")
+        load_weights(run_dir, "weights/nope.pt")
 
 
 def test_iicg_and_trace_tables_and_split_errors(run):
-    model, ds, tables = mc.open_run(*run)
-    iicg = mc.iicg_table(model, ds, tables, ["b", "t"], ["id_train", "type_0"], k_groups=[None])
+    model, ds, tables = open_run(*run)
+    iicg = iicg_table(model, ds, tables, ["b", "t"], ["id_train", "type_0"], k_groups=[None])
     assert set(iicg["split"]) == {"train_inferred", "type_0"} and set(iicg["group_by"]) == {"b", "t"}
     assert len(iicg) == 2 * 2 * (model.cfg.n_layers + 1) * 3
     with pytest.raises(CovlibError, match="unknown split"):
-        mc.split_items(ds, "type_9")
+        split_items(ds, "type_9")
     with pytest.raises(CovlibError, match="unknown group key"):
-        mc.item_groups(tables, ds.test.inputs[:5], "b2")
-    trace = mc.trace_table(model, tables, ds.test.inputs[mc.split_items(ds, "train_inferred")], ["x2"], max_pairs=50)
+        item_groups(tables, ds.test.inputs[:5], "b2")
+    trace = trace_table(model, tables, ds.test.inputs[split_items(ds, "train_inferred")], ["x2"], max_pairs=50)
     assert set(trace["metric"]) == {"rank", "prob"} and trace["pairs"].iloc[0] <= 50
 
 

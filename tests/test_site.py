@@ -1,4 +1,4 @@
-"""The book as a static site (covlib.site): built offline from the executed chapters, and checked in
+"""The book as a static site (covlib.book.site): built offline from the executed chapters, and checked in
 a real headless Chromium (Debian's, driven by Playwright; nothing downloads a browser)."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from covlib.book import discover_chapters, run_chapter
-from covlib.errors import CovlibError
-from covlib.site import build_site, chapter_summary, prepare_notebook
+from covlib.base.errors import CovlibError
+from covlib.book.runner import discover_chapters, run_chapter
+from covlib.book.site import build_site, chapter_summary, prepare_notebook
 
 CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
 CHAPTERS = discover_chapters()

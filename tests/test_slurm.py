@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from covlib.errors import CovlibError
-from covlib.executors import Job, SlurmOptions, run_jobs
-from covlib.sweep import collect_sweep, config_slug, run_sweep
+from covlib.base.errors import CovlibError
+from covlib.book.sweep import collect_sweep, config_slug, run_sweep
+from covlib.training.pool import Job, SlurmOptions, run_jobs
 
 HERE = Path(__file__).parent
 PROBE = HERE / "notebooks" / "sweep_probe.py"
@@ -119,13 +119,15 @@ def test_unknown_executor_and_missing_sbatch_are_clear_errors(tmp_path: Path, mo
 
 
 def test_the_search_for_required_data_runs_its_probes_on_slurm_and_matches_a_local_search(partition, tmp_path: Path):
-    from covlib import scaling as sc
+    from covlib.search.cells import ProbeRules
+    from covlib.search.experiments import cells_for
+    from covlib.search.required_data import search
 
-    rules = sc.ProbeRules(step_cap=200, give_up_epochs=20, eval_every=25, batch_size=128, test_size_per_type=100)
-    cells = sc.cells_for("twohop", [6], [0], model="smoke")
-    on_slurm = sc.search(cells, tmp_path / "slurm.csv", tmp_path / "ws", rules, max_probes=2, log=None,
+    rules = ProbeRules(step_cap=200, give_up_epochs=20, eval_every=25, batch_size=128, test_size_per_type=100)
+    cells = cells_for("twohop", [6], [0], model="smoke")
+    on_slurm = search(cells, tmp_path / "slurm.csv", tmp_path / "ws", rules, max_probes=2, log=None,
                          executor="slurm", slurm=SlurmOptions(partition=partition, time_min=5, poll_s=0.5))
-    local = sc.search(cells, tmp_path / "local.csv", tmp_path / "wl", rules, max_probes=2, log=None, jobs=2)
+    local = search(cells, tmp_path / "local.csv", tmp_path / "wl", rules, max_probes=2, log=None, jobs=2)
     cols = ["N", "n_train", "success", "steps", "best_type0"]
     assert len(on_slurm.table) == 2 and on_slurm.crashed == []
     assert on_slurm.table[cols].reset_index(drop=True).equals(local.table[cols].reset_index(drop=True))

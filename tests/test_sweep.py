@@ -1,4 +1,4 @@
-"""Notebook sweeps: slugs, grids, metrics, failure recording and resume (covlib.sweep)."""
+"""Notebook sweeps: slugs, grids, metrics, failure recording and resume (covlib.book.sweep)."""
 from __future__ import annotations
 
 import json
@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from covlib import cli
-from covlib.errors import CovlibError
-from covlib.sweep import (
-    RUN_DIR_ENV,
+from covlib.base.errors import CovlibError
+from covlib.base.paths import RUN_DIR_ENV
+from covlib.book.sweep import (
     collect_sweep,
     config_slug,
     expand_grid,
     notebook_parameters,
-    parse_grid,
     parse_value,
     record_metrics,
     run_sweep,
 )
+from covlib.cli.main import main
+from covlib.cli.sweep import parse_grid
 
 PROBE = Path(__file__).parent / "notebooks" / "sweep_probe.py"
 
@@ -105,8 +105,8 @@ def test_sweep_refuses_undeclared_parameters(tmp_path):
 
 def test_sweep_command_line_exit_codes(tmp_path, capsys):
     out = tmp_path / "cli"
-    assert cli.main(["sweep", str(PROBE), "-p", "x", "3", "--out", str(out), "--jobs", "1"]) == 0
+    assert main(["sweep", str(PROBE), "-p", "x", "3", "--out", str(out), "--jobs", "1"]) == 0
     assert json.loads((out / "x-3" / "metrics.json").read_text())["y"] == 6
-    assert cli.main(["sweep", str(PROBE), "-p", "x", "3", "oops", "--out", str(out)]) == 1
+    assert main(["sweep", str(PROBE), "-p", "x", "3", "oops", "--out", str(out)]) == 1
     assert "failed x-oops" in capsys.readouterr().out
-    assert cli.main(["sweep", str(PROBE), "-p", "nope", "1", "--out", str(out)]) == 2
+    assert main(["sweep", str(PROBE), "-p", "nope", "1", "--out", str(out)]) == 2

@@ -6,10 +6,16 @@ import json
 import numpy as np
 import pytest
 
-from covlib import coverage as cov
-from covlib.data import DatasetConfig, dataset_files, generate, generate_command
-from covlib.errors import CovlibError
-from covlib.taxonomy import all_inputs, commutative_swap, not_training, role_reach, symmetry_reach
+from covlib.base.errors import CovlibError
+from covlib.chapters.ch08_three_ways_to_generalise import (
+    all_inputs,
+    commutative_swap,
+    not_training,
+    role_reach,
+    symmetry_reach,
+)
+from covlib.coverage.exact import coverage_sweep
+from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +58,7 @@ def test_commutative_is_named_written_and_replayed(comm, base):
 
 
 def test_commutative_cli_flag(tmp_path):
-    from covlib.cli import main
+    from covlib.cli.main import main
 
     assert main(["generate", "twohop", "-N", "6", "--n-train", "60", "--test-size-per-type", "5",
                  "--commutative", "f1", "--out", str(tmp_path)]) == 0
@@ -84,8 +90,8 @@ def test_symmetry_reach_matches_coverage_of_each_mirror(comm):
     frame = symmetry_reach(comm, q, k)
     answers = comm.evaluate(comm.train_inputs)["t"]
     mirror = q[:, [1, 0, 2]]
-    direct = cov.coverage_sweep(comm.train_inputs, answers, 8, q).cutoffs
-    mirrored = cov.coverage_sweep(comm.train_inputs, answers, 8, mirror).cutoffs
+    direct = coverage_sweep(comm.train_inputs, answers, 8, q).cutoffs
+    mirrored = coverage_sweep(comm.train_inputs, answers, 8, mirror).cutoffs
     assert np.array_equal(frame.cutoff, direct) and np.array_equal(frame.mirror_cutoff, mirrored)
     assert frame.same_output.all()  # commutative f1: the mirror always has the same answer
     expected = (direct < k) & (mirrored >= k)

@@ -10,22 +10,16 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from covlib import cli  # noqa: E402
-from covlib.data import DatasetConfig, ensure_dataset  # noqa: E402
-from covlib.errors import CovlibError  # noqa: E402
-from covlib.io import load_dataset  # noqa: E402
-from covlib.model import MODEL_PRESETS, FastForward, ModelConfig, build_model  # noqa: E402
-from covlib.train import (  # noqa: E402
-    IGNORE,
-    eval_set,
-    evaluate,
-    load_metrics,
-    load_model,
-    make_config,
-    run_name,
-    train,
-    training_batches,
-)
+from covlib.base.errors import CovlibError
+from covlib.cli.main import main
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.tasks.folders import load_dataset
+from covlib.training.batches import IGNORE, training_batches
+from covlib.training.config import make_config, run_name
+from covlib.training.evaluation import eval_set, evaluate
+from covlib.training.loop import train
+from covlib.training.model import MODEL_PRESETS, FastForward, ModelConfig, build_model
+from covlib.training.runs import load_metrics, load_model
 
 CPU = torch.device("cpu")
 FAST = {"steps": 60, "batch_size": 64, "eval_every": 20, "checkpoint_every": 40, "warmup_steps": 10}
@@ -290,14 +284,14 @@ def test_cli_end_to_end(ds8, tmp_path, capsys):
     out = tmp_path / "cli_run"
     args = ["train", str(ds8), "--out", str(out), "--preset", "smoke", "--steps", "30", "--eval-every", "10",
             "--set", "batch_size=32", "--no-progress"]
-    assert cli.main(args) == 0
+    assert main(args) == 0
     printed = capsys.readouterr().out
     assert "type_0" in printed and "train_inferred" in printed and "step 30" in printed
     assert len(load_metrics(out)) == 4
-    assert cli.main(args) == 2
+    assert main(args) == 2
     assert "--resume" in capsys.readouterr().err
-    assert cli.main(args + ["--resume", "--steps", "40"]) == 0
+    assert main(args + ["--resume", "--steps", "40"]) == 0
     assert len(load_metrics(out)) == 5
-    assert cli.main(["train", str(ds8), "--out", str(tmp_path / "x"), "--preset", "big"]) == 2
+    assert main(["train", str(ds8), "--out", str(tmp_path / "x"), "--preset", "big"]) == 2
     assert "unknown preset 'big'" in capsys.readouterr().err
-    assert cli.main(["train", str(ds8), "--out", str(tmp_path / "x"), "--set", "nokey"]) == 2
+    assert main(["train", str(ds8), "--out", str(tmp_path / "x"), "--set", "nokey"]) == 2

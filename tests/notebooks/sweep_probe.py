@@ -25,7 +25,7 @@ sleep_s = 0
 import time
 from pathlib import Path
 
-from covlib.sweep import record_metrics
+from covlib.book.sweep import record_metrics
 
 time.sleep(sleep_s)
 

@@ -1,0 +1,1 @@
+"""Analyses of trained models and their runs: curves, residual streams, IICG, tracing, logit lens, fits."""

@@ -1,0 +1,1 @@
+"""Base layer: errors, paths, atomic files, locked result tables, the device, the paper's numbers."""

@@ -1,0 +1,27 @@
+"""Where things live: the repository root, shipped data, generated datasets, figures; environment names."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]  # covlib/base/paths.py -> the repository
+
+FIGURES_ENV = "COVLIB_FIGURES_DIR"  # set by `covlib book` / `covlib sweep` for the kernels they start
+RUN_DIR_ENV = "COVLIB_RUN_DIR"  # the run folder of the config a kernel executes (unset outside sweeps)
+PROGRESS_ENV = "COVLIB_PROGRESS"  # "text": progress bars print text lines (kernels run by `covlib book`)
+
+
+def repository_path(relative: str | os.PathLike) -> Path:
+    """A path inside the repository (e.g. shipped data under data/), whatever the working folder."""
+    return REPO / relative
+
+
+def default_root() -> Path:
+    """Where notebooks keep generated datasets (ignored by git): ``<repo>/build/datasets``."""
+    return REPO / "build" / "datasets"
+
+
+def default_figures_dir() -> Path:
+    """Where figures go: $COVLIB_FIGURES_DIR if set, else the repository's papers_figures/."""
+    env = os.environ.get(FIGURES_ENV)
+    return Path(env) if env else REPO / "papers_figures"

@@ -1,0 +1,49 @@
+"""Result tables (CSV) that parallel workers read and append to under a file lock."""
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.base.errors import CovlibError
+
+
+def read_table(path: str | os.PathLike, columns: Sequence[str]) -> pd.DataFrame:
+    """A result table (empty with ``columns`` when the file does not exist); refuses foreign files."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame(columns=list(columns))
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise CovlibError(f"{path} is not a result table ({exc}); restore it from git or delete it to start over") from None
+    missing = sorted(set(columns) - set(df.columns))
+    if missing:
+        raise CovlibError(f"{path} lacks the columns {missing}: it was written by something else; use another path")
+    return df
+
+
+def upsert_row(path: str | os.PathLike, row: dict, columns: Sequence[str], key: Sequence[str],
+               sort: Sequence[str] | None = None) -> None:
+    """Add ``row`` to the table at ``path``, replacing a row with the same ``key`` values; atomic and
+    under an exclusive file lock, so that processes on one machine or a shared file system can share it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        table = read_table(path, columns)
+        if len(table):
+            same = np.ones(len(table), dtype=bool)
+            for k in key:
+                same &= (table[k].astype(str) == str(row[k])).to_numpy()
+            table = table[~same]
+        new = pd.DataFrame([{c: row.get(c) for c in columns}])
+        table = pd.concat([table, new], ignore_index=True) if len(table) else new
+        table = table.sort_values(list(sort or key), kind="stable")
+        tmp = path.with_name(f".{path.name}.tmp")
+        table.to_csv(tmp, index=False, float_format="%.6g")
+        os.replace(tmp, path)

@@ -1,0 +1,134 @@
+"""Execute the chapters with papermill into build/<preset>/ and collect their results."""
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from covlib.base.errors import CovlibError
+from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO
+from covlib.book.sweep import describe_error, execute_notebook, notebook_parameters, read_notebook
+
+NOTEBOOKS = REPO / "notebooks"
+
+
+PRESETS = ("smoke", "default", "paper")
+
+
+CHAPTER = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.py$")
+
+
+@dataclass
+class ChapterResult:
+    """Outcome of one chapter: status done or failed, seconds taken, error text, executed notebook."""
+
+    name: str
+    status: str
+    elapsed: float
+    output: Path
+    error: str = ""
+
+
+def discover_chapters(notebooks_dir: str | os.PathLike = NOTEBOOKS) -> list[Path]:
+    """Every chapter file notebooks/NN_slug.py, in chapter order."""
+    folder = Path(notebooks_dir)
+    return sorted(p for p in folder.glob("*.py") if CHAPTER.match(p.name))
+
+
+def select_chapters(chapters: Sequence[Path], only: Sequence[str] | None) -> list[Path]:
+    """Chapters matching ``only`` (numbers such as 01 or 1, or names such as 01_tasks_and_data)."""
+    if not only:
+        return list(chapters)
+    chosen = []
+    for key in only:
+        hits = [c for c in chapters if c.stem == key or c.stem.split("_")[0] == key.zfill(2) or c.name == key]
+        if not hits:
+            names = ", ".join(c.stem for c in chapters) or "none"
+            raise CovlibError(f"--only {key}: no such chapter; chapters are: {names}")
+        chosen += [c for c in hits if c not in chosen]
+    return sorted(chosen)
+
+
+def preset_figures_dir(preset: str, out: str | os.PathLike) -> Path:
+    """papers_figures/ for the default preset, else ``<out>/<preset>/papers_figures`` (keeps the book's figures)."""
+    return REPO / "papers_figures" if preset == "default" else Path(out) / preset / "papers_figures"
+
+
+@contextmanager
+def _kernel_env(figures_dir: Path) -> Iterator[None]:
+    """Environment the kernels inherit: offline Hugging Face hub, and where figures go."""
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", FIGURES_ENV, PROGRESS_ENV)}
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ[FIGURES_ENV] = str(figures_dir)
+    os.environ[PROGRESS_ENV] = "text"  # progress bars as text lines, which reach the terminal (log_output)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | os.PathLike = "build",
+                figures_dir: str | os.PathLike | None = None, extra: dict | None = None,
+                kernel_name: str = "python3", timeout: float | None = None,
+                progress_bar: bool = True) -> ChapterResult:
+    """Execute one chapter into ``<out>/<preset>/<chapter>.ipynb``; never raises on a cell error."""
+    chapter = Path(chapter)
+    figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
+    output = Path(out) / preset / f"{chapter.stem}.ipynb"
+    start = time.perf_counter()
+    try:
+        nb = read_notebook(chapter)
+        declared = notebook_parameters(nb)
+        wanted = {"preset": preset, "figures_dir": str(figures.resolve()), **(extra or {})}
+        parameters = {k: v for k, v in wanted.items() if k in declared}  # never inject undeclared names
+        figures.mkdir(parents=True, exist_ok=True)
+        with _kernel_env(figures.resolve()):
+            execute_notebook(nb, output, parameters, cwd=chapter.resolve().parent, progress_bar=progress_bar,
+                             timeout=timeout, kernel_name=kernel_name, log_output=progress_bar)
+    except Exception as exc:  # noqa: BLE001 - reported per chapter; the book goes on
+        return ChapterResult(chapter.stem, "failed", time.perf_counter() - start, output, describe_error(exc))
+    return ChapterResult(chapter.stem, "done", time.perf_counter() - start, output)
+
+
+def run_book(preset: str = "default", only: Sequence[str] | None = None, out: str | os.PathLike = "build",
+             figures_dir: str | os.PathLike | None = None, notebooks_dir: str | os.PathLike = NOTEBOOKS,
+             kernel_name: str = "python3", timeout: float | None = None, progress: bool = True) -> list[ChapterResult]:
+    """Execute the chosen chapters in order, printing progress and a time table; returns every result."""
+    if preset not in PRESETS:
+        raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
+    chapters = select_chapters(discover_chapters(notebooks_dir), only)
+    if not chapters:
+        raise CovlibError(f"no chapters (NN_slug.py) found in {notebooks_dir}")
+    figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
+    say = print if progress else (lambda *a, **k: None)
+    say(f"book: {len(chapters)} chapter(s), preset {preset}; notebooks -> {Path(out) / preset}, figures -> {figures}")
+    results = []
+    for i, chapter in enumerate(chapters, 1):
+        say(f"[{i}/{len(chapters)}] {chapter.stem} ...", flush=True)
+        result = run_chapter(chapter, preset, out, figures, kernel_name=kernel_name, timeout=timeout,
+                             progress_bar=progress)
+        results.append(result)
+        if result.status == "done":
+            say(f"[{i}/{len(chapters)}] {chapter.stem} done in {result.elapsed:.1f} s")
+        else:
+            say(f"[{i}/{len(chapters)}] {chapter.stem} FAILED after {result.elapsed:.1f} s\n    {result.error}\n"
+                f"    executed notebook (with the traceback): {result.output}")
+    say(format_table(results))
+    return results
+
+
+def format_table(results: Sequence[ChapterResult]) -> str:
+    """Plain-text table: chapter, status, seconds, and a total."""
+    width = max([len(r.name) for r in results] + [len("chapter")])
+    lines = [f"{'chapter':<{width}}  status  seconds", f"{'-' * width}  ------  -------"]
+    lines += [f"{r.name:<{width}}  {r.status:<6}  {r.elapsed:7.1f}" for r in results]
+    lines.append(f"{'total':<{width}}  {'':<6}  {sum(r.elapsed for r in results):7.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""One module per chapter, named after its notebook, holding what only that chapter uses."""

@@ -1,0 +1,1 @@
+"""Chapter 9 (the diversity audit): its runs, statistics and figures."""

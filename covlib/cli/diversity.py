@@ -1,0 +1,50 @@
+"""`covlib diversity`: the diversity audit's runs."""
+from __future__ import annotations
+
+import argparse
+
+from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
+    BOOK_PLAN,
+    SMOKE_PLAN,
+    ensure_candidates,
+    pending,
+    read_runs,
+    run_audit,
+)
+
+PLANS = ("book", "smoke")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, help_text in (("run", "train every run of the chosen experiments not yet in the table (resumes)"),
+                            ("status", "how many runs of each experiment the table holds (no training)")):
+        s = sub.add_parser(name, help=help_text, description=help_text)
+        s.add_argument("--plan", choices=PLANS, default="book", help="book: chapter 9's grids; smoke: tiny ones")
+        s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
+                       help="any of: dose factorial coverage surface (default: all, in that order)")
+        s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")
+        if name == "run":
+            s.add_argument("--work", default="build/diversity", help="datasets/ and runs/ of the audit")
+            s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+
+
+def plan_named(name: str):
+
+    return BOOK_PLAN if name == "book" else SMOKE_PLAN
+
+
+def run(args: argparse.Namespace) -> int:
+
+    plan = plan_named(args.plan)
+    if args.action == "run":
+        for exp in args.experiments:  # one experiment at a time: a finished one is usable before the next starts
+            run_audit(plan, [exp], args.table, args.work, jobs=args.jobs)
+    table = read_runs(args.table)
+    for exp in args.experiments:
+        cands = ensure_candidates(plan, args.table) if exp in ("coverage", "surface") else None
+        wanted = plan.runs(exp, args.table, "", cands)
+        missing = pending(wanted, args.table)
+        print(f"{exp}: {len(wanted) - len(missing)} of {len(wanted)} runs done"
+              f" ({table.loc[table['experiment'] == exp, 'minutes'].sum():.0f} CPU-minutes)")
+    return 0

@@ -1,0 +1,53 @@
+"""The `covlib` command line. Subcommand modules are imported only when used (torch is slow to import)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from covlib.base.errors import CovlibError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "generate": ("covlib.cli.generate", "write a task's dataset folder in the authors' format"),
+    "coverage": ("covlib.cli.coverage", "annotate a dataset with k-cutoffs and coverage by k"),
+    "train": ("covlib.cli.train", "train a small transformer on a dataset folder"),
+    "book": ("covlib.cli.book", "execute the book's chapters with papermill"),
+    "sweep": ("covlib.cli.sweep", "run a chapter over a grid of parameters"),
+    "site": ("covlib.cli.site", "build the executed chapters into a static HTML book (offline)"),
+    "analyze": ("covlib.cli.analyze", "IICG, causal tracing and logit lens of a trained run (chapter 5)"),
+    "scaling": ("covlib.cli.scaling", "search the training data a model needs, and what coverage predicts"),
+    "diversity": ("covlib.cli.diversity", "the diversity, exposure and coverage audit (chapter 9)"),
+    "ship": ("covlib.cli.ship", "train and archive the models chapters 6 and 7 analyse at their default preset"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="covlib", description="The Coverage Principle book's library.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in the book needs a network
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    try:
+        return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
+    except CovlibError as exc:
+        print(f"covlib {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head` and closed early
+        return 0
+    except KeyboardInterrupt:
+        print(f"covlib {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

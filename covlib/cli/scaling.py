@@ -1,0 +1,116 @@
+"""`covlib scaling`: the required-data search and what coverage predicts."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from covlib.base.errors import CovlibError
+from covlib.base.files import write_text_atomic
+from covlib.base.paths import repository_path
+from covlib.coverage.requirement import coverage_requirement
+from covlib.search.cells import Cell, ProbeRules
+from covlib.search.experiments import BOOK_TABLE
+from covlib.search.probes import read_probes
+from covlib.search.required_data import search, search_states
+from covlib.search.summary import summarise
+from covlib.training.pool import SlurmOptions
+from covlib.training.shapes import model_overrides
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, help_text in (("search", "train probes until every cell's required data is bracketed"),
+                            ("status", "print where the search of each cell stands (no training)")):
+        s = sub.add_parser(name, help=help_text, description=help_text)
+        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree (fivehop needs --cot)")
+        s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
+        s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
+        s.add_argument("--model", nargs="+", default=["L4-d128"],
+                       help="model shape(s): L2-d64, L4-d128 (default), L6-d128, L4-d256, L6-d256; several are searched "
+                            "as one pool of probes, so both workers stay busy to the end")
+        s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
+        s.add_argument("--fake-bridge", action="store_true",
+                       help="placeholder bridges (</b>) where --cot writes the true ones; needs a table of its own")
+        s.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
+        s.add_argument("--threshold", type=float, default=0.99, help="type_0 accuracy that counts as success")
+        s.add_argument("--give-up-epochs", type=float, default=100.0,
+                       help="give up after the training set has been fitted this many epochs (default 100)")
+        s.add_argument("--step-cap", type=int, default=6000, help="most optimiser steps per probe (default 6000)")
+        s.add_argument("--weight-decay", type=float, default=0.1)
+        s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
+        if name == "search":
+            s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
+            s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+            s.add_argument("--max-probes", type=int, default=None, help="stop after this many probes")
+            s.add_argument("--executor", choices=["local", "slurm"], default="local",
+                           help="local: --jobs one-thread processes; slurm: each round as a submitit job array")
+            s.add_argument("--partition", default=None, help="SLURM partition")
+            s.add_argument("--time-min", type=int, default=120, help="SLURM time limit per probe, minutes")
+            s.add_argument("--cpus", type=int, default=1, help="SLURM cpus per probe")
+    c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
+    c.add_argument("--task", required=True)
+    c.add_argument("--N", type=int, nargs="+", required=True)
+    c.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4])
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--points", type=int, default=14, help="n_train values per N (log grid up to the ID pool)")
+    c.add_argument("--out", required=True, help="CSV to write (task, N, k, target, eligible, n_train)")
+
+
+def _rules(args: argparse.Namespace):
+
+    return ProbeRules(threshold=args.threshold, give_up_epochs=args.give_up_epochs, step_cap=args.step_cap,
+                      weight_decay=args.weight_decay)
+
+
+def _check_fake_bridge(args: argparse.Namespace) -> None:
+    """--fake-bridge probes are not marked in the probe table (it has no column for them), so they must not
+    share a table with other probes: refuse the book's table, and --cot with --fake-bridge."""
+    from pathlib import Path
+
+
+    if not args.fake_bridge:
+        return
+    if args.cot:
+        raise CovlibError("--cot and --fake-bridge exclude each other: the bridge is written out either true or as a "
+                          "placeholder; pass one of them")
+    if Path(args.table).resolve() == repository_path(BOOK_TABLE).resolve():
+        raise CovlibError(f"--fake-bridge probes would be indistinguishable from plain ones in {BOOK_TABLE}; give them "
+                          "a table of their own, e.g. --table data/cot/probes_fakebridge.csv")
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if args.action == "coverage":
+        import time
+        from pathlib import Path
+
+        import pandas as pd
+
+        out = Path(args.out)
+        table = pd.read_csv(out) if out.is_file() else pd.DataFrame()
+        for N in args.N:  # one N at a time, written as it finishes: an interrupted run resumes
+            if len(table) and (table["N"] == N).any():
+                continue
+            t0 = time.perf_counter()
+            part = coverage_requirement(args.task, [N], args.ks, seed=args.seed, points=args.points)
+            table = pd.concat([table, part], ignore_index=True).sort_values(["N", "k", "target"])
+            write_text_atomic(out, table.to_csv(index=False, float_format="%.6g"))
+            print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
+        print(table.to_string(index=False))
+        return 0
+    for model in args.model:
+        model_overrides(model)  # an unknown shape fails here, before any work
+    _check_fake_bridge(args)
+    cells = [Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
+             for model in args.model for N in args.N for s in args.seeds]
+    if args.action == "status":
+        print(summarise(search_states(cells, read_probes(args.table), step_cap=args.step_cap)).to_string(index=False))
+        return 0
+
+    slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
+    result = search(cells, args.table, args.work, _rules(args), jobs=args.jobs,
+                       max_probes=args.max_probes, log=lambda line: print(line, flush=True),
+                       executor=args.executor, slurm=slurm)
+    print(result.summary().to_string(index=False))
+    sys.stdout.flush()
+    return 1 if result.crashed else 0

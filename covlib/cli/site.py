@@ -1,0 +1,22 @@
+"""`covlib site`: build the static site."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from covlib.book.runner import PRESETS
+from covlib.book.site import build_site
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", default="default", help=f"which executed book to publish: {', '.join(PRESETS)}")
+    p.add_argument("--build-dir", default=None, help="folder holding <preset>/NN_*.ipynb (default: build/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    site = build_site(args.preset, args.build_dir)
+    pages = sorted(p.name for p in site.glob("*.html"))
+    print(f"site: {site / 'index.html'} ({len(pages)} pages, {time.perf_counter() - t0:.1f} s); "
+          f"serve it with `python -m http.server -d {site}`")
+    return 0

@@ -1,0 +1,311 @@
+"""Functional k-equivalence and k-coverage, exactly as the paper defines them, with every k-cutoff in one sweep."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from covlib.base.errors import CovlibError
+from covlib.tasks.datasets import decode as decode_codes
+from covlib.tasks.datasets import digit_weights
+from covlib.tasks.datasets import encode as encode_inputs
+
+MAX_INPUTS = 1 << 28  # N^m above this would need more than ~2 GB of labels; refuse with a message
+
+
+LOOKUP_CHUNK = 1 << 22  # context look-ups per chunk when counting shared contexts
+
+
+def proper_subsets(n_inputs: int) -> list[tuple[int, ...]]:
+    """Every proper, non-empty set P of input positions (0-based), smallest first."""
+    return [p for r in range(1, n_inputs) for p in itertools.combinations(range(n_inputs), r)]
+
+
+def position_label(positions: tuple[int, ...]) -> str:
+    """P as readers see it: ``{x1,x3}``."""
+    return "{" + ",".join(f"x{p + 1}" for p in positions) + "}"
+
+
+def _pairs_within_groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All index pairs (i < j) of a sorted key array with equal keys, without a Python loop."""
+    n = len(sorted_keys)
+    if n < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    new_group = np.empty(n, dtype=bool)
+    new_group[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new_group[1:])
+    starts = np.flatnonzero(new_group)
+    ends = np.append(starts[1:], n)
+    group_end = np.repeat(ends, ends - starts)  # end (exclusive) of each item's group
+    partners = group_end - np.arange(n) - 1  # items after it in its group
+    total = int(partners.sum())
+    left = np.repeat(np.arange(n, dtype=np.int64), partners)
+    first = np.cumsum(partners) - partners  # where each item's run of pairs begins
+    right = left + 1 + (np.arange(total, dtype=np.int64) - np.repeat(first, partners))
+    return left, right
+
+
+def _union(labels: np.ndarray, u: np.ndarray, v: np.ndarray, scratch: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised union-find step on a *flat* forest (``labels[x]`` is x's root, roots point to themselves).
+
+    Joins the sets of u[i] and v[i] for all i, in place, and returns the merges that happened as
+    (old root, new root) pairs: a spanning forest of the merge, one pair per root that disappeared.
+    ``scratch`` (optional) is an ``arange(len(labels))`` kept between calls to avoid reallocating.
+    """
+    lu, lv = labels[u], labels[v]
+    differ = lu != lv
+    if not differ.any():
+        return np.zeros(0, labels.dtype), np.zeros(0, labels.dtype)
+    lu, lv = lu[differ], lv[differ]
+    nodes, inverse = np.unique(np.concatenate([lu, lv]), return_inverse=True)
+    inverse = inverse.ravel()
+    m = len(lu)
+    graph = coo_matrix((np.ones(m, dtype=np.int8), (inverse[:m], inverse[m:])), shape=(len(nodes), len(nodes)))
+    _, component = connected_components(graph, directed=False)
+    _, first = np.unique(component, return_index=True)  # nodes are sorted: first = smallest id
+    new_root = nodes[first][component]
+    moved = nodes != new_root
+    old, new = nodes[moved], new_root[moved]
+    table = np.arange(len(labels), dtype=labels.dtype) if scratch is None else scratch
+    table[old] = new
+    labels[:] = table[labels]
+    table[old] = old  # restore the identity for the next call
+    return old, new
+
+
+def _check_training(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Validate training data and drop exact duplicates; conflicting duplicates are an error."""
+    inputs = np.asarray(train_inputs)
+    answers = np.asarray(train_answers).reshape(-1)
+    if inputs.ndim != 2 or inputs.shape[1] < 2:
+        raise CovlibError(f"training inputs must have shape (n, m) with m >= 2 positions, got {inputs.shape}")
+    if len(inputs) != len(answers):
+        raise CovlibError(f"{len(inputs)} training inputs but {len(answers)} answers; pass one answer per input")
+    if len(inputs) and (inputs.min() < 0 or inputs.max() >= num_tokens):
+        raise CovlibError(f"training inputs must be token ids in [0, {num_tokens}); check num_tokens")
+    space = num_tokens ** inputs.shape[1]
+    if space > MAX_INPUTS:
+        raise CovlibError(
+            f"{num_tokens}^{inputs.shape[1]} = {space:.2e} inputs is more than the {MAX_INPUTS:.1e} the exact "
+            "coverage computation labels in memory; use a smaller N"
+        )
+    codes = encode_inputs(inputs, num_tokens)
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    if len(uniq) < len(codes):
+        if (answers != answers[first][inverse.ravel()]).any():
+            raise CovlibError("one training input appears with two different answers; the training set is inconsistent")
+        inputs, answers = inputs[first], answers[first]
+    return inputs.astype(np.int64), answers.astype(np.int64)
+
+
+@dataclass
+class PairEvidence:
+    """Contradiction-free fragment pairs over one P: fragment ids (base-N over P) and shared contexts."""
+
+    positions: tuple[int, ...]
+    left: np.ndarray
+    right: np.ndarray
+    count: np.ndarray  # number of shared contexts, all of which agree
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+def pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                  positions: tuple[int, ...]) -> PairEvidence:
+    """Evidence for every fragment pair over ``positions`` that agrees somewhere and never contradicts.
+
+    Vectorised: agreeing pairs come from groups of equal (context, output); shared contexts are
+    counted only for those candidates, by looking their contexts up in a sorted key array.
+    """
+    inputs = np.asarray(train_inputs, dtype=np.int64)
+    answers = np.asarray(train_answers, dtype=np.int64)
+    m = inputs.shape[1]
+    rest = tuple(p for p in range(m) if p not in positions)
+    frag = encode_inputs(inputs[:, list(positions)], num_tokens)
+    ctx = encode_inputs(inputs[:, list(rest)], num_tokens)
+    n_frag = num_tokens ** len(positions)
+    n_ctx = num_tokens ** len(rest)
+
+    # 1. agreeing pairs: same context, same output
+    group = ctx * num_tokens + answers
+    order = np.argsort(group, kind="stable")
+    i, j = _pairs_within_groups(group[order])
+    a, b = frag[order][i], frag[order][j]
+    pair_key = np.minimum(a, b) * n_frag + np.maximum(a, b)
+    keys, agree = np.unique(pair_key, return_counts=True)
+    lo, hi = keys // n_frag, keys % n_frag
+
+    # 2. shared contexts of each candidate pair: expand the fragment with fewer contexts
+    item_key = frag * n_ctx + ctx
+    by_frag = np.argsort(item_key, kind="stable")
+    sorted_key = item_key[by_frag]
+    sorted_ctx = ctx[by_frag]
+    frag_ids, frag_start, frag_deg = np.unique(frag[by_frag], return_index=True, return_counts=True)
+    slot_lo, slot_hi = np.searchsorted(frag_ids, lo), np.searchsorted(frag_ids, hi)
+    small_first = frag_deg[slot_lo] <= frag_deg[slot_hi]
+    small = np.where(small_first, slot_lo, slot_hi)
+    other = np.where(small_first, hi, lo)
+    shared = np.zeros(len(keys), dtype=np.int64)
+    deg = frag_deg[small]
+    ends = np.cumsum(deg)
+    begin = 0
+    while begin < len(keys):
+        stop = int(np.searchsorted(ends, ends[begin] - deg[begin] + LOOKUP_CHUNK, side="right"))
+        stop = max(stop, begin + 1)
+        d = deg[begin:stop]
+        pair = np.repeat(np.arange(begin, stop), d)
+        offset = np.arange(int(d.sum())) - np.repeat(np.cumsum(d) - d, d)
+        looked = other[pair] * n_ctx + sorted_ctx[frag_start[small[pair]] + offset]
+        pos = np.minimum(np.searchsorted(sorted_key, looked), len(sorted_key) - 1)
+        shared[begin:stop] = np.bincount(pair - begin, weights=sorted_key[pos] == looked, minlength=stop - begin)
+        begin = stop
+    keep = shared == agree
+    return PairEvidence(tuple(positions), lo[keep], hi[keep], agree[keep])
+
+
+def all_pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int) -> list[PairEvidence]:
+    """``pair_evidence`` for every proper, non-empty P (computed once; a k-sweep reuses it)."""
+    inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
+    return [pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(inputs.shape[1])]
+
+
+def fragment_classes(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int, k: int,
+                     evidence: list[PairEvidence] | None = None) -> dict[tuple[int, ...], np.ndarray]:
+    """Class labels at level k, per P: ``classes[P][fragment id]`` is the id of its class's root fragment.
+
+    Fragments never seen in training (or with no k-equivalent partner) are their own class.
+    """
+    evidence = evidence if evidence is not None else all_pair_evidence(train_inputs, train_answers, num_tokens)
+    out = {}
+    for ev in evidence:
+        labels = np.arange(num_tokens ** len(ev.positions), dtype=np.int64)
+        sel = ev.count >= k
+        _union(labels, ev.left[sel], ev.right[sel])
+        out[ev.positions] = labels
+    return out
+
+
+@dataclass
+class CoverageResult:
+    """k-cutoffs of query inputs from one sweep, with what is needed to read them."""
+
+    cutoffs: np.ndarray  # (n_queries,) int: largest k at which the query is covered, 0 if none
+    in_train: np.ndarray  # (n_queries,) bool: the query is a training input (covered at every k)
+    ceiling: int  # value given to training inputs: max_k, or largest evidence + 1
+    levels: list[int]  # evidence levels processed, high to low
+
+    def covered(self, k: int) -> np.ndarray:
+        """Which queries are k-covered."""
+        return self.cutoffs >= k
+
+
+def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...], n_inputs: int) -> np.ndarray:
+    """Contribution to the full input code of a fragment (or context) id over ``positions``."""
+    digits = decode_codes(ids, num_tokens, len(positions)).astype(np.int64)
+    return digits @ digit_weights(num_tokens, n_inputs)[list(positions)]
+
+
+def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                   queries: np.ndarray | None = None, max_k: int | None = None,
+                   evidence: list[PairEvidence] | None = None) -> CoverageResult:
+    """k-cutoffs of ``queries`` (all N^m inputs in code order when None), exactly per SPEC §2, in one pass.
+
+    ``max_k`` caps the sweep: levels above it are merged into one (cutoffs never exceed it).
+    ``evidence`` may be passed to reuse ``all_pair_evidence`` across calls.
+    """
+    inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
+    if max_k is not None and max_k < 1:
+        raise CovlibError(f"max_k={max_k} must be at least 1")
+    m = inputs.shape[1]
+    space = num_tokens**m
+    if evidence is None:
+        evidence = [pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(m)]
+    if queries is None:
+        query_codes = np.arange(space, dtype=np.int64)
+    else:
+        queries = np.asarray(queries)
+        if queries.ndim != 2 or queries.shape[1] != m:
+            raise CovlibError(f"queries must have shape (n, {m}) like the training inputs, got {queries.shape}")
+        if len(queries) and (queries.min() < 0 or queries.max() >= num_tokens):
+            raise CovlibError(f"queries must be token ids in [0, {num_tokens})")
+        query_codes = encode_inputs(queries, num_tokens)
+
+    top = max((int(ev.count.max()) for ev in evidence if len(ev)), default=0)
+    ceiling = max_k if max_k is not None else top + 1
+    levels = sorted({int(c) for ev in evidence for c in np.unique(ev.count)}, reverse=True)
+    if max_k is not None:
+        levels = sorted({min(c, max_k) for c in levels}, reverse=True)
+
+    train_codes = encode_inputs(inputs, num_tokens)
+    is_train = np.zeros(space, dtype=bool)
+    is_train[train_codes] = True
+    in_train = is_train[query_codes]
+    cutoffs = np.where(in_train, ceiling, 0).astype(np.int64)
+    pending = ~in_train
+
+    input_labels = np.arange(space, dtype=np.int64)
+    scratch = np.arange(space, dtype=np.int64)
+    marked = np.zeros(space, dtype=bool)
+    frag_labels = {ev.positions: np.arange(num_tokens ** len(ev.positions), dtype=np.int64) for ev in evidence}
+    ctx_codes = {}
+    for ev in evidence:
+        rest = tuple(p for p in range(m) if p not in ev.positions)
+        ctx_codes[ev.positions] = _partial_codes(np.arange(num_tokens ** len(rest)), num_tokens, rest, m)
+
+    for level in levels:
+        edges_u, edges_v = [], []
+        for ev in evidence:
+            sel = (ev.count >= level) if (max_k is not None and level == max_k) else (ev.count == level)
+            if not sel.any():
+                continue
+            old, new = _union(frag_labels[ev.positions], ev.left[sel], ev.right[sel])
+            if not len(old):
+                continue
+            ctx = ctx_codes[ev.positions]
+            u = _partial_codes(old, num_tokens, ev.positions, m)
+            v = _partial_codes(new, num_tokens, ev.positions, m)
+            edges_u.append((u[:, None] + ctx[None, :]).ravel())
+            edges_v.append((v[:, None] + ctx[None, :]).ravel())
+        if edges_u:
+            _union(input_labels, np.concatenate(edges_u), np.concatenate(edges_v), scratch)
+        if not pending.any():
+            break
+        roots = input_labels[train_codes]
+        marked[roots] = True
+        newly = pending & marked[input_labels[query_codes]]
+        marked[roots] = False
+        cutoffs[newly] = level
+        pending &= ~newly
+    return CoverageResult(cutoffs, in_train, ceiling, levels)
+
+
+def k_cutoffs(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+              queries: np.ndarray | None = None, max_k: int | None = None) -> np.ndarray:
+    """k-cutoff of each query input (all N^m inputs in code order when ``queries`` is None).
+
+    ``train_inputs`` (n, m) token ids, ``train_answers`` (n,) the final answer of each (for CoT
+    data, the last target token). Training inputs get the ceiling (``max_k``, else the largest
+    evidence + 1), so ``cutoffs >= k`` is k-coverage for every query.
+    """
+    return coverage_sweep(train_inputs, train_answers, num_tokens, queries, max_k).cutoffs
+
+
+def class_purity(labels: np.ndarray, hidden: np.ndarray, present: np.ndarray) -> tuple[int, float]:
+    """How often fragments merged into one class share a hidden value (e.g. the bridge b).
+
+    ``labels[f]`` is the class of fragment f (from ``fragment_classes``), ``hidden[f]`` the value
+    the data never shows, ``present`` marks fragments that occur in training. Returns the number
+    of merged fragment pairs and the share of them whose hidden values agree.
+    """
+    frame = pd.DataFrame({"cls": labels[present], "hidden": hidden[present]})
+    pairs = lambda sizes: int((sizes * (sizes - 1) // 2).sum())  # noqa: E731
+    merged = pairs(frame.groupby("cls").size().to_numpy())
+    agreeing = pairs(frame.groupby(["cls", "hidden"]).size().to_numpy())
+    return merged, (agreeing / merged if merged else float("nan"))

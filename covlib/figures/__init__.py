@@ -1,0 +1,1 @@
+"""Figures (altair): one style for the book, and the charts several chapters share."""

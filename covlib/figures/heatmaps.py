@@ -1,0 +1,33 @@
+"""Layer x position heatmaps (IICG, tracing) and values over training."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+
+def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: str | None = None,
+                           domain: tuple[float, float] | None = None, scheme: str = "blues", fmt: str = ".2f",
+                           columns: int = 4, positions: list[str] | None = None) -> alt.TopLevelMixin:
+    """A layers (rows, 0 = embeddings at the bottom) x positions (columns) heatmap of ``value``, with the
+    numbers written in the cells; one panel per value of ``facet``. ``positions`` orders the columns
+    (default: as they first appear in the table, e.g. x1, x2, x3, b)."""
+    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    base = alt.Chart(table).encode(
+        alt.X("position:N", title="position", axis=alt.Axis(labelAngle=0),
+              sort=positions or list(dict.fromkeys(table["position"]))),
+        alt.Y("layer:O", title="layer", sort="descending"))
+    rect = base.mark_rect().encode(alt.Color(f"{value}:Q", title=value, scale=scale),
+                                   tooltip=["layer", "position", alt.Tooltip(f"{value}:Q", format=".3f")])
+    text = base.mark_text(fontSize=11).encode(alt.Text(f"{value}:Q", format=fmt))
+    chart = alt.layer(rect, text).properties(width=150, height=150)
+    if facet:
+        chart = chart.facet(alt.Facet(f"{facet}:N", title=None, sort=list(dict.fromkeys(table[facet]))), columns=columns)
+    return chart.properties(title=alt.TitleParams(title, anchor="start"))
+
+
+def over_training_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
+    """Lines over training steps (columns step, value, series) with points at the analysed checkpoints."""
+    base = alt.Chart(frame).encode(alt.X("step:Q", title="training step"),
+                                   alt.Y("value:Q", title=None), alt.Color("series:N", title=None))
+    return alt.layer(base.mark_line(strokeWidth=2), base.mark_point(filled=True, size=50)).properties(
+        width=440, height=240, title=alt.TitleParams(title, anchor="start"))

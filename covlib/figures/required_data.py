@@ -1,0 +1,73 @@
+"""Required-data charts: n_req against N on log axes, with fitted power laws."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from covlib.figures.style import LOG
+
+
+def requirement_frame(summary: pd.DataFrame, label_col: str = "model") -> pd.DataFrame:
+    """Bracketed cells as points: N, the estimate, the bracket ends and a series label."""
+    done = summary[summary["n_req"].notna()].copy()
+    done["series"] = done[label_col].astype(str)
+    return done[["N", "seed", "n_req", "low", "high", "series"]]
+
+
+def fit_line_frame(fits: Mapping[str, dict], Ns: Mapping[str, tuple[float, float]]) -> pd.DataFrame:
+    """Each fit a * N^c drawn over its own N range: series -> (N min, N max)."""
+    rows = []
+    for name, fit in fits.items():
+        lo, hi = Ns[name]
+        for N in np.geomspace(lo, hi, 20):
+            rows.append({"N": float(N), "n": fit["a"] * N ** fit["c"], "series": name})
+    return pd.DataFrame(rows)
+
+
+def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd.DataFrame | None = None,
+                        title: str = "Required data against the token-set size", colors: Mapping[str, str] | None = None
+                        ) -> alt.LayerChart:
+    """Log-log required data: measured brackets (error bars) and estimates (points), fitted and predicted
+    lines (``lines``: N, n, series, optional dash), and reference points (``reference``: N, n, series)."""
+    names = list(dict.fromkeys([*points["series"], *lines["series"],
+                                *(reference["series"] if reference is not None else [])]))
+    palette = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#9e9e9e"]
+    rng = [(colors or {}).get(n, palette[i % len(palette)]) for i, n in enumerate(names)]
+    color = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=rng), sort=names,
+                      legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical"))
+    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False))
+    layers = []
+    if len(lines):
+        dash = "dash:N" if "dash" in lines else alt.value([1, 0])
+        enc = {"strokeDash": alt.StrokeDash(dash, legend=None)} if "dash" in lines else {}
+        layers.append(alt.Chart(lines).mark_line(strokeWidth=1.8, opacity=0.85).encode(
+            x, alt.Y("n:Q", scale=LOG, title="training examples"), color, detail="series:N", **enc))
+    if len(points):
+        base = alt.Chart(points)
+        layers.append(base.mark_rule(strokeWidth=2).encode(x, alt.Y("low:Q", scale=LOG), alt.Y2("high:Q"), color))
+        layers.append(base.mark_point(filled=True, size=55).encode(
+            x, alt.Y("n_req:Q", scale=LOG, title="training examples"), color,
+            tooltip=["series", "N", "seed", alt.Tooltip("n_req:Q", format=",.0f"), "low", "high"]))
+    if reference is not None and len(reference):
+        layers.append(alt.Chart(reference).mark_point(shape="triangle-up", size=70, filled=False, strokeWidth=2).encode(
+            x, alt.Y("n:Q", scale=LOG), color, tooltip=["series", "N", alt.Tooltip("n:Q", format=",.0f")]))
+    return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(title, anchor="start"))
+
+
+def exponent_chart(table: pd.DataFrame, title: str = "Fitted exponents c of n_req ~ N^c") -> alt.LayerChart:
+    """Exponents with intervals (columns: what, c, c_low, c_high, source) as horizontal bars."""
+    base = alt.Chart(table).encode(alt.Y("what:N", title=None, sort=list(table["what"])))
+    rules = base.mark_rule(strokeWidth=2).encode(alt.X("c_low:Q", title="exponent c", scale=alt.Scale(zero=False)),
+                                                 alt.X2("c_high:Q"), alt.Color("source:N", title=None))
+    dots = base.mark_point(filled=True, size=60).encode(alt.X("c:Q"), alt.Color("source:N"),
+                                                        tooltip=["what", alt.Tooltip("c:Q", format=".2f"), "source"])
+    return alt.layer(rules, dots).properties(width=380, height=22 * len(table), title=alt.TitleParams(title, anchor="start"))
+
+
+def estimates_chart(points: list[pd.DataFrame], title: str) -> alt.LayerChart:
+    """Measured brackets and estimates of several series (requirement_frame tables), without lines."""
+    return required_data_chart(pd.concat(points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),
+                               title=title)

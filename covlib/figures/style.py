@@ -1,0 +1,68 @@
+"""One style for the book: palettes, renderer, saving PNG and SVG."""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from covlib.base.paths import default_figures_dir
+
+TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
+
+
+def enable_png_renderer(scale: float = 1.5) -> None:
+    """Render charts as PNG images inside notebooks, so they survive papermill and static viewers."""
+    alt.renderers.enable("png", scale_factor=scale)
+
+
+def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLike | None = None,
+                scale: float = 2.0) -> list[Path]:
+    """Write ``<directory>/<name>.png`` and ``.svg`` (atomically) and return both paths.
+
+    ``directory`` defaults to ``default_figures_dir()``; an empty string means the default too.
+    """
+    import vl_convert as vlc
+
+    folder = Path(directory) if directory else default_figures_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = chart.to_json()
+    outputs = {
+        folder / f"{name}.png": vlc.vegalite_to_png(spec, scale=scale),
+        folder / f"{name}.svg": vlc.vegalite_to_svg(spec).encode("utf-8"),
+    }
+    for path, payload in outputs.items():
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(payload)
+        os.replace(tmp, path)
+    return list(outputs)
+
+
+def pending_chart(title: str, command: str, lead: str = "not computed yet; fill the cache with") -> alt.Chart:
+    """Stands in for a figure whose results are not in the cache yet: says so (``lead``), and which command
+    fills it. Chapters save it under the figure's name so that papers_figures/ always holds every figure."""
+    text = pd.DataFrame({"line": [lead, command], "y": [0, 1]})
+    return alt.Chart(text, title=alt.TitleParams(title, anchor="start")).mark_text(
+        fontSize=13, align="left", x=10).encode(y=alt.Y("y:O", axis=None), text="line:N").properties(width=460, height=60)
+
+
+TRAIN_LABEL = "training set / train_inferred"
+
+
+# One colour per test type across every chapter (train_inferred grey, type_0 green, OOD warm/purple).
+TYPE_COLORS = {"train_inferred": "#9e9e9e", TRAIN_LABEL: "#9e9e9e", "type_0": "#2e7d32", "type_1": "#c62828",
+               "type_2": "#ef6c00", "type_3": "#6a1b9a"}
+
+
+def _type_scale(types: Sequence[str]) -> alt.Scale:
+    extra = ["#1565c0", "#00838f", "#ad1457", "#5d4037", "#827717"]
+    domain = list(dict.fromkeys(types))
+    return alt.Scale(domain=domain, range=[TYPE_COLORS.get(t, extra[i % len(extra)]) for i, t in enumerate(domain)])
+
+
+GROUP_COLORS = {"k<3": "#c62828", "k=3": "#f9a825", "k>3": "#2e7d32"}
+
+
+LOG = alt.Scale(type="log")

@@ -1,0 +1,102 @@
+"""What a search is made of: its cells (task, N, model, seed), their state, its rules and probes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class ProbeRules:
+    """What counts as success and when a probe gives up (the authors' rule, SPEC §5.2)."""
+
+    threshold: float = 0.99  # type_0 accuracy that counts as generalising
+    give_up_epochs: float = 100.0  # epochs after the training set is fitted without success
+    step_cap: int = 6000  # hard cap on optimiser steps per probe
+    eval_every: int = 50
+    batch_size: int = 512
+    weight_decay: float = 0.1
+    test_size_per_type: int = 1000  # test items per type of each probe's dataset
+
+    def train_overrides(self) -> dict:
+        return {"steps": self.step_cap, "early_stop": True, "threshold": self.threshold,
+                "give_up_epochs": self.give_up_epochs, "eval_every": self.eval_every, "batch_size": self.batch_size,
+                "weight_decay": self.weight_decay, "checkpoint_every": 500}
+
+
+@dataclass(frozen=True)
+class SearchRules:
+    """How the search walks n_train: start, step, and when a bracket is tight enough."""
+
+    step_factor: float = 1.6  # multiply or divide n_train by this until success and failure are bracketed
+    bracket_ratio: float = 1.3  # stop bisecting once smallest success / largest failure <= this
+    min_n: int = 16
+    # the largest probe leaves this many ID-eligible inputs (at most a quarter of them) out of training, so
+    # that the ID test set (type_0) still holds that many items: near the whole pool nothing is left to test
+    min_test_items: int = 1000
+
+    def largest_n(self, eligible: int) -> int:
+        """The largest n_train a search tries: the ID-eligible inputs less those kept to test."""
+        return max(eligible - min(self.min_test_items, eligible // 4), self.min_n)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (task, N, model, seed) whose required data the search estimates."""
+
+    task: str
+    N: int
+    model: str = "L4-d128"
+    seed: int = 0
+    cot: bool = False
+    start: int | None = None  # first n_train to probe; None: a guess from the coverage of the ID test
+    # placeholder bridges (SPEC §1 fake_bridge). The probe table has no column for it: keep such cells in a
+    # table of their own (chapter 7 uses data/cot/probes_fakebridge.csv; the CLI refuses the book's table)
+    fake_bridge: bool = False
+
+    def key(self) -> tuple:
+        return (self.task, self.N, self.model, self.seed, self.cot, self.fake_bridge)
+
+    def label(self) -> str:
+        style = "-cot" if self.cot else "-fakebridge" if self.fake_bridge else ""
+        return f"{self.task}{style} N={self.N} {self.model} seed={self.seed}"
+
+
+@dataclass
+class CellState:
+    """What the probes so far say about one cell."""
+
+    cell: Cell
+    probes: pd.DataFrame  # this cell's rows of the probe table
+    eligible: int
+    next_n: int | None  # the next n_train to probe, None when finished
+    status: str  # "searching", "bracketed", "unreachable" (fails at the largest testable n), "below_min"
+    low: int | None = None  # largest failing n below the smallest success
+    high: int | None = None  # smallest succeeding n
+    inversions: int = 0  # failures above the smallest success (non-monotone evidence)
+
+    @property
+    def estimate(self) -> float | None:
+        """The geometric mean of the bracket (None until both ends exist)."""
+        if self.low is None or self.high is None:
+            return None
+        return float(np.sqrt(self.low * self.high))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One training run of the search: a cell at one n_train (picklable: it crosses process boundaries)."""
+
+    cell: Cell
+    n_train: int
+    eligible: int
+    rules: ProbeRules
+    table: str  # the probe table this probe appends its row to
+    work_dir: str  # datasets/ and runs/ go here (build/scaling for the book)
+
+    def run_dir(self) -> Path:
+        c = self.cell
+        style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
+        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"

@@ -1,0 +1,59 @@
+"""The book's searches: which cells, which table, and the command that regenerates them."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from covlib.base.errors import CovlibError
+from covlib.search.cells import Cell
+
+
+def cells_for(task: str, Ns: Iterable[int], seeds: Iterable[int], model: str = "L4-d128", cot: bool = False,
+              fake_bridge: bool = False) -> list[Cell]:
+    """Every (N, seed) cell of one task and model."""
+    return [Cell(task, int(N), model, int(s), cot, fake_bridge=fake_bridge) for N in Ns for s in seeds]
+
+
+BOOK_TABLE = "data/scaling/probes.csv"  # relative to the repository
+
+
+BOOK_WORK = "build/scaling"
+
+
+# chapter 4's experiments: name -> task, N values, seeds, model shape (the cells the cache should hold)
+BOOK_EXPERIMENTS: dict[str, dict] = {
+    "twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128"},
+    # model sizes: one seed each at three N (compute budget); L6-d128 rather than L4-d256 (30x, but about
+    # 3x the default's cost per probe) so that the span passes 10x within a session's CPU. The small model
+    # also runs N = 40 (its probes are cheap): at N = 25 it fails even at the largest training set
+    "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "L2-d64"},
+    "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L6-d128"},
+    # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
+    "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
+    "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
+}
+
+
+def _experiment(experiment: str | dict) -> dict:
+    if isinstance(experiment, dict):
+        return experiment
+    if experiment not in BOOK_EXPERIMENTS:
+        raise CovlibError(f"unknown experiment {experiment!r}; the book's experiments: {', '.join(BOOK_EXPERIMENTS)}")
+    return BOOK_EXPERIMENTS[experiment]
+
+
+def experiment_cells(experiment: str | dict) -> list[Cell]:
+    """The cells of one experiment: a name in BOOK_EXPERIMENTS, or a dict in its format (task, N, seeds,
+    model, and optional cot, fake_bridge, table), as chapters 6 and 7 keep theirs."""
+    e = _experiment(experiment)
+    return cells_for(e["task"], e["N"], e["seeds"], e["model"], bool(e.get("cot", False)),
+                     bool(e.get("fake_bridge", False)))
+
+
+def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
+    """The shell command that fills (or resumes) one experiment's rows of its probe table (the dict's
+    ``table``, by default the book's)."""
+    e = _experiment(experiment)
+    style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
+    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
+            f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")

@@ -1,0 +1,126 @@
+"""The probe table (one row per training run of the search) and its learning curves."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.base.errors import CovlibError
+from covlib.base.tables import upsert_row
+from covlib.search.cells import Cell, Probe, ProbeRules
+from covlib.training.runs import load_metrics
+
+PROBE_COLUMNS = [
+    "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
+    "final_type0", "final_train", "first_fit_step", "minutes", "threshold", "give_up_epochs", "step_cap",
+    "cot", "weight_decay",
+]
+
+
+def read_probes(path: str | os.PathLike) -> pd.DataFrame:
+    """The probe table (empty with the right columns when the file does not exist yet)."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame(columns=PROBE_COLUMNS)
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise CovlibError(f"{path} is not a probe table ({exc}); restore it from git or delete it to start over") from None
+    missing = sorted(set(PROBE_COLUMNS) - set(df.columns))
+    if missing:
+        raise CovlibError(f"{path} lacks the columns {missing}; it was not written by covlib.search")
+    df["success"] = df["success"].astype(bool)
+    df["cot"] = df["cot"].astype(bool)
+    return df
+
+
+def append_probe(path: str | os.PathLike, row: dict) -> None:
+    """Add one finished probe to the table atomically, under an exclusive lock (safe across processes);
+    a probe of the same cell and n_train is replaced."""
+    upsert_row(path, row, PROBE_COLUMNS, ["task", "N", "model", "seed", "cot", "n_train"],
+               sort=["task", "cot", "model", "N", "seed", "n_train"])
+
+
+CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
+
+
+PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train"]
+
+
+def curves_path(table: str | os.PathLike) -> Path:
+    """The learning curves that go with a probe table: ``probes.csv`` -> ``probes_curves.csv``."""
+    table = Path(table)
+    return table.with_name(f"{table.stem}_curves.csv")
+
+
+def append_curve(path: str | os.PathLike, row: dict, metrics: pd.DataFrame) -> None:
+    """Keep a probe's learning curve (a few accuracies per evaluation) beside the probe table, so the
+    book can show any probe's training without shipping its run folder; replaces an older copy."""
+    path = Path(path)
+    cols = [c for c in CURVE_METRICS if c in metrics]
+    curve = metrics[["step", *cols]].copy()
+    for k in PROBE_KEY:
+        curve.insert(0, k, row[k])
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=curve.columns)
+        if len(old):
+            same = np.ones(len(old), dtype=bool)
+            for k in PROBE_KEY:
+                same &= (old[k].astype(str) == str(row[k])).to_numpy()
+            old = old[~same]
+        table = pd.concat([old, curve], ignore_index=True) if len(old) else curve
+        tmp = path.with_name(f".{path.name}.tmp")
+        table.to_csv(tmp, index=False, float_format="%.4g")
+        os.replace(tmp, path)
+
+
+def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> int:
+    """Add the curves of probes in ``table`` whose run folders exist under ``work_dir`` but whose curve
+    is missing (probes run by an older covlib); returns how many were added."""
+
+    probes = read_probes(table)
+    path = curves_path(table)
+    have = pd.read_csv(path)[PROBE_KEY].drop_duplicates().astype(str) if path.is_file() else None
+    added = 0
+    for row in probes.to_dict("records"):
+        if have is not None and (have == pd.Series({k: str(row[k]) for k in PROBE_KEY})).all(axis=1).any():
+            continue
+        cell = Cell(row["task"], int(row["N"]), row["model"], int(row["seed"]), bool(row["cot"]))
+        run_dir = Probe(cell, int(row["n_train"]), int(row["eligible"]), ProbeRules(), str(table), str(work_dir)).run_dir()
+        if (run_dir / "metrics.jsonl").is_file():
+            append_curve(path, row, load_metrics(run_dir))
+            added += 1
+    return added
+
+
+def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
+    """One probe's learning curve (columns step and CURVE_METRICS), selected by task, N, model, seed, cot, n_train."""
+    path = curves_path(table)
+    if not path.is_file():
+        raise CovlibError(f"{path} does not exist: the probes of {table} kept no curves")
+    curves = pd.read_csv(path)
+    mask = np.ones(len(curves), dtype=bool)
+    for k, v in key.items():
+        mask &= (curves[k].astype(str) == str(v)).to_numpy()
+    if not mask.any():
+        raise CovlibError(f"no curve in {path} for {key}")
+    return curves[mask].drop(columns=PROBE_KEY).sort_values("step").reset_index(drop=True)
+
+
+def cell_rows(table: pd.DataFrame, cell: Cell) -> pd.DataFrame:
+    """The rows of the probe table that belong to ``cell``."""
+    if not len(table):
+        return table
+    mask = ((table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
+            & (table["seed"] == cell.seed) & (table["cot"] == cell.cot))
+    return table[mask].sort_values("n_train")
+
+
+def metrics_n_ctx(run_dir: Path) -> int:
+    """n_ctx recorded in a run's config.json."""
+    return int(json.loads((run_dir / "config.json").read_text())["dataset"]["n_ctx"])

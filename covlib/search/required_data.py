@@ -1,0 +1,335 @@
+"""The search for n_req: bracket the smallest training set that reaches the threshold."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.base.errors import CovlibError
+from covlib.coverage.requirement import data_for_coverage
+from covlib.search.cells import Cell, CellState, Probe, ProbeRules, SearchRules
+from covlib.search.probes import (
+    append_curve,
+    append_probe,
+    backfill_curves,
+    cell_rows,
+    curves_path,
+    metrics_n_ctx,
+    read_probes,
+)
+from covlib.search.summary import summarise
+from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset
+from covlib.training.loop import train
+from covlib.training.pool import Job, SlurmOptions, run_jobs
+from covlib.training.runs import load_metrics
+from covlib.training.shapes import model_overrides, model_params
+
+
+def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int,
+               step_cap: int | None = None) -> CellState:
+    """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows).
+
+    With ``step_cap`` (the cap of the probes to come), a failure that stopped at a lower cap, before the
+    give-up rule could decide, is probed again (its run resumes) before the search steps up from it or
+    ends on it: raising the cap keeps every decided probe and reopens only the undecided ones it rests on."""
+    most = rules.largest_n(eligible)
+    rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
+    ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
+    bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
+    undecided = set()
+    if step_cap is not None and len(rows) and "stopped" in rows:
+        capped = rows[~rows["success"] & (rows["stopped"] == "steps") & (rows["step_cap"].astype(int) < step_cap)]
+        undecided = set(capped["n_train"].astype(int))
+    state = CellState(cell, rows, eligible, None, "searching")
+    if not ok and not bad:
+        state.next_n = int(min(max(start, rules.min_n), most))
+        return state
+    if not ok:
+        top = max(bad)
+        if top in undecided:
+            state.next_n = top
+            return state
+        if top >= most:
+            state.status, state.low = "unreachable", top
+            return state
+        state.next_n = int(min(round(top * rules.step_factor), most))
+        return state
+    high = min(ok)
+    state.high = high
+    below = [n for n in bad if n < high]
+    state.inversions = sum(n > high for n in bad)
+    if not below:
+        if high <= rules.min_n:
+            state.status = "below_min"
+            return state
+        state.next_n = int(max(round(high / rules.step_factor), rules.min_n))
+        return state
+    state.low = max(below)
+    if high / state.low <= rules.bracket_ratio or high - state.low <= 1:
+        if state.low in undecided:
+            state.next_n = state.low
+            return state
+        state.status = "bracketed"
+        return state
+    state.next_n = int(round(np.sqrt(state.low * high)))
+    return state
+
+
+def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.99,
+                  cot: bool = False) -> int:
+    """A first guess for n_req: the data that ``coverage_k``-covers ``coverage_target`` of the ID test
+    items (SPEC §2), which chapter 2 found close to what training needs (the first searches, at N = 20
+    to 30, started from 90% and needed one probe more)."""
+
+    try:
+        return int(data_for_coverage(task, N, k=coverage_k, target=coverage_target, seed=seed, rel_tol=0.1)["n_train"])
+    except CovlibError:  # small N (not even the whole pool is that well covered), or a CoT-only task
+        return eligible_count(task, N, seed, cot) // 2
+
+
+def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules()) -> int:
+    """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
+    target style with another model (the paper finds the requirement does not move with model size,
+    so this saves the probes that walk up from coverage). A CoT cell with none starts from the same
+    model's finished plain estimate, or else the coverage guess, divided by COT_START_DIVISOR (the paper's
+    CoT models need 5-10 times less data: this saves the probes that walk down). Else starting_size's
+    coverage guess. The start changes how many probes a search takes, never the bracket it ends with."""
+    estimates = _finished_estimates(table, cell, rules) if len(table) else []
+    if estimates:
+        return int(round(np.exp(np.mean(np.log(estimates)))))
+    if cell.cot:
+        plain = _finished_estimates(table, dataclasses.replace(cell, cot=False), rules, same_model=True) if len(table) else []
+        base = plain[0] if plain else starting_size(cell.task, cell.N, cell.seed, cot=True)
+        return max(rules.min_n, int(round(base / COT_START_DIVISOR)))
+    return starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+
+
+COT_START_DIVISOR = 5.0
+
+
+def _finished_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules, same_model: bool = False
+                        ) -> list[float]:
+    """Bracket estimates of finished searches of the cell's task, N, seed and target style: of other
+    models (default), or of the cell's own model (``same_model``)."""
+    same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["seed"] == cell.seed)
+                 & (table["cot"] == cell.cot)]
+    same = same[same["model"] == cell.model] if same_model else same[same["model"] != cell.model]
+    estimates = []
+    for model, rows in same.groupby("model"):
+        other = dataclasses.replace(cell, model=model)
+        state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
+        if state.status == "bracketed":
+            estimates.append(state.estimate)
+    return estimates
+
+
+def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
+                  starts: dict[tuple, int] | None = None, step_cap: int | None = None) -> list[CellState]:
+    """The state of every cell given the probe table (starting sizes from ``starts`` or the cell; with
+    ``step_cap``, failures a lower cap stopped are reopened as next_probe says)."""
+    states = []
+    for cell in cells:
+        start = cell.start or (starts or {}).get(cell.key())
+        rows = cell_rows(table, cell)
+        if start is None and not len(rows):
+            start = first_guess(cell, table, rules)
+        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
+        states.append(next_probe(cell, rows, eligible, rules, start or 0, step_cap))
+    return states
+
+
+def run_probe(probe: Probe) -> dict:
+    """Train one probe (resuming its run folder if a checkpoint exists), append its row, return it."""
+
+    c, rules = probe.cell, probe.rules
+    ds_dir = ensure_dataset(DatasetConfig(c.task, c.N, probe.n_train, seed=c.seed, cot=c.cot,
+                                          fake_bridge=c.fake_bridge, test_size_per_type=rules.test_size_per_type),
+                            Path(probe.work_dir) / "datasets")
+    overrides = rules.train_overrides() | model_overrides(c.model) | {"seed": c.seed}
+    t0 = time.perf_counter()
+    result = train(ds_dir, probe.run_dir(), preset="default", overrides=overrides, resume=True, progress=False)
+    metrics = load_metrics(probe.run_dir())
+    fitted = metrics.loc[metrics["acc/train_inferred"] >= 0.99, "step"]
+    final = result.final
+    row = {
+        "task": c.task, "N": c.N, "model": c.model, "params": model_params(c.model, c.N, metrics_n_ctx(probe.run_dir())),
+        "seed": c.seed, "n_train": probe.n_train, "eligible": probe.eligible,
+        "success": result.stopped == "early_stop", "stopped": result.stopped, "steps": int(final["step"]),
+        "best_type0": float(metrics["acc/type_0"].max()), "final_type0": float(final["acc/type_0"]),
+        "final_train": float(final["acc/train_inferred"]),
+        "first_fit_step": int(fitted.iloc[0]) if len(fitted) else None,
+        "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
+        "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
+        "cot": c.cot, "weight_decay": rules.weight_decay,
+    }
+    append_probe(probe.table, row)
+    append_curve(curves_path(probe.table), row, metrics)
+    if result.stopped != "steps":  # a probe the step cap stopped keeps its checkpoint: a higher cap resumes it
+        (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)  # the row, its curve and model.pt are what we keep
+    return row
+
+
+def _one_thread_worker() -> None:
+    """Every pool worker trains on one thread: two one-thread processes beat one two-thread run."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
+
+@dataclass
+class SearchResult:
+    """Every cell's state after a search; ``summary()`` is one row per cell."""
+
+    states: list[CellState]
+    table: pd.DataFrame
+    probes_run: int = 0  # probes this call trained (the rest came from the table)
+    crashed: list[str] = field(default_factory=list)  # cells whose probe raised
+
+    def summary(self) -> pd.DataFrame:
+        return summarise(self.states)
+
+
+def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.PathLike,
+           probe_rules: ProbeRules = ProbeRules(), search_rules: SearchRules = SearchRules(), jobs: int = 1,
+           max_probes: int | None = None, log: Callable[[str], None] | None = print, executor: str = "local",
+           slurm=None) -> SearchResult:
+    """Search the required data of every cell; resumes from ``table``.
+
+    With ``jobs`` > 1, probes run in a pool of one-thread worker processes, and a worker that
+    finishes takes the next probe of any cell at once (no waiting for a round to end). A cell is
+    never probed twice at the same time, so every probe uses all the evidence of its cell.
+    With ``executor="slurm"`` (``slurm``: covlib.training.pool.SlurmOptions), each round submits the next
+    probe of every unfinished cell as one job array; the table needs a file system the tasks share."""
+    if executor == "slurm":
+        return _search_on_slurm(cells, str(table), work_dir, probe_rules, search_rules, max_probes, log, slurm)
+    table = str(table)
+    _check_rules(probe_rules, table, cells)
+    backfill_curves(table, work_dir)
+    starts: dict[tuple, int] = {}
+
+    def next_of(cell: Cell) -> Probe | None:
+        probes = read_probes(table)
+        rows = cell_rows(probes, cell)
+        if cell.start is None and not len(rows) and cell.key() not in starts:
+            starts[cell.key()] = first_guess(cell, probes, search_rules)
+        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
+        state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0),
+                           probe_rules.step_cap)
+        if state.next_n is None:
+            return None
+        return Probe(cell, state.next_n, eligible, probe_rules, table, str(work_dir))
+
+    def report(row: dict) -> None:
+        if log:
+            log(f"{row['task']}{'-cot' if row['cot'] else ''} N={row['N']} {row['model']} seed={row['seed']} "
+                f"n={row['n_train']}: {'success' if row['success'] else 'failure'} ({row['stopped']}, step "
+                f"{row['steps']}, best type_0 {row['best_type0']:.3f}, {row['minutes']:.1f} min)")
+
+    broken: list[Cell] = []  # cells whose probe crashed: left alone for the rest of this call
+
+    def crashed(cell: Cell, exc: BaseException) -> None:
+        broken.append(cell)
+        if log:
+            log(f"{cell.label()}: probe crashed ({type(exc).__name__}: {exc}); the other cells go on")
+
+    launched = 0
+    if jobs <= 1:
+        while max_probes is None or launched < max_probes:
+            probe = next((p for c in cells if c not in broken and (p := next_of(c)) is not None), None)
+            if probe is None:
+                break
+            launched += 1
+            try:
+                report(run_probe(probe))
+            except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                crashed(probe.cell, exc)
+    else:
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from multiprocessing import get_context
+
+        busy: dict = {}  # future -> cell
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
+            while True:
+                while len(busy) < jobs and (max_probes is None or launched < max_probes):
+                    probe = next((p for c in cells if c not in busy.values() and c not in broken
+                                  and (p := next_of(c)) is not None), None)
+                    if probe is None:
+                        break
+                    if log:
+                        log(f"start {probe.cell.label()} n={probe.n_train}")
+                    busy[pool.submit(run_probe, probe)] = probe.cell
+                    launched += 1
+                if not busy:
+                    break
+                finished, _ = wait(busy, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    cell = busy.pop(fut)
+                    try:
+                        report(fut.result())
+                    except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                        crashed(cell, exc)
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+    return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
+
+
+def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max_probes, log, slurm) -> SearchResult:
+    """The search in rounds of SLURM job arrays (one task per unfinished cell)."""
+
+    _check_rules(probe_rules, table, cells)
+    starts: dict[tuple, int] = {}
+    launched, crashed = 0, []
+    while max_probes is None or launched < max_probes:
+        states = [s for s in search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+                  if s.next_n is not None and s.cell.label() not in crashed]
+        if max_probes is not None:
+            states = states[: max_probes - launched]
+        if not states:
+            break
+        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in states]
+        if log:
+            log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
+        jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]
+        outcomes = run_jobs(jobs, "slurm", slurm=slurm or SlurmOptions(), folder=Path(work_dir) / "submitit",
+                            progress=log is not None)
+        launched += len(probes)
+        for o in outcomes:
+            if o.status != "done":
+                crashed.append(o.name)
+                if log:
+                    log(f"{o.name}: probe {o.status} ({o.error}); the other cells go on")
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+    return SearchResult(final, read_probes(table), launched, crashed)
+
+
+def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> None:
+    """A table holds probes of one rule set: mixing thresholds or budgets would corrupt the brackets. The
+    step cap may differ between cells, and within a cell it may only grow: probes the give-up rule decided
+    stand under a higher cap, and the search probes again those a lower cap stopped (next_probe); under a
+    lower cap, probes decided late would not."""
+    df = read_probes(table)
+    if not len(df):
+        return
+    for col, value in (("threshold", rules.threshold), ("give_up_epochs", rules.give_up_epochs),
+                       ("weight_decay", rules.weight_decay)):
+        other = sorted(set(df[col].astype(float)) - {float(value)})
+        if other:
+            raise CovlibError(f"{table} holds probes with {col}={other[0]:g}, not {value:g}; use another table "
+                              "(--table) for other probe rules")
+    for cell in cells:
+        higher = cell_rows(df, cell)["step_cap"].astype(int)
+        higher = higher[higher > rules.step_cap]
+        if len(higher):
+            raise CovlibError(f"{table} holds probes of {cell.label()} with step_cap={int(higher.max())}, above "
+                              f"{rules.step_cap}; pass --step-cap {int(higher.max())} or more (a cell's cap may grow, "
+                              "not shrink), or use another table")
+
+
+def rules_dict(rules) -> dict:
+    return dataclasses.asdict(rules)

@@ -1,0 +1,123 @@
+"""Run configuration: training presets, overrides, and the run's self-describing name."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from covlib.base.errors import CovlibError
+from covlib.training.model import MODEL_PRESETS, ModelConfig
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation and bookkeeping knobs; the defaults are the measured CPU recipe (SPEC §3)."""
+
+    steps: int = 2000  # fixed step budget
+    batch_size: int = 512
+    grad_accum: int = 1  # micro-batches per step (same result, less memory: the paper preset)
+    lr: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.98)
+    weight_decay: float = 0.1  # on weight matrices and embeddings; never on biases or LayerNorm
+    warmup_steps: int = 100  # linear warm-up, then constant
+    grad_clip: float = 1.0
+    seed: int = 42  # model init and batch order
+    eval_every: int = 50
+    eval_batch_size: int = 2048
+    checkpoint_every: int = 250  # also at the end; 0 = only at the end
+    keep_checkpoints: bool = False  # also keep checkpoints/step_NNNNNN.pt (for training-dynamics analyses)
+    threshold: float = 0.99  # type_0 accuracy whose first crossing is recorded
+    early_stop: bool = False  # stop at the first evaluation with acc/type_0 >= threshold
+    # the authors' give-up rule (SPEC §5.2): stop once the training set has been fitted (acc/train_inferred
+    # >= fit_threshold) for this many epochs without reaching the threshold; 0 = never give up
+    give_up_epochs: float = 0.0
+    fit_threshold: float = 0.99
+    fast_forward: bool = True  # train through model.FastForward (same function, fused ops, no hook wrappers)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
+        positive = ("steps", "batch_size", "grad_accum", "eval_every", "eval_batch_size")
+        for name in positive:
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise CovlibError(f"{name}={getattr(self, name)!r} must be a positive integer")
+        if self.batch_size % self.grad_accum:
+            raise CovlibError(f"batch_size={self.batch_size} must be a multiple of grad_accum={self.grad_accum}")
+        if self.give_up_epochs < 0:
+            raise CovlibError(f"give_up_epochs={self.give_up_epochs} must be 0 (never give up) or more")
+        if self.checkpoint_every < 0 or self.warmup_steps < 0:
+            raise CovlibError("checkpoint_every and warmup_steps must be 0 or more")
+        if not self.lr > 0 or self.weight_decay < 0 or not self.grad_clip > 0:
+            raise CovlibError(f"lr={self.lr} and grad_clip={self.grad_clip} must be > 0, weight_decay >= 0")
+
+
+TRAIN_PRESETS: dict[str, TrainConfig] = {
+    "smoke": TrainConfig(steps=300, batch_size=128, warmup_steps=20, eval_every=50, checkpoint_every=100),
+    "default": TrainConfig(),
+    # the authors' run: AdamW (0.9, 0.999), lr 8e-4 after 2000 warm-up steps, batch 16,384, eval every 25
+    "paper": TrainConfig(steps=62_500, batch_size=16_384, grad_accum=8, lr=8e-4, betas=(0.9, 0.999),
+                         warmup_steps=2000, eval_every=25, checkpoint_every=500, early_stop=True),
+}
+
+
+PRESETS = tuple(TRAIN_PRESETS)
+
+
+RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
+                     "give_up_epochs", "fit_threshold")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines a run: model shape, optimisation, and which preset it came from."""
+
+    model: ModelConfig
+    train: TrainConfig
+    preset: str = "default"
+
+    def to_dict(self) -> dict:
+        return {"preset": self.preset, "model": dataclasses.asdict(self.model), "train": dataclasses.asdict(self.train)}
+
+
+def make_config(preset: str = "default", overrides: dict | None = None) -> RunConfig:
+    """A preset's RunConfig with ``overrides`` applied (flat keys such as ``lr`` or ``n_layers``,
+    or dotted ones such as ``model.d_model``); unknown presets or keys raise CovlibError."""
+    if preset not in TRAIN_PRESETS:
+        raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
+    model, tr = MODEL_PRESETS[preset], TRAIN_PRESETS[preset]
+    m_names = {f.name: f for f in dataclasses.fields(ModelConfig)}
+    t_names = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    m_set, t_set = {}, {}
+    for key, value in (overrides or {}).items():
+        scope, _, name = key.rpartition(".")
+        if scope in ("", "model") and name in m_names:
+            m_set[name] = _coerce(value, getattr(model, name), key)
+        elif scope in ("", "train") and name in t_names:
+            t_set[name] = _coerce(value, getattr(tr, name), key)
+        else:
+            raise CovlibError(
+                f"unknown setting {key!r}; model settings: {', '.join(m_names)}; training settings: {', '.join(t_names)}"
+            )
+    return RunConfig(dataclasses.replace(model, **m_set), dataclasses.replace(tr, **t_set), preset)
+
+
+def _coerce(value, current, key: str):
+    """Parse CLI strings (``--set lr=3e-4``) into the type of the field's current value."""
+    if isinstance(value, str) and not isinstance(current, str):
+        try:
+            value = json.loads(value.replace("(", "[").replace(")", "]"))
+        except json.JSONDecodeError:
+            raise CovlibError(f"cannot read {key}={value!r}: expected a value like {current!r}") from None
+    if isinstance(current, bool) and not isinstance(value, bool):
+        raise CovlibError(f"{key} must be true or false, got {value!r}")
+    if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if isinstance(current, tuple) and isinstance(value, list):
+        value = tuple(value)
+    if current is not None and not isinstance(value, type(current)):
+        raise CovlibError(f"{key} must be a {type(current).__name__} like {current!r}, got {value!r}")
+    return value
+
+
+def run_name(dataset_name: str, cfg: RunConfig) -> str:
+    """The authors' run-folder style: ``<dataset>_wd-0.1_layer-4_head-4_seed-42``."""
+    return f"{dataset_name}_wd-{cfg.train.weight_decay:g}_layer-{cfg.model.n_layers}_head-{cfg.model.n_heads}_seed-{cfg.train.seed}"

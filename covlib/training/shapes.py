@@ -1,0 +1,28 @@
+"""Named model shapes (e.g. L4-d128) and their parameter counts."""
+from __future__ import annotations
+
+from covlib.base.errors import CovlibError
+from covlib.training.config import make_config
+
+# model shapes for the parameter-scaling experiment: name -> overrides of the default preset
+MODEL_SHAPES: dict[str, dict] = {
+    "L2-d64": {"n_layers": 2, "d_model": 64, "n_heads": 4},
+    "L4-d128": {"n_layers": 4, "d_model": 128, "n_heads": 4},  # the book's default model
+    "L6-d128": {"n_layers": 6, "d_model": 128, "n_heads": 4},  # 11x L2-d64's parameters at 1.5x the default's cost
+    "L4-d256": {"n_layers": 4, "d_model": 256, "n_heads": 8},
+    "L6-d256": {"n_layers": 6, "d_model": 256, "n_heads": 8},
+    "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 2},
+}
+
+
+def model_overrides(model: str) -> dict:
+    """The default preset's overrides for a named model shape (MODEL_SHAPES)."""
+    if model not in MODEL_SHAPES:
+        raise CovlibError(f"unknown model shape {model!r}; choose one of: {', '.join(MODEL_SHAPES)}")
+    return dict(MODEL_SHAPES[model])
+
+
+def model_params(model: str, N: int, n_ctx: int) -> int:
+    """Parameters of a named model shape on a vocabulary of N task tokens plus </a>."""
+
+    return make_config("default", model_overrides(model)).model.n_params(N + 1, n_ctx)

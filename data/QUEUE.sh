@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The book's long experiment queue (issues 19 and 20), highest value per CPU-hour first.
+# Every step resumes from what is on disk (probe and run tables skip finished rows), so rerunning
+# this script after an interruption continues where it stopped.
+#
+# Run it with the code of a worktree pinned to a commit, writing into the main checkout's data/:
+#   git worktree add /work/queue <commit> --detach
+#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup bash /work/main/data/QUEUE.sh &
+# (PYTHONPATH makes the worktree's covlib win over the venv's editable install of the main checkout.)
+# Budgets are one-thread CPU estimates from the `minutes` column of data/scaling/probes.csv; two
+# one-thread workers run at once (--jobs 2).
+set -uo pipefail
+DATA=${DATA:-data}
+PY=${PY:-.venv/bin/python}
+export PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+covlib() { "$PY" -m covlib.cli "$@"; }
+step() { echo "=== $(date -u +%FT%TZ) $*"; }
+SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2)
+
+# 1. three-hop and parallel two-hop over two seeds and a wider N (chapter 4), ~3 h; three-hop CoT (chapter 7)
+step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
+step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 24 30 --seeds 0 1 "${SEARCH[@]}"
+step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
+
+# 2. the edge-of-coverage model (chapters 3 and 5) with two more training seeds, ~1 h (final weights shipped, fp16)
+step edge_seeds
+covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets >/dev/null
+for s in 1 2; do
+  run=build/runs/edge-train-seed-$s
+  resume=(); [ -f "$run/config.json" ] && resume=(--resume)
+  [ -f "$run/result.json" ] || covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out "$run" \
+      --steps 10000 --weight-decay 1.0 --seed "$s" --checkpoint-every 500 --no-progress "${resume[@]}" &
+done
+wait
+for s in 1 2; do
+  "$PY" -c "from covlib.learning import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.learning.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
+done
+
+# 3. chain of thought (chapter 7), ~2 h: a second two-hop CoT seed; non-tree with CoT searched
+step twohop_cot_seed1; covlib scaling search --task twohop --cot --N 20 25 30 40 50 --seeds 1 "${SEARCH[@]}"
+step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 --seeds 0 "${SEARCH[@]}"
+
+# 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
+step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
+
+# 6. the shared-operator control trained as long as the treated models (chapter 8), ~0.4 h
+step taxonomy
+"$PY" -c "import torch; torch.set_num_threads(1); from covlib.taxonomy import run_taxonomy; run_taxonomy('$DATA/taxonomy', 'build/taxonomy')"
+
+# 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
+step twohop_70;        covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
+step done
