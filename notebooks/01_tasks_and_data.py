@@ -38,43 +38,22 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import json
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from IPython.display import display
 
 from covlib.base.paths import default_root
-from covlib.book.setup import preset_values
+from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch01_tasks_and_data import (
-    fact_status_chart,
-    fact_status_frame,
-    preimage_chart,
-    preimage_frame,
-    task_graphs_chart,
-    type_share_chart,
-    type_share_frame,
-)
-from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.chapters import ch01_tasks_and_data as tasks_and_data
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
 from covlib.tasks.folders import load_dataset
 from covlib.tasks.graphs import TASKS
 
-PRESETS = {
-    # N and n_train of the main example, and the token counts of the eligible-input survey
-    "smoke": {"N": 10, "n_train": 200, "test_size_per_type": 50, "survey_N": [6, 10], "survey_cap": 10**5},
-    "default": {"N": 30, "n_train": 4000, "test_size_per_type": 2000, "survey_N": [10, 20, 30, 50],
-                "survey_cap": 2 * 10**6},
-    "paper": {"N": 200, "n_train": 500_000, "test_size_per_type": 2000, "survey_N": [10, 30, 50, 100, 200],
-              "survey_cap": 3 * 10**7},
-}
-knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, test_size_per_type=test_size_per_type)
-N, n_train, test_size_per_type = knobs["N"], knobs["n_train"], knobs["test_size_per_type"]
-data_root = Path(out_dir) if out_dir else default_root()
-fig_dir = figures_dir or None  # None: covlib.figures picks papers_figures/ (or $COVLIB_FIGURES_DIR)
-enable_png_renderer()
-pd.set_option("display.width", 120)
+chapter = setup_chapter("01", preset, tasks_and_data.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+                        N=N, n_train=n_train, test_size_per_type=test_size_per_type)
+N, n_train, test_size_per_type = chapter["N"], chapter["n_train"], chapter["test_size_per_type"]
+data_root = chapter.root if out_dir else default_root()
 print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size_per_type}, seed={seed}")
 
 # %% [markdown]
@@ -96,20 +75,10 @@ print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size
 # generated from that data.
 
 # %%
-task_table = pd.DataFrame(
-    [
-        {"task": t.name, "authors' name": t.authors_name, "inputs": t.n_inputs,
-         "primitives": ", ".join(f"{p}: X^{a}->X" for p, a in t.primitives.items()),
-         "bridges": ", ".join(t.bridges), "graph": t.graph}
-        for t in TASKS.values()
-    ]
-)
-display(task_table)
+display(tasks_and_data.task_table(TASKS.values()))
 
 # %%
-graph_chart = task_graphs_chart(list(TASKS.values()))
-save_figure(graph_chart, "01_task_graphs", fig_dir)
-graph_chart
+chapter.save(tasks_and_data.task_graphs_chart(list(TASKS.values())), "01_task_graphs")
 
 # %% [markdown]
 # Read each graph left to right: blue circles are the input tokens the model sees, orange
@@ -132,9 +101,8 @@ graph_chart
 config = DatasetConfig("twohop", num_tokens=N, n_train=n_train, seed=seed, test_size_per_type=test_size_per_type)
 dataset = generate(config)
 f1 = dataset.tables["f1"]
-print(f"{config.folder_name}: tables {', '.join(f'{k} {v.shape}' for k, v in dataset.tables.items())}")
-corner = pd.DataFrame(f1[:6, :6], index=[f"x1={i}" for i in range(6)], columns=[f"x2={j}" for j in range(6)])
-corner
+print(f"{config.folder_name}: tables {tasks_and_data.table_shapes(dataset.tables)}")
+tasks_and_data.table_corner(f1, 6)
 
 # %% [markdown]
 # Above is the top-left corner of $f_1$: the entry in row $x_1$, column $x_2$ is the bridge
@@ -144,13 +112,9 @@ corner
 # many of the $N^2$ argument pairs map to it (its *pre-image*).
 
 # %%
-pre = preimage_frame(f1)
-pre_chart = preimage_chart(pre, "f1")
-save_figure(pre_chart, "01_preimages", fig_dir)
-sizes = pre["preimage_size"]
-print(f"pre-image sizes of f1: min {sizes.min()}, max {sizes.max()}, mean {sizes.mean():.1f} "
-      f"(= N^2 / N = {N}), standard deviation {sizes.std(ddof=0):.1f}; values never produced: {(sizes == 0).sum()}")
-pre_chart
+pre = tasks_and_data.preimage_frame(f1)
+print(tasks_and_data.preimage_summary(pre, N))
+chapter.save(tasks_and_data.preimage_chart(pre, "f1"), "01_preimages")
 
 # %% [markdown]
 # The spread matters later. A bridge value with a large pre-image is reached by many
@@ -174,17 +138,7 @@ pre_chart
 # this by generating datasets at several $N$ and counting.
 
 # %%
-survey = []
-for task in TASKS.values():
-    for n_tok in knobs["survey_N"]:
-        space = n_tok**task.n_inputs
-        if space > knobs["survey_cap"]:
-            continue
-        probe = generate(DatasetConfig(task.name, n_tok, n_train=1, seed=seed, test_size_per_type=0, cot=task.cot_only))
-        survey.append({"task": task.name, "N": n_tok, "inputs N^m": space, "ID-eligible": probe.eligible_count,
-                       "eligible share": probe.eligible_count / space, "0.7^hops": 0.7 ** len(task.hops)})
-survey = pd.DataFrame(survey).round({"eligible share": 4, "0.7^hops": 4})
-survey
+tasks_and_data.eligible_survey(TASKS.values(), chapter["survey_N"], chapter["survey_cap"], seed)
 
 # %% [markdown]
 # The shares sit within about a percentage point of $0.7^{\text{hops}}$ at every $N$. They are
@@ -202,16 +156,9 @@ survey
 # were allowed but never sampled.
 
 # %%
-status = fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
-status_chart = fact_status_chart(status, "f1", n_tokens=N)
-save_figure(status_chart, "01_seen_split", fig_dir)
-facts = pd.DataFrame(
-    [{"primitive": name, "facts": split.size, "seen split": int(split.sum()),
-      "used by training": int(dataset.seen_used[name].sum()),
-      "seen but unused": int((split & ~dataset.seen_used[name]).sum())}
-     for name, split in dataset.seen_split.items()]
-)
-display(facts)
+status = tasks_and_data.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
+status_chart = chapter.save(tasks_and_data.fact_status_chart(status, "f1", n_tokens=N), "01_seen_split")
+display(tasks_and_data.fact_usage(dataset.seen_split, dataset.seen_used))
 status_chart
 
 # %% [markdown]
@@ -223,13 +170,7 @@ status_chart
 # and counts the used facts.
 
 # %%
-sizes_to_try = sorted({max(1, n_train // 8), max(1, n_train // 4), max(1, n_train // 2), n_train})
-usage = []
-for size in sizes_to_try:
-    d = generate(DatasetConfig("twohop", N, n_train=size, seed=seed, test_size_per_type=0))
-    usage.append({"n_train": size, **{f"{p} used / seen split": f"{int(d.seen_used[p].sum())} / {int(d.seen_split[p].sum())}"
-                                      for p in d.seen_split}})
-pd.DataFrame(usage)
+tasks_and_data.usage_by_training_size(N, n_train, seed)
 
 # %% [markdown]
 # ## 1.5 Test types: which facts an input needs
@@ -250,18 +191,10 @@ pd.DataFrame(usage)
 # The cross-table recomputes the flags of every test item from the tables and checks the rule.
 
 # %%
-values, fact_ids = dataset.task.evaluate(dataset.test_inputs, dataset.tables)
-flags = pd.DataFrame({
-    "type": dataset.test_types,
-    "f1 fact used (s1)": dataset.seen_used["f1"].reshape(-1)[fact_ids[0]].astype(int),
-    "f2 fact used (s2)": dataset.seen_used["f2"].reshape(-1)[fact_ids[1]].astype(int),
-})
-crosstab = pd.crosstab(flags["type"], [flags["f1 fact used (s1)"], flags["f2 fact used (s2)"]])
-display(crosstab)
+flags = tasks_and_data.fact_flags(dataset)
+display(pd.crosstab(flags["type"], [flags["f1 fact used (s1)"], flags["f2 fact used (s2)"]]))
 ood = flags[flags["type"] != "train_inferred"]
-bits = 2 * ood["f1 fact used (s1)"] + ood["f2 fact used (s2)"]
-expected = np.where(bits == 3, "type_0", "type_" + (bits + 1).astype(str))
-assert (expected == ood["type"].to_numpy()).all(), "test types disagree with the bit rule"
+assert (tasks_and_data.types_from_bits(ood) == ood["type"].to_numpy()).all(), "test types disagree with the bit rule"
 print(f"bit rule holds for all {len(ood)} non-training test items")
 
 # %% [markdown]
@@ -271,9 +204,8 @@ print(f"bit rule holds for all {len(ood)} non-training test items")
 # as much weight as common ones.
 
 # %%
-shares = type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
-share_chart = type_share_chart(shares)
-save_figure(share_chart, "01_type_proportions", fig_dir)
+shares = tasks_and_data.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
+share_chart = chapter.save(tasks_and_data.type_share_chart(shares), "01_type_proportions")
 display(shares.pivot(index="category", columns="group", values="count"))
 share_chart
 
@@ -293,8 +225,7 @@ share_chart
 # %%
 folder = ensure_dataset(config, data_root)
 print(folder)
-files = pd.DataFrame([{"file": p.name, "bytes": p.stat().st_size} for p in sorted(folder.iterdir()) if p.is_file()])
-display(files)
+display(tasks_and_data.files_table(folder))
 print((folder / "covlib.json").read_text())
 
 # %% [markdown]
@@ -314,12 +245,9 @@ display(pd.DataFrame(test_items).groupby("type", sort=True).head(1).sort_values(
 # dataset we generated in memory, item for item:
 
 # %%
-loaded = load_dataset(folder)
-same_train = np.array_equal(loaded.train.inputs, dataset.train_inputs)
-same_answers = np.array_equal(loaded.train.answers, dataset.evaluate(dataset.train_inputs)["t"])
-same_test = np.array_equal(loaded.test.inputs, dataset.test_inputs) and list(loaded.test.types) == list(dataset.test_types)
-print(f"train inputs equal: {same_train}; train answers equal: {same_answers}; test items and types equal: {same_test}")
-assert same_train and same_answers and same_test
+same = tasks_and_data.matches_generated(load_dataset(folder), dataset)
+print("; ".join(f"{check}: {equal}" for check, equal in same.items()))
+assert all(same.values())
 
 # %% [markdown]
 # ## 1.7 Summary
@@ -327,25 +255,8 @@ assert same_train and same_answers and same_test
 # The numbers that define this chapter's dataset, all computed above:
 
 # %%
-summary = {
-    "task": config.task,
-    "N": N,
-    "inputs N^3": N**3,
-    "ID-eligible inputs": dataset.eligible_count,
-    "eligible share": round(dataset.eligible_count / N**3, 4),
-    "n_train": len(dataset.train_inputs),
-    "f1 facts used / seen split": f"{int(dataset.seen_used['f1'].sum())} / {int(dataset.seen_split['f1'].sum())}",
-    "f2 facts used / seen split": f"{int(dataset.seen_used['f2'].sum())} / {int(dataset.seen_split['f2'].sum())}",
-    **{f"test items {t}": int(c) for t, c in pd.Series(dataset.test_types).value_counts().sort_index().items()},
-}
-display(pd.DataFrame({"value": summary}))
-record_metrics({
-    "eligible_count": dataset.eligible_count,
-    "eligible_share": dataset.eligible_count / N**3,
-    "f1_used_share": float(dataset.seen_used["f1"].sum() / dataset.seen_split["f1"].sum()),
-    "f2_used_share": float(dataset.seen_used["f2"].sum() / dataset.seen_split["f2"].sum()),
-    **{f"population_{t}": int(c) for t, c in dataset.population.items()},
-})
+display(pd.DataFrame({"value": tasks_and_data.dataset_summary(dataset)}))
+record_metrics(tasks_and_data.dataset_metrics(dataset))
 
 # %% [markdown]
 # **What to carry forward.** A task is a graph of random tables; training sees 70% of each table's

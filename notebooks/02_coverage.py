@@ -44,51 +44,28 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import json
-from pathlib import Path
 
 import altair as alt
-import numpy as np
 import pandas as pd
 from IPython.display import display
 
 from covlib.analyses.fits import power_fit
-from covlib.base.paper import (
-    EXPONENTS,
-    REQUIRED_DATA_TWOHOP,
-    REQUIRED_DATA_TWOHOP_AUTHORS,
-    TYPE0_COVERAGE_TWOHOP_30_4000,
-)
+from covlib.base.paper import EXPONENTS, TYPE0_COVERAGE_TWOHOP_30_4000
 from covlib.base.paths import default_root
-from covlib.book.setup import preset_values
+from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch02_coverage import (
-    coverage_modes_chart,
-    coverage_vs_data,
-    coverage_vs_data_chart,
-    neighbourhood_chart,
-    purity_chart,
-    substitution_neighbourhood,
-)
+from covlib.chapters import ch02_coverage as coverage_chapter
 from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table, wide_table
 from covlib.coverage.authors import authors_sweep
-from covlib.coverage.exact import all_pair_evidence, class_purity, fragment_classes, k_cutoffs, pair_evidence
-from covlib.coverage.requirement import data_for_coverage
+from covlib.coverage.exact import all_pair_evidence, k_cutoffs, pair_evidence
 from covlib.figures.charts import coverage_by_k_chart
-from covlib.figures.style import enable_png_renderer, save_figure
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
 from covlib.tasks.folders import load_dataset
 
-PRESETS = {
-    "smoke": {"N": 10, "n_train": 300, "example_N": 6, "scaling_N": [12, 16]},
-    "default": {"N": 30, "n_train": 4000, "example_N": 8, "scaling_N": [20, 30, 50, 70]},
-    "paper": {"N": 100, "n_train": 80_000, "example_N": 8, "scaling_N": [20, 30, 50, 70, 100]},
-}
-knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, example_N=example_N, scaling_N=scaling_N)
-N, n_train, example_N, scaling_N = knobs["N"], knobs["n_train"], knobs["example_N"], knobs["scaling_N"]
-data_root = Path(out_dir) if out_dir else default_root()
-fig_dir = figures_dir or None
-enable_png_renderer()
-pd.set_option("display.width", 120)
+chapter = setup_chapter("02", preset, coverage_chapter.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+                        N=N, n_train=n_train, example_N=example_N, scaling_N=scaling_N)
+N, n_train, example_N, scaling_N = chapter["N"], chapter["n_train"], chapter["example_N"], chapter["scaling_N"]
+data_root = chapter.root if out_dir else default_root()
 print(f"preset={preset}: twohop N={N}, n_train={n_train}, seed={seed}, k up to {max_k}")
 
 # %% [markdown]
@@ -118,18 +95,7 @@ example = generate(DatasetConfig("twohop", example_N, n_train=int(0.3 * example_
 ex_answers = example.evaluate(example.train_inputs)["t"]
 ex_evidence = pair_evidence(example.train_inputs, ex_answers, example_N, (0, 1))
 bridge_of = example.tables["f1"].reshape(-1)  # hidden: b = f1(x1, x2), indexed by fragment id x1*N + x2
-
-
-def fragment(fid: int) -> str:
-    return f"({fid // example_N}, {fid % example_N})"
-
-
-pairs = pd.DataFrame({
-    "fragment a": [fragment(f) for f in ex_evidence.left],
-    "fragment a'": [fragment(f) for f in ex_evidence.right],
-    "shared contexts (all agree)": ex_evidence.count,
-    "same bridge? (hidden)": bridge_of[ex_evidence.left] == bridge_of[ex_evidence.right],
-}).sort_values("shared contexts (all agree)", ascending=False, kind="stable")
+pairs = coverage_chapter.fragment_pairs(ex_evidence, bridge_of, example_N)
 print(f"twohop with N={example_N}: {len(example.train_inputs)} training inputs, "
       f"{len(ex_evidence)} contradiction-free fragment pairs over P = {{x1, x2}}")
 display(pairs.head(8).reset_index(drop=True))
@@ -142,11 +108,7 @@ display(pairs.head(8).reset_index(drop=True))
 # %%
 top = pairs.index[0]
 a, a2 = int(ex_evidence.left[top]), int(ex_evidence.right[top])
-train_df = pd.DataFrame(example.train_inputs, columns=["x1", "x2", "x3"]).assign(t=ex_answers)
-train_df["fragment"] = train_df["x1"] * example_N + train_df["x2"]
-side = train_df[train_df["fragment"].isin([a, a2])].pivot_table(index="x3", columns="fragment", values="t")
-side.columns = [f"t for {fragment(c)}" for c in side.columns]
-display(side.dropna().astype(int))
+display(coverage_chapter.shared_context_answers(example.train_inputs, ex_answers, example_N, a, a2))
 
 # %% [markdown]
 # Most fragment pairs are not so lucky. A pair that shares a context and disagrees there is
@@ -163,18 +125,10 @@ folder = ensure_dataset(config, data_root)
 data = load_dataset(folder)
 truth = generate(config)  # the hidden tables, for checking what the data alone reveals
 evidence = all_pair_evidence(data.train.inputs, data.train.answers, N)
-present = np.zeros(N * N, dtype=bool)
-present[data.train.inputs[:, 0] * N + data.train.inputs[:, 1]] = True
-purity_rows = []
-for k in range(1, max_k + 1):
-    labels = fragment_classes(data.train.inputs, data.train.answers, N, k, evidence)[(0, 1)]
-    merged, purity = class_purity(labels, truth.tables["f1"].reshape(-1), present)
-    purity_rows.append({"k": k, "merged_pairs": merged, "purity": purity})
-purity = pd.DataFrame(purity_rows)
+purity = coverage_chapter.purity_by_k(data.train.inputs, data.train.answers, N, truth.tables["f1"].reshape(-1),
+                                      max_k, evidence)
 display(purity.assign(purity=purity["purity"].map("{:.1%}".format)))
-purity_figure = purity_chart(purity)
-save_figure(purity_figure, "02_equivalence_purity", fig_dir)
-purity_figure
+chapter.save(coverage_chapter.purity_chart(purity), "02_equivalence_purity")
 
 # %% [markdown]
 # ## 2.2 The substitution graph and k-coverage
@@ -199,28 +153,16 @@ purity_figure
 # %%
 test_cutoffs = k_cutoffs(data.train.inputs, data.train.answers, N, queries=data.test.inputs, max_k=max_k)
 type0 = data.test.types == "type_0"
-rng = np.random.default_rng(seed)
-
-
-def neighbourhood(center: np.ndarray):
-    return substitution_neighbourhood(data.train.inputs, data.train.answers, N, center, k=3, max_per_subset=4,
-                                      evidence=evidence)
-
-
+pools = [data.test.inputs[type0 & (test_cutoffs >= 3)], data.test.inputs[type0 & (test_cutoffs < 3)]]
+graphs = coverage_chapter.neighbourhood_examples(data.train.inputs, data.train.answers, N, pools, evidence, seed,
+                                                 k=3, candidates=20, max_per_subset=4)
 graph_charts = []
-for pool in (data.test.inputs[type0 & (test_cutoffs >= 3)], data.test.inputs[type0 & (test_cutoffs < 3)]):
-    if not len(pool):
-        continue
-    candidates = [neighbourhood(c) for c in pool[rng.permutation(len(pool))[:20]]]
-    graph = max(candidates, key=lambda g: sum(g.graph["neighbours"].values()))
-    center = next(n for n, d in graph.nodes(data=True) if d["center"])
-    counts = {p: c for (node, p), c in graph.graph["neighbours"].items() if c}
-    print(f"input {center}: neighbours at k=3 per P = {counts}")
-    graph_charts.append(neighbourhood_chart(graph, seed=seed, width=380, height=300,
-                                            title=f"{center}: {graph.nodes[center]['status']} at k=3"))
-graph_chart = alt.hconcat(*graph_charts).resolve_scale(color="independent")
-save_figure(graph_chart, "02_substitution_graph", fig_dir)
-graph_chart
+for graph in graphs:
+    center = coverage_chapter.graph_center(graph)
+    print(f"input {center}: neighbours at k=3 per P = {coverage_chapter.neighbour_counts(graph)}")
+    graph_charts.append(coverage_chapter.neighbourhood_chart(
+        graph, seed=seed, width=380, height=300, title=f"{center}: {graph.nodes[center]['status']} at k=3"))
+chapter.save(alt.hconcat(*graph_charts).resolve_scale(color="independent"), "02_substitution_graph")
 
 # %% [markdown]
 # ## 2.3 Coverage by k, per test type
@@ -237,9 +179,7 @@ print(json.loads((folder / "coverage.json").read_text())["command"])
 wide = wide_table(table).round(1)
 display(wide)
 reference = TYPE0_COVERAGE_TWOHOP_30_4000 if (N, n_train) == (30, 4000) else None
-coverage_chart = coverage_by_k_chart(table, reference=reference)
-save_figure(coverage_chart, "02_coverage_by_k", fig_dir)
-coverage_chart
+chapter.save(coverage_by_k_chart(table, reference=reference), "02_coverage_by_k")
 
 # %% [markdown]
 # Read the figure from left to right. At $k = 1$ everything is covered: chance agreements chain
@@ -285,8 +225,8 @@ answers_test = data.test.answers
 authors = authors_sweep(data.train.inputs, data.train.answers, N, data.test.inputs, answers_test, data.test.types,
                         max_k=max_k)
 authors_table = coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
-modes_chart = coverage_modes_chart({"paper's definition (covlib)": table, "authors' script": authors_table})
-save_figure(modes_chart, "02_faithful_vs_authors", fig_dir)
+modes_chart = chapter.save(coverage_chapter.coverage_modes_chart(
+    {"paper's definition (covlib)": table, "authors' script": authors_table}), "02_faithful_vs_authors")
 comparison = pd.concat({"definition": wide_table(table), "authors": wide_table(authors_table)}).round(1)
 display(comparison)
 modes_chart
@@ -307,21 +247,20 @@ modes_chart
 # 90% of `type_0` items are 3-covered, then fit a power law $n \approx c N^a$.
 
 # %%
-survey = pd.DataFrame([data_for_coverage("twohop", n_tok, k=3, target=0.9, seed=seed) for n_tok in scaling_N])
+survey = coverage_chapter.coverage_survey(scaling_N, seed)
 survey_fit = power_fit(survey["N"], survey["n_train"])
-c_fit, a_fit = survey_fit["a"], survey_fit["c"]
-survey["paper: data for 0.99 accuracy"] = survey["N"].map(REQUIRED_DATA_TWOHOP_AUTHORS)
-survey["paper's early draft (superseded)"] = survey["N"].map(REQUIRED_DATA_TWOHOP)
-display(survey[["N", "n_train", "eligible", "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]].rename(
-    columns={"n_train": "data to 3-cover 90% of type_0", "eligible": "ID-eligible inputs"}))
-print(f"fit: n ≈ {c_fit:.2f} · N^{a_fit:.2f}  (paper, from training runs: n ≈ 3.48 · N^{EXPONENTS['twohop']}; "
+prefactor, exponent = survey_fit["a"], survey_fit["c"]  # n ≈ prefactor · N^exponent
+display(coverage_chapter.survey_table(survey))
+print(f"fit: n ≈ {prefactor:.2f} · N^{exponent:.2f}  (paper, from training runs: n ≈ 3.48 · N^{EXPONENTS['twohop']}; "
       "its early draft fit N^2.54 is superseded). Chapter 4 measures the requirement by training.")
-curve = coverage_vs_data("twohop", scaling_N,
-                             {n: sorted({int(f * r) for f in (0.5, 0.75, 1.0, 1.5, 2.5)})
-                              for n, r in zip(survey["N"], survey["n_train"])}, ks=(3,), seed=seed)
-data_chart = coverage_vs_data_chart(curve, k=3)
-save_figure(data_chart, "02_coverage_vs_data", fig_dir)
-data_chart
+
+# %% [markdown]
+# Around each of those sizes, the share of `type_0` items 3-covered, one line per $N$:
+
+# %%
+curve = coverage_chapter.coverage_vs_data("twohop", scaling_N, coverage_chapter.survey_sizes(survey), ks=(3,),
+                                          seed=seed)
+chapter.save(coverage_chapter.coverage_vs_data_chart(curve, k=3), "02_coverage_vs_data")
 
 # %% [markdown]
 # Two things stand out. Coverage switches on abruptly: below a threshold almost nothing is
@@ -331,14 +270,7 @@ data_chart
 # a model and checks the link item by item.
 
 # %%
-type0_row = table[table["type"] == "type_0"].set_index("k")["covered"]
-record_metrics({
-    "N": N, "n_train": n_train,
-    **{f"type0_covered_k{k}": float(type0_row[k]) for k in range(1, max_k + 1)},
-    "purity_k1": float(purity.loc[purity["k"] == 1, "purity"].iloc[0]),
-    "purity_k3": float(purity.loc[purity["k"] == 3, "purity"].iloc[0]),
-    "coverage_exponent": a_fit,
-})
+record_metrics(coverage_chapter.coverage_metrics(N, n_train, table, purity, max_k, exponent))
 
 # %% [markdown]
 # ## Summary

@@ -46,45 +46,28 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
-from pathlib import Path
-
 import altair as alt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.curves import (
-    binned_accuracy,
-    cutoff_bins,
-    cutoff_shares,
-    cutoff_snapshot,
-    cutoff_table,
-    first_steps,
-)
-from covlib.base.paths import default_root, repository_path
-from covlib.book.setup import preset_values
+from covlib.analyses import curves
+from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
+from covlib.chapters import ch03_coverage_predicts_generalization as generalization
 from covlib.coverage.annotate import annotate_dataset, wide_table
 from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
-from covlib.figures.style import GROUP_COLORS, TYPE_COLORS, enable_png_renderer, save_figure
+from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.training.config import make_config, run_name
 from covlib.training.runs import first_step_above, load_metrics, load_run_config
-from covlib.training.shipped import EDGE_RUN, train_or_load
+from covlib.training.shipped import train_or_load
 
-PRESETS = {
-    # model preset, live dataset and budget
-    "smoke": {"model": "smoke", "N": 10, "n_train": 450, "steps": 300, "eval_every": 50},
-    "default": {"model": "default", "N": 30, "n_train": 10_000, "steps": 2000, "eval_every": 50},
-    "paper": {"model": "paper", "N": 30, "n_train": 10_000, "steps": 62_500, "eval_every": 25},
-}
-knobs = preset_values(PRESETS, preset, N=N, n_train=n_train, steps=steps, eval_every=eval_every)
-N, n_train, steps, eval_every = knobs["N"], knobs["n_train"], knobs["steps"], knobs["eval_every"]
-root = Path(out_dir) if out_dir else default_root().parent
-fig_dir = figures_dir or None
-enable_png_renderer()
-pd.set_option("display.width", 120)
+chapter = setup_chapter("03", preset, generalization.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+                        N=N, n_train=n_train, steps=steps, eval_every=eval_every)
+N, n_train, steps, eval_every = chapter["N"], chapter["n_train"], chapter["steps"], chapter["eval_every"]
+root = chapter.root
 overrides = {"steps": steps, "eval_every": eval_every, "seed": seed}
-run_config = make_config(knobs["model"], overrides)
+run_config = make_config(chapter["model"], overrides)
 print(f"preset={preset}: twohop N={N}, n_train={n_train}; model {run_config.model}; {steps} steps")
 
 # %% [markdown]
@@ -114,11 +97,10 @@ display(wide_table(coverage).round(1).iloc[:, :12])
 
 # %%
 run_dir = root / "runs" / run_name(dataset.name, run_config)
-result = train_or_load(dataset, run_dir, preset=knobs["model"], overrides=overrides, retrain=retrain)
+result = train_or_load(dataset, run_dir, preset=chapter["model"], overrides=overrides, retrain=retrain)
 metrics = result.metrics
 print(f"run folder: {run_dir}")
-print(f"trained {int(metrics['step'].iloc[-1])} steps in {metrics['elapsed'].iloc[-1] / 60:.1f} min "
-      f"({metrics['step'].iloc[-1] / metrics['elapsed'].iloc[-1]:.1f} steps/s including evaluation)")
+print(generalization.training_speed(metrics))
 
 # %% [markdown]
 # ## 3.3 What the model learns, per test type
@@ -132,10 +114,9 @@ print(f"trained {int(metrics['step'].iloc[-1])} steps in {metrics['elapsed'].ilo
 
 # %%
 type_series = {t: f"acc/{t}" for t in ["train_inferred", "type_0", "type_1", "type_2", "type_3"]}
-type_chart = accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
-                                           chance=1 / N)
-save_figure(type_chart, "03_accuracy_by_type", fig_dir)
-display(first_steps(metrics, type_series).round(3))
+type_chart = chapter.save(accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
+                                                chance=1 / N), "03_accuracy_by_type")
+display(curves.first_steps(metrics, type_series).round(3))
 type_chart
 
 # %% [markdown]
@@ -151,20 +132,20 @@ type_chart
 # scarce, which is the next section.
 
 # %%
-per_k = cutoff_table(metrics, dataset, threshold=0.9)
+per_k = curves.cutoff_table(metrics, dataset, threshold=0.9)
 display(per_k.round(3))
-bins = cutoff_bins(per_k, n_bins=3)
-binned = binned_accuracy(metrics, per_k, bins)
+bins = curves.cutoff_bins(per_k, n_bins=3)
+binned = curves.binned_accuracy(metrics, per_k, bins)
 bin_colors = dict(zip(bins, ["#c62828", "#f9a825", "#2e7d32"]))
 curves_chart = accuracy_curves_chart(binned, {label: label for label in bins},
-                                             "ID accuracy during training, by k-cutoff", colors=bin_colors)
+                                     "ID accuracy during training, by k-cutoff", colors=bin_colors)
 halfway = result.first_step_above("acc/type_0", 0.5) or int(metrics["step"].iloc[-1])
-snapshot = cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)
+snapshot = curves.cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)
 snapshot_chart = accuracy_by_cutoff_chart(
     snapshot, title=f"At step {halfway} (numbers: test items)", y_title=f"accuracy at step {halfway}")
-evidence_chart = alt.hconcat(curves_chart, snapshot_chart).resolve_scale(color="independent")
-save_figure(evidence_chart, "03_learned_sooner", fig_dir)
-display(first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9)))
+evidence_chart = chapter.save(alt.hconcat(curves_chart, snapshot_chart).resolve_scale(color="independent"),
+                              "03_learned_sooner")
+display(curves.first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9)))
 evidence_chart
 
 # %% [markdown]
@@ -181,31 +162,29 @@ evidence_chart
 # %%
 edge_dataset = ensure_dataset(DatasetConfig("twohop", 30, 4000, seed=0), root / "datasets")
 edge_coverage = annotate_dataset(edge_dataset, max_k=8)
-edge_shares = cutoff_shares(edge_dataset)
-display(Markdown(f"ID test items of the edge dataset by k-cutoff: {edge_shares['k<3']:.0%} below 3, "
-                 f"{edge_shares['k=3']:.0%} exactly 3, {edge_shares['k>3']:.0%} above."))
-if recompute_edge_run:
-    edge_result = train_or_load(edge_dataset, root / "runs" / "edge", preset="default",
-                                overrides=EDGE_RUN["overrides"], retrain=retrain)
-    edge_dir = edge_result.run_dir
-else:
-    edge_dir = Path(edge_run) if edge_run else repository_path(EDGE_RUN["archive"])
+edge_shares = curves.cutoff_shares(edge_dataset)
+display(Markdown(generalization.edge_shares_text(edge_shares)))
+
+# %% [markdown]
+# The run itself: the shipped one, the folder `edge_run`, or a fresh one when `recompute_edge_run` is set.
+
+# %%
+edge_dir = generalization.edge_run_folder(edge_dataset, root, recompute_edge_run, edge_run, retrain)
 edge = load_metrics(edge_dir)
 edge_config = load_run_config(edge_dir)
-print(f"{edge_dir}: {edge_config['dataset']['name']}, {int(edge['step'].iloc[-1])} steps, "
-      f"weight decay {edge_config['train']['weight_decay']}")
-print((Path(edge_dir) / "COMMANDS.txt").read_text() if (Path(edge_dir) / "COMMANDS.txt").is_file() else "")
+print(generalization.describe_run(edge_dir, edge, edge_config))
+print(generalization.run_commands(edge_dir))
+
+# %%
 group_series = {g: f"acc/{g}" for g in ["k>3", "k=3", "k<3"]}
-edge_groups = first_steps(edge, group_series | {"train_inferred": "acc/train_inferred"}, thresholds=(0.25, 0.5))
+edge_groups = curves.first_steps(edge, group_series | {"train_inferred": "acc/train_inferred"}, thresholds=(0.25, 0.5))
 display(edge_groups.round(3))
 group_chart = accuracy_curves_chart(edge, group_series | {"type_1 (OOD)": "acc/type_1"},
-                                            "ID accuracy by k-cutoff group, at the edge of coverage",
-                                            colors=GROUP_COLORS | {"type_1 (OOD)": TYPE_COLORS["type_3"]},
-                                            chance=1 / 30)
-edge_per_k = cutoff_table(edge, edge_dataset, threshold=0.5)
+                                    "ID accuracy by k-cutoff group, at the edge of coverage",
+                                    colors=GROUP_COLORS | {"type_1 (OOD)": TYPE_COLORS["type_3"]}, chance=1 / 30)
+edge_per_k = curves.cutoff_table(edge, edge_dataset, threshold=0.5)
 cutoff_chart = accuracy_by_cutoff_chart(edge_per_k, title="Final accuracy by k-cutoff (numbers: test items)")
-edge_chart = alt.hconcat(group_chart, cutoff_chart)
-save_figure(edge_chart, "03_edge_of_coverage", fig_dir)
+edge_chart = chapter.save(alt.hconcat(group_chart, cutoff_chart), "03_edge_of_coverage")
 display(edge_per_k.round(3))
 edge_chart
 
@@ -218,16 +197,7 @@ edge_chart
 # hold too few items to read).
 
 # %%
-final = result.final
-edge_final = edge.iloc[-1]
-central = {
-    "N": N, "n_train": n_train, "steps": int(metrics["step"].iloc[-1]),
-    "minutes": float(metrics["elapsed"].iloc[-1] / 60),
-    "first_step_type0_0.9": result.first_step_above("acc/type_0", 0.9),
-    **{f"final_{t}": float(final[f"acc/{t}"]) for t in type_series if f"acc/{t}" in final},
-    **{f"edge_final_{g}": float(edge_final[f"acc/{g}"]) for g in group_series if f"acc/{g}" in edge},
-    **{f"edge_share_{g}": share for g, share in edge_shares.items()},
-}
+central = generalization.central_metrics(N, n_train, result, edge, edge_shares, type_series, group_series)
 record_metrics(central)
 pd.Series(central, name="value").to_frame()
 

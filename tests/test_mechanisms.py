@@ -10,10 +10,17 @@ import pandas as pd
 import pytest
 import torch
 
-from covlib.analyses.iicg import iicg_bruteforce, iicg_map, iicg_table, item_groups
+from covlib.analyses.iicg import by_construction, fixed_positions, iicg_bruteforce, iicg_map, iicg_table, item_groups
 from covlib.analyses.lens import logit_lens
 from covlib.analyses.residuals import hook_names, open_run, residual_streams, split_items
-from covlib.analyses.tracing import _patched_last_logits, corrupted_pairs, trace_map, trace_table
+from covlib.analyses.tracing import (
+    CHANGED_POSITION,
+    _patched_last_logits,
+    corrupted_pairs,
+    trace_by_construction,
+    trace_map,
+    trace_table,
+)
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import annotate_dataset
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
@@ -179,3 +186,40 @@ def test_cli_writes_long_tables_and_refuses_bad_input(run, tmp_path: Path):
         res = subprocess.run(base + ["iicg", *bad, "--out", str(target)], capture_output=True, text=True)
         assert res.returncode == 2 and words in res.stderr and res.stderr.count("\n") == 1, res.stderr
         assert not target.exists()
+
+
+def test_cells_flagged_by_construction_are_the_ones_a_real_model_cannot_move(run):
+    """Every IICG cell flagged by_construction has within-group cosine 1 (identical vectors), whatever the
+    weights; the unflagged cells of the same keys do not."""
+    model, ds, tables = open_run(*run)
+    table = iicg_table(model, ds, tables, ["b", "x2", "b,x2"], ["type_0"], max_items=150)
+    flagged = table[table["by_construction"]]
+    assert set(zip(flagged["group_by"], flagged["layer"], flagged["position"])) == {("x2", 0, "x2"), ("b,x2", 0, "x2")}
+    np.testing.assert_allclose(flagged["within"], 1.0, atol=1e-5)
+    assert (table.loc[~table["by_construction"], "within"] < 0.9999).all()
+
+
+def test_fixed_positions_reads_inputs_and_written_bridges():
+    assert fixed_positions(("b1", "x2"), ["x1", "x2", "x3"]) == {1}
+    assert fixed_positions(("b1", "x1"), ["x1", "x2", "x3"]) == {0}
+    assert fixed_positions(("b",), ["x1", "x2", "x3", "b1"]) == {3}  # a CoT bridge written at its own position
+    assert by_construction(2, 0, {0}) and not by_construction(2, 1, {1}) and by_construction(0, 1, {1})
+
+
+def test_trace_cells_flagged_by_construction_are_exactly_zero_or_one(run):
+    """Before the changed token a patch is an identity (0); the last position after the last block is the
+    output (1). The flags mark these cells and no other."""
+    model, ds, tables = open_run(*run)
+    clean, corrupted = corrupted_pairs(tables, ds.test.inputs[:300], "x2")
+    res = trace_map(model, clean[:100], corrupted[:100])  # t' = the model's own prediction: pairs exist untrained
+    n_layers, last = res["prob"].shape[0] - 1, res["prob"].shape[1] - 1
+    for layer in range(n_layers + 1):
+        for p in range(last + 1):
+            trivial = trace_by_construction(layer, p, CHANGED_POSITION["x2"], n_layers, last)
+            value = res["prob"][layer, p]
+            if p < 1:
+                assert trivial and value == pytest.approx(0.0, abs=1e-6)
+            elif layer == n_layers and p == last:
+                assert trivial and value == pytest.approx(1.0, abs=1e-4) and res["rank"][layer, p] == 1.0
+            else:
+                assert not trivial

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from covlib.base.errors import CovlibError
 
@@ -60,3 +61,66 @@ def bootstrap_exponent(estimates: pd.DataFrame, reps: int = 2000, seed: int = 0,
         cs.append(np.polyfit(xs, ys, 1)[0])
     lo, hi = np.quantile(cs, [(1 - level) / 2, (1 + level) / 2]) if cs else (np.nan, np.nan)
     return fit | {"c_low": float(lo), "c_high": float(hi), "reps": len(cs)}
+
+
+MIN_N_FOR_INTERVAL = 4  # below this many distinct N, a slope interval is not worth printing (CONVENTIONS, Statistics)
+
+
+def exponent_fit(estimates: pd.DataFrame, level: float = 0.95, reps: int = 4000, seed: int = 0) -> dict | None:
+    """The exponent c of n_req ~ a N^c with an interval valid for the design, or None below two N values.
+
+    ``estimates`` has one row per finished search (columns N, n_req, and seed when there are several).
+    The interval depends on how the estimates were made:
+
+    * fewer than 4 distinct N: none (``interval`` says so): a slope through 2-3 points has no useful interval;
+    * 2 or more seeds at every N: resample whole N-cells (all seeds of an N together) with replacement,
+      percentile interval; c is the least-squares slope over every estimate;
+    * otherwise (one seed, or some N with one seed): fit the geometric mean of each N-cell and give the
+      slope's t-interval with (number of N) - 2 degrees of freedom.
+
+    Returns c, a, r2, c_low, c_high, interval (the method, or why there is none), n_values, seeds (the most
+    seeds at any N), N_min, N_max, points."""
+    est = estimates.dropna(subset=["n_req"]) if len(estimates) else estimates
+    if len(est) == 0 or est["N"].nunique() < 2:
+        return None
+    seeds = est.groupby("N").size() if "seed" not in est else est.groupby("N")["seed"].nunique()
+    described = {"n_values": int(est["N"].nunique()), "seeds": int(seeds.max()), "N_min": float(est["N"].min()),
+                 "N_max": float(est["N"].max()), "points": int(len(est))}
+    if seeds.min() >= 2:
+        fit = power_fit(est["N"], est["n_req"])
+        low, high = _cell_bootstrap(est, level, reps, seed)
+        method = "resampled N-cells"
+    else:
+        cells = est.assign(log_n=np.log(est["n_req"].astype(float))).groupby("N")["log_n"].mean()
+        fit = power_fit(cells.index.to_numpy(float), np.exp(cells.to_numpy()))
+        low, high = _slope_t_interval(cells.index.to_numpy(float), cells.to_numpy(), level)
+        method = "slope t-interval" if seeds.max() == 1 else "slope t-interval over N-cell means"
+    if described["n_values"] < MIN_N_FOR_INTERVAL:
+        low, high, method = float("nan"), float("nan"), f"none: fewer than {MIN_N_FOR_INTERVAL} values of N"
+    return {"c": fit["c"], "a": fit["a"], "r2": fit["r2"], "c_low": low, "c_high": high, "interval": method,
+            **described}
+
+
+def _slope_t_interval(N: np.ndarray, log_n: np.ndarray, level: float) -> tuple[float, float]:
+    """The least-squares slope of log_n on log N, +- t(level, n-2) standard errors."""
+    if len(N) < 3:
+        return float("nan"), float("nan")
+    line = stats.linregress(np.log(N), log_n)
+    half = stats.t.ppf((1 + level) / 2, len(N) - 2) * line.stderr
+    return float(line.slope - half), float(line.slope + half)
+
+
+def _cell_bootstrap(est: pd.DataFrame, level: float, reps: int, seed: int) -> tuple[float, float]:
+    """Percentile interval of the slope over resamples of whole N-cells (every seed of a drawn N kept)."""
+    cells = [(np.log(float(N)), np.log(g["n_req"].to_numpy(float))) for N, g in est.groupby("N")]
+    rng = np.random.default_rng(seed)
+    slopes = []
+    for _ in range(reps):
+        pick = rng.integers(0, len(cells), len(cells))
+        x = np.concatenate([np.full(len(cells[i][1]), cells[i][0]) for i in pick])
+        if len(np.unique(x)) < 2:
+            continue
+        y = np.concatenate([cells[i][1] for i in pick])
+        slopes.append(np.polyfit(x, y, 1)[0])
+    low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)

@@ -41,9 +41,23 @@ GROUP_KEYS: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {
 }
 
 
-def group_keys(task: str) -> list[str]:
-    """The grouping keys IICG knows for a task."""
-    return list(GROUP_KEYS.get(task, {}))
+
+
+def fixed_positions(nodes: tuple[str, ...] | list[str], positions: list[str]) -> set[int]:
+    """Indices of the sequence positions whose token a grouping key fixes: an input the key names (x2 at
+    position x2), or a bridge written out in the sequence (b1 at position b1 of a chain-of-thought target)."""
+    names = {"b1" if node == "b" else node for node in nodes}
+    return {i for i, position in enumerate(positions) if position in names}
+
+
+def by_construction(layer: int, position: int, fixed: set[int]) -> bool:
+    """True where the IICG is high whatever the model learned. At the embeddings (layer 0) a position's
+    residual is its token's vector, so a key that fixes that token makes each group identical; above,
+    under the causal mask the residual depends only on the tokens at or before the position, so a key
+    that fixes all of them does the same. Such cells are marked in figures and left out of peaks."""
+    if layer == 0:
+        return position in fixed
+    return all(i in fixed for i in range(position + 1))
 
 
 def item_groups(tables: TaskTables, inputs: np.ndarray, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +129,7 @@ def iicg_bruteforce(resid: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def iicg_table(model, ds: DatasetFolder, tables: TaskTables, keys: list[str], splits: list[str],
                k_groups: list[str | None] = (None,), max_items: int = 2000, batch_size: int = 1024) -> pd.DataFrame:
     """IICG maps as a long table (split, k_group, group_by, layer, position, iicg, within, between,
-    items, groups) for every split x k-group x key; residuals computed once per selection."""
+    items, groups, by_construction) for every split x k-group x key; residuals computed once per selection."""
     rows = []
     positions = [f"x{i + 1}" for i in range(ds.n_inputs)]
     for split in splits:
@@ -126,11 +140,13 @@ def iicg_table(model, ds: DatasetFolder, tables: TaskTables, keys: list[str], sp
             for key in keys:
                 kept, labels = item_groups(tables, inputs, key)
                 res = iicg_map(resid[kept], labels)
+                fixed = fixed_positions(GROUP_KEYS[tables.task.name][key][0], positions)
                 for layer in range(resid.shape[1]):
                     for p, pos in enumerate(positions):
                         rows.append({"split": SPLIT_ALIASES.get(split, split), "k_group": kg or "all", "group_by": key,
                                      "layer": layer, "position": pos, "iicg": float(res["iicg"][layer, p]),
                                      "within": float(res["within"][layer, p]),
                                      "between": float(res["between"][layer, p]),
-                                     "items": res["items"], "groups": res["groups"]})
+                                     "items": res["items"], "groups": res["groups"],
+                                     "by_construction": by_construction(layer, p, fixed)})
     return pd.DataFrame(rows)

@@ -1,6 +1,7 @@
 """Residual streams through TransformerLens hooks, the task's tables, and the items of each split."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -60,9 +61,8 @@ def task_tables(ds: DatasetFolder) -> TaskTables:
     meta = ds.meta or {}
     config = meta.get("config")
     if config:
-
         cfg = DatasetConfig(**config)
-        data = generate(dataclass_replace_test(cfg))
+        data = generate(dataclasses.replace(cfg, test_size_per_type=0))  # no test set: the tables do not depend on it
         task, tables, same = data.task, data.tables, cfg.same_functions
     else:
         task = _task_from_name(ds.name)
@@ -86,11 +86,6 @@ def task_tables(ds: DatasetFolder) -> TaskTables:
     return TaskTables(task, tables, same, seen)
 
 
-def dataclass_replace_test(cfg):
-    """The same dataset config without a test set: the tables do not depend on it, and it is faster."""
-    import dataclasses
-
-    return dataclasses.replace(cfg, test_size_per_type=0)
 
 
 def _task_from_name(name: str) -> Task:
@@ -148,7 +143,6 @@ def split_items(ds: DatasetFolder, split: str, k_group: str | None = None) -> np
                           "(also id_train, id_test, ood_first_hop)")
     idx = np.flatnonzero(types == split)
     if k_group is not None:
-
         ks = annotated_cutoffs(ds)
         if ks is None:
             raise CovlibError(f"{ds.path} has no test_annotated.json; run `covlib coverage {ds.path}` first")

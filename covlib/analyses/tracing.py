@@ -14,6 +14,7 @@ TRACE_VARIANTS = {
     "x2_keep_b": "change x2 keeping the bridge b (non-tree: isolates the direct x2 path)",
     "x2_change_b": "change x2 changing the bridge b (non-tree)",
 }
+CHANGED_POSITION = {"x1": 0, "x2": 1, "x2_keep_b": 1, "x2_change_b": 1}  # the input each variant changes
 
 
 def corrupted_pairs(tables: TaskTables, inputs: np.ndarray, variant: str = "x2", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -23,7 +24,7 @@ def corrupted_pairs(tables: TaskTables, inputs: np.ndarray, variant: str = "x2",
     if variant not in TRACE_VARIANTS:
         raise CovlibError(f"unknown variant {variant!r}; choose one of: {', '.join(TRACE_VARIANTS)}")
     task = tables.task
-    pos = 0 if variant == "x1" else 1
+    pos = CHANGED_POSITION[variant]
     n_tok = tables.tables[task.table_names(tables.same_functions)[0]].shape[0]
     clean = np.asarray(inputs)
     clean = clean[tables.all_facts_seen(clean)]
@@ -112,9 +113,16 @@ def _patched_last_logits(model, tokens: torch.Tensor, hook: str, position: int, 
     return model.run_with_hooks(tokens, fwd_hooks=[(hook, patch)])[:, -1].float()
 
 
+def trace_by_construction(layer: int, position: int, changed: int, n_layers: int, last: int) -> bool:
+    """True where the patching effect is fixed whatever the model learned: before the changed token the
+    corrupted residual equals the clean one under the causal mask (an identity patch, effect 0), and the
+    last position after the last block is the output itself (effect 1 by definition)."""
+    return position < changed or (layer == n_layers and position == last)
+
+
 def trace_table(model, tables: TaskTables, inputs: np.ndarray, variants: list[str], seed: int = 0,
                 max_pairs: int = 1000, batch_size: int = 1024) -> pd.DataFrame:
-    """Causal-tracing maps as a long table (variant, metric, layer, position, value, pairs)."""
+    """Causal-tracing maps as a long table (variant, metric, layer, position, value, pairs, by_construction)."""
     rows = []
     positions = [f"x{i + 1}" for i in range(inputs.shape[1])]
     for variant in variants:
@@ -123,8 +131,10 @@ def trace_table(model, tables: TaskTables, inputs: np.ndarray, variants: list[st
         answers = (tables.values(clean)["t"], tables.values(corrupted)["t"])
         res = trace_map(model, clean, corrupted, answers, batch_size)
         for metric in ("rank", "prob"):
-            for layer in range(res[metric].shape[0]):
+            n_layers = res[metric].shape[0] - 1
+            for layer in range(n_layers + 1):
                 for p, pos in enumerate(positions):
+                    fixed = trace_by_construction(layer, p, CHANGED_POSITION[variant], n_layers, len(positions) - 1)
                     rows.append({"variant": variant, "metric": metric, "layer": layer, "position": pos,
-                                 "value": float(res[metric][layer, p]), "pairs": res["pairs"]})
+                                 "value": float(res[metric][layer, p]), "pairs": res["pairs"], "by_construction": fixed})
     return pd.DataFrame(rows)

@@ -10,7 +10,6 @@ TYPE0_COVERAGE_TWOHOP_30_4000 = {1: 100, 2: 99, 3: 91, 4: 58, 5: 21, 6: 2, 7: 0.
 REQUIRED_DATA_TWOHOP = {30: 4_000, 50: 15_000, 70: 30_000, 100: 80_000, 150: 250_000, 200: 500_000}
 
 
-REQUIRED_DATA_THREEHOP = {30: 30_000, 50: 150_000, 70: 382_000, 100: 1_100_000, 150: 3_800_000, 200: 8_900_000}
 
 
 # SPEC §5.2: the authors' 2-hop models at the required data n_req (type_0 accuracy 0.99), fit 3.48 N^2.26
@@ -50,7 +49,6 @@ IICG_NONTREE_DRAFT = {"b": 0.01, "b,x2": 0.16}
 COT_DATA_RATIO = (5.0, 10.0)
 
 
-REQUIRED_DATA_TWOHOP_COT_AUTHORS = {50: (5_000, 10_000), 200: (60_000, 60_000)}
 
 
 NONTREE_COT_FAILS_AT = {"N": 50, "n_train": 10_000}

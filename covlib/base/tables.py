@@ -28,22 +28,34 @@ def read_table(path: str | os.PathLike, columns: Sequence[str]) -> pd.DataFrame:
 
 
 def upsert_row(path: str | os.PathLike, row: dict, columns: Sequence[str], key: Sequence[str],
-               sort: Sequence[str] | None = None) -> None:
-    """Add ``row`` to the table at ``path``, replacing a row with the same ``key`` values; atomic and
-    under an exclusive file lock, so that processes on one machine or a shared file system can share it."""
+               sort: Sequence[str] | None = None, float_format: str = "%.6g") -> None:
+    """Add ``row`` to the table at ``path``, replacing a row with the same ``key`` values; the table stays
+    sorted by ``sort`` (default: the key). See replace_rows."""
+    replace_rows(path, pd.DataFrame([{c: row.get(c) for c in columns}]), columns, key, sort or key, float_format)
+
+
+def replace_rows(path: str | os.PathLike, rows: pd.DataFrame, columns: Sequence[str], key: Sequence[str],
+                 sort: Sequence[str] | None = None, float_format: str = "%.6g") -> None:
+    """Put ``rows`` (which share one value of ``key``) in the table at ``path``, replacing the rows it held
+    for that key; atomic and under an exclusive file lock, so that processes on one machine or a shared
+    file system can share the table."""
+    if rows.empty:
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    first = rows.iloc[0]
     with open(path.with_name(f".{path.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         table = read_table(path, columns)
         if len(table):
             same = np.ones(len(table), dtype=bool)
             for k in key:
-                same &= (table[k].astype(str) == str(row[k])).to_numpy()
+                same &= (table[k].astype(str) == str(first[k])).to_numpy()
             table = table[~same]
-        new = pd.DataFrame([{c: row.get(c) for c in columns}])
+        new = rows[list(columns)]
         table = pd.concat([table, new], ignore_index=True) if len(table) else new
-        table = table.sort_values(list(sort or key), kind="stable")
+        if sort is not None:
+            table = table.sort_values(list(sort), kind="stable")
         tmp = path.with_name(f".{path.name}.tmp")
-        table.to_csv(tmp, index=False, float_format="%.6g")
+        table.to_csv(tmp, index=False, float_format=float_format)
         os.replace(tmp, path)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from covlib.base.errors import CovlibError
-from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO
-from covlib.book.sweep import describe_error, execute_notebook, notebook_parameters, read_notebook
+from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO, RUN_DIR_ENV
+from covlib.book.sweep import METRICS_FILE, describe_error, execute_notebook, notebook_parameters, read_notebook
 
 NOTEBOOKS = REPO / "notebooks"
 
@@ -58,12 +58,19 @@ def preset_figures_dir(preset: str, out: str | os.PathLike) -> Path:
     return REPO / "papers_figures" if preset == "default" else Path(out) / preset / "papers_figures"
 
 
+def metrics_path(chapter: str, preset: str, out: str | os.PathLike = "build") -> Path:
+    """Where a chapter executed by the book records its metrics: ``<out>/<preset>/metrics/<chapter>/metrics.json``."""
+    return Path(out) / preset / "metrics" / Path(chapter).stem / METRICS_FILE
+
+
 @contextmanager
-def _kernel_env(figures_dir: Path) -> Iterator[None]:
-    """Environment the kernels inherit: offline Hugging Face hub, and where figures go."""
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", FIGURES_ENV, PROGRESS_ENV)}
+def _kernel_env(figures_dir: Path, run_dir: Path) -> Iterator[None]:
+    """Environment the kernels inherit: offline Hugging Face hub, where figures go, and the folder whose
+    metrics.json collects what the chapter records (covlib.book.sweep.record_metrics)."""
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", FIGURES_ENV, PROGRESS_ENV, RUN_DIR_ENV)}
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ[FIGURES_ENV] = str(figures_dir)
+    os.environ[RUN_DIR_ENV] = str(run_dir)
     os.environ[PROGRESS_ENV] = "text"  # progress bars as text lines, which reach the terminal (log_output)
     try:
         yield
@@ -90,7 +97,10 @@ def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | 
         wanted = {"preset": preset, "figures_dir": str(figures.resolve()), **(extra or {})}
         parameters = {k: v for k, v in wanted.items() if k in declared}  # never inject undeclared names
         figures.mkdir(parents=True, exist_ok=True)
-        with _kernel_env(figures.resolve()):
+        metrics = metrics_path(chapter.stem, preset, out)
+        metrics.parent.mkdir(parents=True, exist_ok=True)
+        metrics.unlink(missing_ok=True)  # numbers of an earlier run must not mix with this one's
+        with _kernel_env(figures.resolve(), metrics.parent.resolve()):
             execute_notebook(nb, output, parameters, cwd=chapter.resolve().parent, progress_bar=progress_bar,
                              timeout=timeout, kernel_name=kernel_name, log_output=progress_bar)
     except Exception as exc:  # noqa: BLE001 - reported per chapter; the book goes on

@@ -163,10 +163,11 @@ def _read_json(path: Path, default: Any = None) -> Any:
 
 
 def record_metrics(metrics: Mapping[str, Any], run_dir: str | os.PathLike | None = None) -> Path | None:
-    """Merge ``metrics`` into ``<run folder>/metrics.json`` when running inside a sweep.
+    """Merge ``metrics`` into ``<run folder>/metrics.json`` when a sweep or the book runs the chapter.
 
-    The run folder is ``run_dir`` or $COVLIB_RUN_DIR (set by the sweep). Outside a sweep this
-    does nothing and returns None, so chapters can call it unconditionally.
+    The run folder is ``run_dir`` or $COVLIB_RUN_DIR (set by ``covlib sweep`` per configuration and by
+    ``covlib book`` per chapter: build/<preset>/metrics/<chapter>/). Run by hand in JupyterLab, this does
+    nothing and returns None, so chapters can call it unconditionally.
     """
     folder = run_dir or os.environ.get(RUN_DIR_ENV)
     if not folder:

@@ -1,7 +1,9 @@
 """Chapter 1 (tasks and data): task graphs, primitive tables, the seen split, test types."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -9,7 +11,18 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.figures.style import TRAIN_LABEL, _type_scale
+from covlib.tasks.datasets import Dataset, DatasetConfig, generate
+from covlib.tasks.folders import DatasetFolder
 from covlib.tasks.graphs import Task
+
+PRESETS = {
+    # N and n_train of the main example, and the token counts of the eligible-input survey
+    "smoke": {"N": 10, "n_train": 200, "test_size_per_type": 50, "survey_N": [6, 10], "survey_cap": 10**5},
+    "default": {"N": 30, "n_train": 4000, "test_size_per_type": 2000, "survey_N": [10, 20, 30, 50],
+                "survey_cap": 2 * 10**6},
+    "paper": {"N": 200, "n_train": 500_000, "test_size_per_type": 2000, "survey_N": [10, 30, 50, 100, 200],
+              "survey_cap": 3 * 10**7},
+}
 
 NODE_KINDS = ["input", "bridge", "output"]
 
@@ -221,3 +234,142 @@ def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
         width=560, height=130,
         title=alt.TitleParams("Test types: their share of all inputs, and of the test set", anchor="start"),
     )
+
+
+def task_table(tasks: Iterable[Task]) -> pd.DataFrame:
+    """One row per task family: its inputs, primitives with their arities, bridges and graph, to compare them."""
+    return pd.DataFrame(
+        [
+            {"task": t.name, "authors' name": t.authors_name, "inputs": t.n_inputs,
+             "primitives": ", ".join(f"{p}: X^{a}->X" for p, a in t.primitives.items()),
+             "bridges": ", ".join(t.bridges), "graph": t.graph}
+            for t in tasks
+        ]
+    )
+
+
+def table_shapes(tables: Mapping[str, np.ndarray]) -> str:
+    """The primitive tables of a dataset and their shapes, e.g. "f1 (30, 30), f2 (30, 30)"."""
+    return ", ".join(f"{name} {table.shape}" for name, table in tables.items())
+
+
+def table_corner(table: np.ndarray, size: int = 6) -> pd.DataFrame:
+    """The top-left ``size`` x ``size`` block of a 2-argument table, labelled by argument, to show its entries."""
+    return pd.DataFrame(table[:size, :size], index=[f"x1={i}" for i in range(size)],
+                        columns=[f"x2={j}" for j in range(size)])
+
+
+def preimage_summary(frame: pd.DataFrame, n_tokens: int) -> str:
+    """One sentence on the spread of pre-image sizes (``preimage_frame``): how far from balanced a table is."""
+    sizes = frame["preimage_size"]
+    return (f"pre-image sizes of f1: min {sizes.min()}, max {sizes.max()}, mean {sizes.mean():.1f} "
+            f"(= N^2 / N = {n_tokens}), standard deviation {sizes.std(ddof=0):.1f}; "
+            f"values never produced: {(sizes == 0).sum()}")
+
+
+def eligible_survey(tasks: Iterable[Task], token_counts: Sequence[int], max_inputs: int, seed: int) -> pd.DataFrame:
+    """Share of ID-eligible inputs per task and N (input spaces above ``max_inputs`` skipped), next to 0.7^hops.
+
+    Checks that eligibility is close to one independent factor 0.7 per hop."""
+    rows = []
+    for task in tasks:
+        for n_tok in token_counts:
+            space = n_tok**task.n_inputs
+            if space > max_inputs:
+                continue
+            probe = generate(DatasetConfig(task.name, n_tok, n_train=1, seed=seed, test_size_per_type=0,
+                                           cot=task.cot_only))
+            rows.append({"task": task.name, "N": n_tok, "inputs N^m": space, "ID-eligible": probe.eligible_count,
+                         "eligible share": probe.eligible_count / space, "0.7^hops": 0.7 ** len(task.hops)})
+    return pd.DataFrame(rows).round({"eligible share": 4, "0.7^hops": 4})
+
+
+def fact_usage(seen_split: Mapping[str, np.ndarray], seen_used: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Per primitive: how many facts exist, are in the seen split, are used by training, and are seen but unused."""
+    return pd.DataFrame(
+        [{"primitive": name, "facts": split.size, "seen split": int(split.sum()),
+          "used by training": int(seen_used[name].sum()),
+          "seen but unused": int((split & ~seen_used[name]).sum())}
+         for name, split in seen_split.items()]
+    )
+
+
+def training_sizes(n_train: int) -> list[int]:
+    """The training sizes the usage table tries: an eighth, a quarter, a half and all of ``n_train``."""
+    return sorted({max(1, n_train // 8), max(1, n_train // 4), max(1, n_train // 2), n_train})
+
+
+def usage_by_training_size(num_tokens: int, n_train: int, seed: int) -> pd.DataFrame:
+    """Used / seen-split fact counts of twohop at several training sizes (same seed: same tables and split),
+    to show how many seen facts a smaller training set leaves unused."""
+    rows = []
+    for size in training_sizes(n_train):
+        d = generate(DatasetConfig("twohop", num_tokens, n_train=size, seed=seed, test_size_per_type=0))
+        rows.append({"n_train": size, **{f"{p} used / seen split": f"{int(d.seen_used[p].sum())} / "
+                                                                      f"{int(d.seen_split[p].sum())}"
+                                         for p in d.seen_split}})
+    return pd.DataFrame(rows)
+
+
+def fact_flags(dataset: Dataset) -> pd.DataFrame:
+    """Each test item of a twohop dataset: its type and whether its f1 and f2 facts were used by training,
+    recomputed from the tables so the type rule can be checked."""
+    _, fact_ids = dataset.task.evaluate(dataset.test_inputs, dataset.tables)
+    return pd.DataFrame({
+        "type": dataset.test_types,
+        "f1 fact used (s1)": dataset.seen_used["f1"].reshape(-1)[fact_ids[0]].astype(int),
+        "f2 fact used (s2)": dataset.seen_used["f2"].reshape(-1)[fact_ids[1]].astype(int),
+    })
+
+
+def types_from_bits(flags: pd.DataFrame) -> np.ndarray:
+    """The test type the bit rule gives each row of ``fact_flags``: bits = 2 s1 + s2; type_0 if 3, else type_{bits+1}."""
+    bits = 2 * flags["f1 fact used (s1)"] + flags["f2 fact used (s2)"]
+    return np.where(bits == 3, "type_0", "type_" + (bits + 1).astype(str))
+
+
+def files_table(folder: Path) -> pd.DataFrame:
+    """The files of a dataset folder and their sizes in bytes, to show what is on disk."""
+    return pd.DataFrame([{"file": p.name, "bytes": p.stat().st_size} for p in sorted(folder.iterdir()) if p.is_file()])
+
+
+def matches_generated(loaded: DatasetFolder, dataset: Dataset) -> dict[str, bool]:
+    """Whether a dataset read back from its folder equals the one generated in memory: train inputs,
+    train answers, and test items with their types."""
+    return {
+        "train inputs equal": np.array_equal(loaded.train.inputs, dataset.train_inputs),
+        "train answers equal": np.array_equal(loaded.train.answers, dataset.evaluate(dataset.train_inputs)["t"]),
+        "test items and types equal": np.array_equal(loaded.test.inputs, dataset.test_inputs)
+        and list(loaded.test.types) == list(dataset.test_types),
+    }
+
+
+def _used_of_split(dataset: Dataset, primitive: str) -> str:
+    return f"{int(dataset.seen_used[primitive].sum())} / {int(dataset.seen_split[primitive].sum())}"
+
+
+def dataset_summary(dataset: Dataset) -> dict[str, Any]:
+    """The numbers that define a twohop dataset (size, eligibility, fact use, test items per type), for the summary."""
+    n_tok = dataset.config.num_tokens
+    return {
+        "task": dataset.config.task,
+        "N": n_tok,
+        "inputs N^3": n_tok**3,
+        "ID-eligible inputs": dataset.eligible_count,
+        "eligible share": round(dataset.eligible_count / n_tok**3, 4),
+        "n_train": len(dataset.train_inputs),
+        "f1 facts used / seen split": _used_of_split(dataset, "f1"),
+        "f2 facts used / seen split": _used_of_split(dataset, "f2"),
+        **{f"test items {t}": int(c) for t, c in pd.Series(dataset.test_types).value_counts().sort_index().items()},
+    }
+
+
+def dataset_metrics(dataset: Dataset) -> dict[str, Any]:
+    """What the chapter records for sweeps: eligibility, the share of seen facts training uses, the population."""
+    return {
+        "eligible_count": dataset.eligible_count,
+        "eligible_share": dataset.eligible_count / dataset.config.num_tokens**3,
+        "f1_used_share": float(dataset.seen_used["f1"].sum() / dataset.seen_split["f1"].sum()),
+        "f2_used_share": float(dataset.seen_used["f2"].sum() / dataset.seen_split["f2"].sum()),
+        **{f"population_{t}": int(c) for t, c in dataset.population.items()},
+    }

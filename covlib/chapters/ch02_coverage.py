@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import networkx as nx
@@ -9,10 +11,12 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.paper import REQUIRED_DATA_TWOHOP, REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.coverage.annotate import coverage_by_k
 from covlib.coverage.exact import (
     PairEvidence,
     _check_training,
+    class_purity,
     coverage_sweep,
     decode_codes,
     encode_inputs,
@@ -21,8 +25,15 @@ from covlib.coverage.exact import (
     position_label,
     proper_subsets,
 )
+from covlib.coverage.requirement import data_for_coverage
 from covlib.figures.style import _type_scale
 from covlib.tasks.datasets import DatasetConfig, generate
+
+PRESETS = {
+    "smoke": {"N": 10, "n_train": 300, "example_N": 6, "scaling_N": [12, 16]},
+    "default": {"N": 30, "n_train": 4000, "example_N": 8, "scaling_N": [20, 30, 50, 70]},
+    "paper": {"N": 100, "n_train": 80_000, "example_N": 8, "scaling_N": [20, 30, 50, 70, 100]},
+}
 
 
 def coverage_vs_data(task: str, num_tokens: list[int], n_trains: dict[int, list[int]], ks: tuple[int, ...] = (3,),
@@ -184,3 +195,104 @@ def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.Chart:
         tooltip=["N", "n_train", alt.Tooltip("percent:Q", format=".1f")],
     ).properties(width=420, height=260,
                  title=alt.TitleParams(f"Coverage needs more data as N grows (k = {k})", anchor="start"))
+
+
+def fragment_label(fragment_id: int, num_tokens: int) -> str:
+    """A fragment over P = {x1, x2} given by its id x1 * N + x2, written as its tokens "(x1, x2)"."""
+    return f"({fragment_id // num_tokens}, {fragment_id % num_tokens})"
+
+
+def fragment_pairs(evidence: PairEvidence, bridges: np.ndarray, num_tokens: int) -> pd.DataFrame:
+    """Contradiction-free fragment pairs over {x1, x2}, most shared contexts first, with whether the hidden
+    bridges (``bridges[fragment id]``) agree: what the evidence sees next to what it cannot see."""
+    return pd.DataFrame({
+        "fragment a": [fragment_label(f, num_tokens) for f in evidence.left],
+        "fragment a'": [fragment_label(f, num_tokens) for f in evidence.right],
+        "shared contexts (all agree)": evidence.count,
+        "same bridge? (hidden)": bridges[evidence.left] == bridges[evidence.right],
+    }).sort_values("shared contexts (all agree)", ascending=False, kind="stable")
+
+
+def shared_context_answers(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                           a: int, a2: int) -> pd.DataFrame:
+    """The training answers of fragments ``a`` and ``a2`` (ids over {x1, x2}) side by side, one row per
+    context x3 in which both occur: the evidence behind their equivalence."""
+    train = pd.DataFrame(train_inputs, columns=["x1", "x2", "x3"]).assign(t=train_answers)
+    train["fragment"] = train["x1"] * num_tokens + train["x2"]
+    side = train[train["fragment"].isin([a, a2])].pivot_table(index="x3", columns="fragment", values="t")
+    side.columns = [f"t for {fragment_label(c, num_tokens)}" for c in side.columns]
+    return side.dropna().astype(int)
+
+
+def purity_by_k(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int, bridges: np.ndarray,
+                max_k: int, evidence: list[PairEvidence]) -> pd.DataFrame:
+    """Per k = 1..max_k: how many pairs of training fragments over {x1, x2} the k-equivalence classes merge,
+    and the share of them with the same hidden bridge (``bridges[fragment id]``), to show why k must exceed 1."""
+    present = np.zeros(num_tokens * num_tokens, dtype=bool)
+    present[train_inputs[:, 0] * num_tokens + train_inputs[:, 1]] = True
+    rows = []
+    for k in range(1, max_k + 1):
+        labels = fragment_classes(train_inputs, train_answers, num_tokens, k, evidence)[(0, 1)]
+        merged, purity = class_purity(labels, bridges, present)
+        rows.append({"k": k, "merged_pairs": merged, "purity": purity})
+    return pd.DataFrame(rows)
+
+
+def neighbourhood_examples(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                           pools: Sequence[np.ndarray], evidence: list[PairEvidence], seed: int, k: int = 3,
+                           candidates: int = 20, max_per_subset: int = 4) -> list[nx.Graph]:
+    """For each pool of inputs (empty pools skipped), the substitution neighbourhood at level k with the most
+    neighbours among ``candidates`` random members: the inputs worth drawing."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for pool in pools:
+        if not len(pool):
+            continue
+        picks = [substitution_neighbourhood(train_inputs, train_answers, num_tokens, center, k=k,
+                                            max_per_subset=max_per_subset, evidence=evidence)
+                 for center in pool[rng.permutation(len(pool))[:candidates]]]
+        graphs.append(max(picks, key=lambda g: sum(g.graph["neighbours"].values())))
+    return graphs
+
+
+def graph_center(graph: nx.Graph) -> str:
+    """The name of the input a substitution neighbourhood was drawn around."""
+    return next(n for n, d in graph.nodes(data=True) if d["center"])
+
+
+def neighbour_counts(graph: nx.Graph) -> dict[str, int]:
+    """Number of neighbours of the centre per substituted P (only the P that have any), counted in full."""
+    return {p: c for (_, p), c in graph.graph["neighbours"].items() if c}
+
+
+def coverage_survey(token_counts: Sequence[int], seed: int) -> pd.DataFrame:
+    """Per N, the training-set size that 3-covers 90% of type_0 (bisection), next to the data the paper
+    needs for 0.99 accuracy and its superseded early-draft numbers."""
+    survey = pd.DataFrame([data_for_coverage("twohop", n_tok, k=3, target=0.9, seed=seed) for n_tok in token_counts])
+    survey["paper: data for 0.99 accuracy"] = survey["N"].map(REQUIRED_DATA_TWOHOP_AUTHORS)
+    survey["paper's early draft (superseded)"] = survey["N"].map(REQUIRED_DATA_TWOHOP)
+    return survey
+
+
+def survey_table(survey: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``coverage_survey`` the reader compares, with readable names."""
+    return survey[["N", "n_train", "eligible", "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]
+                  ].rename(columns={"n_train": "data to 3-cover 90% of type_0", "eligible": "ID-eligible inputs"})
+
+
+def survey_sizes(survey: pd.DataFrame, factors: Sequence[float] = (0.5, 0.75, 1.0, 1.5, 2.5)) -> dict[int, list[int]]:
+    """Training sizes to try at each N of ``coverage_survey``: its required size times each factor."""
+    return {n: sorted({int(f * r) for f in factors}) for n, r in zip(survey["N"], survey["n_train"])}
+
+
+def coverage_metrics(num_tokens: int, n_train: int, table: pd.DataFrame, purity: pd.DataFrame, max_k: int,
+                     exponent: float) -> dict[str, Any]:
+    """What the chapter records for sweeps: type_0 coverage per k, class purity at k = 1 and 3, the fitted exponent."""
+    type0_row = table[table["type"] == "type_0"].set_index("k")["covered"]
+    return {
+        "N": num_tokens, "n_train": n_train,
+        **{f"type0_covered_k{k}": float(type0_row[k]) for k in range(1, max_k + 1)},
+        "purity_k1": float(purity.loc[purity["k"] == 1, "purity"].iloc[0]),
+        "purity_k3": float(purity.loc[purity["k"] == 3, "purity"].iloc[0]),
+        "coverage_exponent": exponent,
+    }

@@ -9,13 +9,22 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from covlib.analyses.curves import final_value, step_reached
+from covlib.analyses.iicg import iicg_at, iicg_table
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import residual_streams, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
+from covlib.base.paper import IICG_NONTREE_DRAFT, NONTREE_FAILS_AT
+from covlib.base.paths import repository_path
 from covlib.coverage.exact import class_purity, coverage_sweep, fragment_classes
 from covlib.coverage.requirement import first_crossing
+from covlib.figures.required_data import requirement_frame
 from covlib.figures.style import TASK_COLORS
-from covlib.search.cells import CellState, SearchRules
+from covlib.figures.text import fmt
+from covlib.search.cells import Cell, CellState, ProbeRules, SearchRules
+from covlib.search.experiments import BOOK_TABLE, cells_for, experiment_cells
 from covlib.search.probes import PROBE_COLUMNS, cell_rows
 from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
@@ -39,6 +48,23 @@ POPULATIONS = ("type_0", "id_pool")  # the SPEC's ID test items; every ID-eligib
 _SHIPPED = {"default": {"num_tokens": 30, "n_train": 10_000, "test_size_per_type": 1000, "steps": 5000,
                         "preset": "default"},
             "smoke": {"num_tokens": 8, "n_train": 200, "test_size_per_type": 100, "steps": 300, "preset": "smoke"}}
+
+# the chapter's presets (covlib.book.setup.setup_chapter): where the coverage need and the required-data searches
+# come from, and whether the models are trained here
+_DEFAULT_KNOBS = {"need_N": None, "search_N": None, "model": "L4-d128", "rules": ProbeRules(), "train_here": False,
+                  "note": None}
+PRESETS: dict[str, dict] = {
+    # tiny models trained here, a miniature search with a one-layer model, coverage at small N (seconds)
+    "smoke": {"need_N": [8, 12], "search_N": [6, 8], "model": "smoke",
+              "rules": ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128,
+                                  test_size_per_type=100),
+              "train_here": True, "note": None},
+    # the shipped models and tables
+    "default": _DEFAULT_KNOBS,
+    # the paper's scale is out of a CPU's reach: the default's models and tables, said so
+    "paper": {**_DEFAULT_KNOBS, "note": "The paper's scale (8-layer GPT-2, N = 50 and more) needs a GPU; this preset "
+                                         "reads the default cache."},
+}
 
 
 def shipped_runs(preset: str = "default") -> dict[str, ShippedRun]:
@@ -298,3 +324,365 @@ def iicg_keys_chart(peaks: pd.DataFrame, title: str) -> alt.Chart:
         alt.Color("task:N", title="task", scale=_task_scale(data["task"])),
         tooltip=["task", "group_by", "where", alt.Tooltip("iicg:Q", format=".3f")])
     return bars.properties(width=360, height=240, title=alt.TitleParams(title, anchor="start"))
+
+
+# --- what the chapter reads and says -------------------------------------------------------------------------------
+
+
+def models_status(preset: str, N: int, n_train: int, dest: Path, ready: dict[str, bool]) -> str:
+    """The chapter's first line: the preset, the pair's N and n_train, and which models the archive holds."""
+    return (f"preset={preset}: twohop and nontree at N = {N}, n_train = {n_train:,}; models in {dest}: "
+            + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
+
+
+def missing_models_note(runs: dict[str, ShippedRun], ready: dict[str, bool]) -> str:
+    """Markdown naming the models not in the cache and the commands that make them ("" when all are there)."""
+    missing = [name for name, ok in ready.items() if not ok]
+    if not missing:
+        return ""
+    return (f"**Not in the cache yet:** the model(s) {', '.join(missing)}. Sections 6.2-6.3 show what "
+            f"they can without them. Fill the cache with `{'`, `'.join(runs[m].command for m in missing)}` "
+            f"(about 15 CPU-minutes each; `data/ambiguity/COMMANDS.txt`).")
+
+
+def merged_value(merged: pd.DataFrame, task: str, shared: str, column: str = "share") -> float:
+    """One number of ``merged_pairs`` rows of both tasks: ``column`` of the row of ``task`` and ``shared``."""
+    return float(merged[(merged["task"] == task) & (merged["shared"] == shared)][column].iloc[0])
+
+
+def classes_text(merged: pd.DataFrame, N: int) -> str:
+    """What the k-equivalence classes of both tasks group, in words (``merged_pairs`` rows of both tasks)."""
+    def value(task: str, shared: str, column: str = "share") -> float:
+        return merged_value(merged, task, shared, column)
+
+    return (
+        f"Two-hop: {value('twohop', 'b', 'fragments'):.0f} training fragments fall into "
+        f"{value('twohop', 'b', 'classes'):.0f} classes (the largest holds "
+        f"{value('twohop', 'b', 'largest_class'):.0f}); {value('twohop', 'b'):.1%} of the "
+        f"{value('twohop', 'b', 'merged_pairs'):,.0f} merged pairs share the bridge, and only "
+        f"{value('twohop', 'x2'):.1%} share $x_2$ (chance: 1/N = {1 / N:.1%}). Non-tree: the same number of "
+        f"fragments falls into {value('nontree', 'b', 'classes'):.0f} classes (the largest holds "
+        f"{value('nontree', 'b', 'largest_class'):.0f}); {value('nontree', 'b', 'merged_pairs'):,.0f} "
+        f"pairs merge, and {value('nontree', 'b and x2'):.1%} of them share both $b$ and $x_2$.")
+
+
+def cov_at(cov: pd.DataFrame, task: str, population: str, k: int) -> float:
+    """The k-covered share of one task's population in a ``coverage_comparison`` table."""
+    sel = cov[(cov["task"] == task) & (cov["population"] == population) & (cov["k"] == k)]
+    return float(sel["covered"].iloc[0])
+
+
+def pool_count(cov: pd.DataFrame, task: str, population: str) -> int:
+    """How many inputs one task's population holds in a ``coverage_comparison`` table."""
+    return int(cov[(cov["task"] == task) & (cov["population"] == population)]["n"].iloc[0])
+
+
+def type0_shares(cov: pd.DataFrame) -> dict[str, float]:
+    """Per task, the share of the ID pool (less training) whose every fact is in training: the type_0 population."""
+    return {t: float(cov[cov["task"] == t]["type0_population"].iloc[0]) / pool_count(cov, t, "id_pool") for t in TASKS}
+
+
+def coverage_text(cov: pd.DataFrame, k: int) -> str:
+    """Coverage of both tasks at ``k`` and the two effects behind the gap, in words (``coverage_comparison``)."""
+    covered = {t: cov_at(cov, t, "type_0", k) for t in TASKS}
+    type0_share = type0_shares(cov)
+    return (
+        f"At $k = {k}$: **{covered['twohop']:.1%}** of two-hop's ID test items are covered, against "
+        f"**{covered['nontree']:.1%}** of non-tree's. Over the whole ID pool the gap is wider: "
+        f"{cov_at(cov, 'twohop', 'id_pool', k):.1%} against {cov_at(cov, 'nontree', 'id_pool', k):.1%}. Two effects "
+        f"add up. First, {type0_share['twohop']:.0%} of two-hop's remaining pool has every fact in training, against "
+        f"{type0_share['nontree']:.0%} of non-tree's: non-tree's second function has $N^3$ facts, not $N^2$, so most "
+        f"are seen by at most one training item, and an input whose $f_2$ fact no item shows cannot be answered by any "
+        f"learner (those inputs are not even ID test items). Second, among the ID test items, coverage needs pairs of "
+        f"training items that share $x_2$, $x_3$ and a bridge: the small $(b, x_2)$ classes above.")
+
+
+NEED_COLUMNS = ["task", "N", "population", "k", "target", "eligible", "n_train", "max_covered", "largest_n"]
+
+
+def coverage_need_table(need_N: Sequence[int] | None, k: int, test_size_per_type: int) -> pd.DataFrame:
+    """``coverage_need`` rows of both tasks: computed here at ``need_N`` (smoke), else read from the cache
+    (COVERAGE_NEED); an empty table with its columns when the cache does not hold it yet."""
+    if need_N is not None:
+        return pd.concat([coverage_need(t, need_N, ks=(k,), test_size_per_type=test_size_per_type, points=6)
+                          for t in TASKS], ignore_index=True)
+    path = repository_path(COVERAGE_NEED)
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=NEED_COLUMNS)
+
+
+def need_summary(need: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per N, the data that k-covers 99% of each task's type_0 items (and of non-tree's ID pool), the most of
+    that pool any size covers, and the non-tree / two-hop ratio; empty when ``need`` has no such rows."""
+    sel = need[(need["k"] == k) & (need["target"] == 0.99)] if len(need) else need
+    if not len(sel):
+        return pd.DataFrame()
+    by_N = sel.pivot_table(index="N", columns=["population", "task"], values="n_train")
+    table = pd.DataFrame({
+        "ID pool": sel[(sel["task"] == "nontree") & (sel["population"] == "type_0")].set_index("N")["eligible"],
+        "twohop: 99% of type_0": by_N.get(("type_0", "twohop")),
+        "nontree: 99% of type_0": by_N.get(("type_0", "nontree")),
+        "nontree: 99% of the ID pool": by_N.get(("id_pool", "nontree")),
+        "nontree: most of the ID pool covered": sel[(sel["task"] == "nontree") & (sel["population"] == "id_pool")]
+        .set_index("N")["max_covered"],
+    })
+    table["nontree / twohop (type_0)"] = table["nontree: 99% of type_0"] / table["twohop: 99% of type_0"]
+    return table
+
+
+def need_text(need_table: pd.DataFrame, k: int) -> str:
+    """How much more data non-tree needs for 99% coverage, and how much of its pool it can cover at all."""
+    ratios = need_table["nontree / twohop (type_0)"].dropna()
+    pool_max = need_table["nontree: most of the ID pool covered"].dropna()
+    never = need_table["nontree: 99% of the ID pool"].isna().sum()
+    return (
+        f"To {k}-cover 99% of the ID test items, non-tree needs {ratios.min():.1f} to {ratios.max():.1f} times "
+        f"the data two-hop needs (N = {', '.join(str(int(n)) for n in ratios.index)}). Over the whole ID pool the "
+        f"target is out of reach at {never} of {len(need_table)} values of N: even the largest training set the "
+        f"search allows {k}-covers at most {pool_max.max():.0%} of the rest of the pool (at least "
+        f"{pool_max.min():.0%}).")
+
+
+CURVE_COLORS = {"twohop, ID test (type_0)": "#1565c0", "twohop, training items": "#90caf9",
+                "nontree, ID test (type_0)": "#c62828", "nontree, training items": "#ef9a9a"}
+
+
+def learning_text(metrics: dict[str, pd.DataFrame], final_type0: dict[str, float], coverage_k3: dict[str, float],
+                  k: int, N: int) -> str:
+    """Both models' learning curves in words: final ID accuracy, when each reached 99%, and the OOD accuracy."""
+    ood = np.nanmean([final_value(metrics["nontree"], f"acc/type_{i}") for i in (1, 2, 3)])
+    return (
+        f"After {int(metrics['nontree']['step'].iloc[-1]):,} steps two-hop reaches **{final_type0['twohop']:.1%}** ID "
+        f"accuracy (99% at {step_reached(metrics.get('twohop'))}), non-tree **{final_type0['nontree']:.1%}** (best "
+        f"{metrics['nontree']['acc/type_0'].max():.1%}; 99% {step_reached(metrics.get('nontree'))}). Both fit their "
+        f"training items (99% at {step_reached(metrics.get('twohop'), column='acc/train_inferred')} and "
+        f"{step_reached(metrics.get('nontree'), column='acc/train_inferred')}). Non-tree's ID items have every fact in "
+        f"training and {coverage_k3['nontree']:.0%} of them are {k}-covered; "
+        + ("yet the model does not carry what it memorised over to them as two-hop's does. "
+           if final_type0["nontree"] < final_type0["twohop"] - 0.01 else "and here the model reaches them as well. ")
+        + f"Its OOD items (a fact unseen) end at {ood:.1%} on average (chance {1 / N:.1%}).")
+
+
+def probe_table_path(table: str, root: Path, train_here: bool) -> Path:
+    """The probe table: the reader's ``table``, else a fresh one under ``root`` (smoke), else chapter 4's."""
+    if table:
+        return Path(table)
+    return root / "ambiguity-smoke" / "probes.csv" if train_here else repository_path(BOOK_TABLE)
+
+
+def search_cells(search_N: Sequence[int] | None, model: str) -> tuple[list[Cell], list[Cell]]:
+    """(two-hop cells, non-tree cells) of the required-data searches: at ``search_N`` with ``model`` (smoke's
+    miniature search), else the cached experiments (EXPERIMENTS, and two-hop's cells at non-tree's N)."""
+    if search_N is not None:
+        return cells_for("twohop", search_N, [0], model), cells_for("nontree", search_N, [0], model)
+    twohop = [c for c in experiment_cells("twohop") if c.N in EXPERIMENTS["nontree"]["N"]]
+    return twohop, experiment_cells(EXPERIMENTS["nontree"])
+
+
+SUMMARY_COLUMNS = ["task", "N", "seed", "status", "low", "high", "n_req", "eligible", "largest_n",
+                   "best_type0_at_largest", "probes", "minutes"]
+
+
+def required_data_frames(twohop_summary: pd.DataFrame, nontree_summary: pd.DataFrame, need: pd.DataFrame, k: int
+                         ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(points, lines, reference) for covlib.figures.required_data.required_data_chart: the measured n_req of
+    both tasks, the coverage-need lines, and the sizes at which non-tree never succeeded."""
+    points = pd.concat([requirement_frame(s.assign(model=f"{task}: measured n_req")) for task, s in
+                        (("twohop", twohop_summary), ("nontree", nontree_summary)) if s["n_req"].notna().any()]
+                       or [pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])], ignore_index=True)
+    lost = nontree_summary[nontree_summary["status"] == "unreachable"]
+    reference = pd.DataFrame({"N": lost["N"], "n": lost["largest_n"], "series": "nontree: no success at this size"})
+    lines = need_lines(need, k) if len(need) else pd.DataFrame(columns=["N", "n", "dash", "series"])
+    return points, lines, reference
+
+
+IICG_KEYS = {"twohop": ["b", "x2", "b,x2"], "nontree": ["b", "x2", "b,x2", "b,x1"]}
+
+
+PEAK_COLUMNS = ["task", "split", "group_by", "layer", "position", "iicg", "within", "between", "items", "groups"]
+
+
+def iicg_by_key(models: dict, max_items: int) -> tuple[pd.DataFrame, list[str]]:
+    """IICG maps of each model (name -> open_shipped result) on its ID test and training items, by every key of
+    IICG_KEYS, with a task column; and the selections too small to group (smoke-sized data), in words."""
+    parts, problems = [], []
+    for name, (model, ds, tables, _) in models.items():
+        for split in ("type_0", "train_inferred"):
+            for key in IICG_KEYS[name]:
+                try:
+                    parts.append(iicg_table(model, ds, tables, [key], [split], max_items=max_items).assign(task=name))
+                except CovlibError as exc:
+                    problems.append(f"{name}, {split}, by {key}: {exc}")
+    return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), problems
+
+
+def peak_of(peaks: pd.DataFrame, task: str, key: str, split: str = "type_0") -> pd.Series | None:
+    """The iicg_peaks row of one task, grouping key and split (None when there is none)."""
+    sel = peaks[(peaks["task"] == task) & (peaks["group_by"] == key) & (peaks["split"] == split)]
+    return sel.iloc[0] if len(sel) else None
+
+
+def peak_value(peaks: pd.DataFrame, task: str, key: str, split: str = "type_0") -> float:
+    """The peak IICG of one task, grouping key and split (NaN when there is none)."""
+    peak = peak_of(peaks, task, key, split)
+    return float(peak["iicg"]) if peak is not None else float("nan")
+
+
+def iicg_maxima(peaks: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """(task, key) -> peak IICG of the ID test items, for both tasks and the keys b, x2, (b, x2), (b, x1)."""
+    return {(t, key): peak_value(peaks, t, key) for t in TASKS for key in ("b", "x2", "b,x2", "b,x1")}
+
+
+def x2_at_bridge_peak(iicg: pd.DataFrame, peaks: pd.DataFrame) -> float | None:
+    """Non-tree's IICG by x2 alone at the cell where its IICG by (b, x2) peaks: the baseline that (b, x2) must
+    rise above (None when there is no (b, x2) peak)."""
+    bx2 = peak_of(peaks, "nontree", "b,x2")
+    if bx2 is None:
+        return None
+    return iicg_at(iicg[(iicg["task"] == "nontree") & (iicg["split"] == "type_0")], int(bx2["layer"]),
+                   bx2["position"], "x2")
+
+
+def iicg_text(peaks: pd.DataFrame, iicg_max: dict[tuple[str, str], float], x2_same_cell: float) -> str:
+    """What the IICG peaks say about bridge clusters in both models, in words."""
+    bx2, tw = peak_of(peaks, "nontree", "b,x2"), peak_of(peaks, "twohop", "b")
+    weaker = iicg_max[("nontree", "b")] < 0.5 * iicg_max[("twohop", "b")]
+    return (
+        f"Two-hop's ID items cluster by the bridge: IICG by $b$ peaks at **{iicg_max[('twohop', 'b')]:.2f}**"
+        + (f" (layer {int(tw['layer'])}, {tw['position']})" if tw is not None else "") + ". "
+        + ("Non-tree's barely do" if weaker else "Non-tree's do too") + ": "
+        f"the largest IICG by $b$ anywhere is **{iicg_max[('nontree', 'b')]:.2f}**. Grouped by $(b, x_2)$ it peaks "
+        f"at **{iicg_max[('nontree', 'b,x2')]:.2f}** (layer {int(bx2['layer'])}, {bx2['position']}), where grouping "
+        f"by $x_2$ alone gives {x2_same_cell:.2f}: the bridge adds {iicg_max[('nontree', 'b,x2')] - x2_same_cell:+.2f} "
+        f"once $x_2$ is fixed. Grouped by $(b, x_1)$: {iicg_max[('nontree', 'b,x1')]:.2f}.")
+
+
+def lens_table(models: dict, max_items: int) -> pd.DataFrame:
+    """Logit lens of each model on its ID test items, for the bridge b and the answer t, with a task column."""
+    parts = []
+    for name, (model, ds, tables, _) in models.items():
+        inputs = ds.test.inputs[split_items(ds, "type_0")][:max_items]
+        values = tables.values(inputs)
+        parts.append(logit_lens(model, residual_streams(model, inputs),
+                                {"bridge b": values["b1"], "answer t": values["t"]}).assign(task=name))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def lens_bridge_best(lens: pd.DataFrame) -> dict[str, float]:
+    """Per task, the largest share of ID items whose top token is the bridge, at layers 1 and up."""
+    return {t: float(lens[(lens["task"] == t) & (lens["target"] == "bridge b") & (lens["layer"] >= 1)]["top1"].max())
+            for t in dict.fromkeys(lens["task"])}
+
+
+def lens_text(lens_best: dict[str, float], N: int) -> str:
+    """The logit lens's best reading of the bridge per task, in words."""
+    return ("The bridge as the top token, best cell at layers 1 and up: "
+            + ", ".join(f"{t} {v:.0%}" for t, v in lens_best.items()) + f" of ID items (chance {1 / N:.0%}).")
+
+
+TRACE_VARIANTS = {"twohop": ["x1", "x2"], "nontree": ["x1", "x2_keep_b", "x2_change_b"]}
+
+
+def trace_models(models: dict, max_pairs: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``trace_variants`` of each model (TRACE_VARIANTS) on its training items, with a task column; and the
+    variants without pairs ("<task> <variant>" -> reason)."""
+    parts, skipped = [], {}
+    for name, (model, ds, tables, _) in models.items():
+        train_items = ds.test.inputs[split_items(ds, "train_inferred")]
+        table, skip = trace_variants(model, tables, train_items, TRACE_VARIANTS[name], max_pairs=max_pairs)
+        if len(table):
+            parts.append(table.assign(task=name))
+        skipped |= {f"{name} {v}": why for v, why in skip.items()}
+    return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), skipped
+
+
+def trace_cell(rank: pd.DataFrame, task: str, variant: str, position: str, layers: str = "upper") -> float:
+    """The largest share of predictions flipped by patching ``position`` (rank rows of causal tracing), at the
+    upper layers (from max(2, L - 1)) or, with ``layers="all"``, at layers 1 and up; NaN without rows."""
+    sel = rank[(rank["task"] == task) & (rank["variant"] == variant) & (rank["position"] == position)]
+    if not len(sel):
+        return float("nan")
+    top = int(sel["layer"].max())
+    sel = sel[sel["layer"] >= (max(2, top - 1) if layers == "upper" else 1)]
+    return float(sel["value"].max())
+
+
+def tracing_text(rank: pd.DataFrame, n_layers: int) -> str:
+    """What causal tracing says about the direct x2 path of non-tree, against two-hop, in words."""
+    kb = rank[(rank["task"] == "nontree") & (rank["variant"] == "x2_keep_b")]
+    keep_b = trace_cell(rank, "nontree", "x2_keep_b", "x2")
+    return (
+        f"Changing $x_2$ but keeping $b$ ({int(kb['pairs'].iloc[0]) if len(kb) else 0} pairs): patching position $x_2$ "
+        f"in the upper layers (from layer {max(2, n_layers - 1)}) still flips up to {keep_b:.0%} "
+        f"of predictions, against {trace_cell(rank, 'nontree', 'x2_change_b', 'x2'):.0%} when $b$ changes too and "
+        f"{trace_cell(rank, 'nontree', 'x1', 'x2'):.0%} when $x_1$ changes; two-hop's $x_2$ position matters in the "
+        f"upper layers for at most {trace_cell(rank, 'twohop', 'x2', 'x2'):.0%} of its pairs. "
+        + ("The direct $x_2$ path is a route of its own to the answer, which the model keeps open into the upper layers."
+           if keep_b > max(0.5, trace_cell(rank, "twohop", "x2", "x2"))
+           else "Here the direct path has handed its information on to the last position by the upper layers."))
+
+
+def finished_cells(summary: pd.DataFrame) -> pd.DataFrame:
+    """The cells of a ``search_summary`` whose search has ended: bracketed or unreachable."""
+    return summary[summary["status"].isin(["bracketed", "unreachable"])]
+
+
+def search_verdict(finished: pd.DataFrame) -> str:
+    """Per finished non-tree cell, whether and where it reached 99% ID accuracy, in words."""
+    return (", ".join(f"N = {int(r['N'])}: " + ("reached at about " + f"{r['n_req']:,.0f}" if r["status"] == "bracketed"
+                      else f"never, up to {int(r['largest_n']):,} of {int(r['eligible']):,}"
+                      + (" (within the step cap)" if r["low_capped"] else "")) for _, r in finished.iterrows())
+            or "no finished search yet")
+
+
+NOT_CACHED = "n/a (not in the cache)"
+
+
+def paper_comparison(N: int, n_train: int, verdict: str, final_type0: dict[str, float],
+                     iicg_max: dict[tuple[str, str], float], x2_same_cell: float | None,
+                     lens_best: dict[str, float], rank: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's numbers beside the paper's (covlib.base.paper), one row per quantity."""
+    paper, book = "paper (8-layer GPT-2, GPU)", "this book (4 layers, CPU)"
+    return pd.DataFrame([
+        {"quantity": "non-tree reaches 99% ID accuracy", paper:
+            f"no, even with about {NONTREE_FAILS_AT['n_train']:,} of {NONTREE_FAILS_AT['eligible']:,} eligible "
+            f"inputs at N = {NONTREE_FAILS_AT['N']}", book: verdict},
+        {"quantity": f"ID accuracy at N = {N}, {n_train:,} examples", paper: "not reported",
+         book: f"two-hop {fmt(final_type0['twohop'], '.1%', NOT_CACHED)}, "
+               f"non-tree {fmt(final_type0['nontree'], '.1%', NOT_CACHED)}"},
+        {"quantity": "IICG by b (non-tree)", paper: f"about {IICG_NONTREE_DRAFT['b']} (draft)",
+         book: fmt(iicg_max[("nontree", "b")], missing=NOT_CACHED)},
+        {"quantity": "IICG by (b, x2) (non-tree)", paper: f"about {IICG_NONTREE_DRAFT['b,x2']} (draft)",
+         book: fmt(iicg_max[("nontree", "b,x2")], missing=NOT_CACHED) + " (peak; by x2 alone at that cell: "
+         + (fmt(x2_same_cell, missing=NOT_CACHED) if x2_same_cell is not None else "n/a") + ")"},
+        {"quantity": "logit lens reads b (non-tree)", paper: "no",
+         book: fmt(lens_best.get("nontree", float("nan")), ".0%", NOT_CACHED) + f" top-1 at best (chance {1 / N:.0%})"},
+        {"quantity": "the direct x2 path matters", paper: "yes",
+         book: "patching x2 with b kept flips up to "
+         + fmt(trace_cell(rank, "nontree", "x2_keep_b", "x2"), ".0%", NOT_CACHED) + " in the upper layers"},
+    ])
+
+
+def summary_text(merged: pd.DataFrame, cov: pd.DataFrame, N: int, n_train: int, k: int,
+                 final_type0: dict[str, float] | None, verdict: str | None,
+                 iicg_max: dict[tuple[str, str], float] | None) -> str:
+    """The chapter's summary as markdown bullets; the learning, search and IICG bullets only where their results
+    exist (pass None for those that do not)."""
+    covered = {t: cov_at(cov, t, "type_0", k) for t in TASKS}
+    lines = [
+        "Reading $x_2$ twice shrinks functional equivalence from \"same bridge\" to \"same bridge and same $x_2$\": "
+        f"at N = {N} the largest class of first-hop fragments holds "
+        f"{merged_value(merged, 'nontree', 'b', 'largest_class'):.0f} fragments instead of "
+        f"{merged_value(merged, 'twohop', 'b', 'largest_class'):.0f}, and the same {n_train:,} examples "
+        f"{k}-cover {covered['nontree']:.0%} of non-tree's ID test items against {covered['twohop']:.0%} of "
+        f"two-hop's ({cov_at(cov, 'nontree', 'id_pool', k):.0%} of its whole ID pool, where "
+        f"{1 - type0_shares(cov)['nontree']:.0%} of the inputs have a second fact no training item shows)."]
+    if final_type0 is not None:
+        lines.append(f"Trained the same way on that data, two-hop reaches {final_type0['twohop']:.1%} ID accuracy "
+                     f"and non-tree {final_type0['nontree']:.1%}.")
+    if verdict is not None:
+        lines.append("The required-data searches of non-tree: " + verdict + ".")
+    if iicg_max is not None and not np.isnan(iicg_max[("nontree", "b")]):
+        lines.append(f"Inside the models, IICG by $b$ peaks at {iicg_max[('twohop', 'b')]:.2f} for two-hop and "
+                     f"{iicg_max[('nontree', 'b')]:.2f} for non-tree, whose largest clusters follow $(b, x_2)$ "
+                     f"({iicg_max[('nontree', 'b,x2')]:.2f}).")
+    return "\n".join(f"* {line}" for line in lines)

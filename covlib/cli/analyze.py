@@ -39,7 +39,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     model, ds, tables = open_run(args.run_dir, args.dataset, args.checkpoint)
     if args.analysis == "iicg":
         table = iicg_table(model, ds, tables, args.group, args.split, args.k_group or [None], args.max_items)

@@ -57,7 +57,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rules(args: argparse.Namespace):
-
     return ProbeRules(threshold=args.threshold, give_up_epochs=args.give_up_epochs, step_cap=args.step_cap,
                       weight_decay=args.weight_decay)
 
@@ -79,7 +78,6 @@ def _check_fake_bridge(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.action == "coverage":
         import time
         from pathlib import Path

@@ -26,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     module = importlib.import_module(SETS[args.set])
     runs = module.shipped_runs(args.preset)
     if args.preset != "default" and args.dest is None:

@@ -45,7 +45,6 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-
     result = train(args.dataset_dir, args.out, preset=args.preset, overrides=overrides_from_args(args),
                    resume=args.resume, progress=not args.no_progress)
     final = result.final

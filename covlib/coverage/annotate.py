@@ -53,7 +53,6 @@ def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None
     if mode == "faithful":
         return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
     if mode == "authors":
-
         return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
                              data.test_answers, data.test_types, max_k)
     raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")

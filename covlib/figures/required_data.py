@@ -57,14 +57,6 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(title, anchor="start"))
 
 
-def exponent_chart(table: pd.DataFrame, title: str = "Fitted exponents c of n_req ~ N^c") -> alt.LayerChart:
-    """Exponents with intervals (columns: what, c, c_low, c_high, source) as horizontal bars."""
-    base = alt.Chart(table).encode(alt.Y("what:N", title=None, sort=list(table["what"])))
-    rules = base.mark_rule(strokeWidth=2).encode(alt.X("c_low:Q", title="exponent c", scale=alt.Scale(zero=False)),
-                                                 alt.X2("c_high:Q"), alt.Color("source:N", title=None))
-    dots = base.mark_point(filled=True, size=60).encode(alt.X("c:Q"), alt.Color("source:N"),
-                                                        tooltip=["what", alt.Tooltip("c:Q", format=".2f"), "source"])
-    return alt.layer(rules, dots).properties(width=380, height=22 * len(table), title=alt.TitleParams(title, anchor="start"))
 
 
 def estimates_chart(points: list[pd.DataFrame], title: str) -> alt.LayerChart:

@@ -1,7 +1,6 @@
 """The probe table (one row per training run of the search) and its learning curves."""
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
@@ -10,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
-from covlib.base.tables import upsert_row
+from covlib.base.tables import read_table, replace_rows, upsert_row
 from covlib.search.cells import Cell, Probe, ProbeRules
 from covlib.training.runs import load_metrics
 
@@ -23,16 +22,7 @@ PROBE_COLUMNS = [
 
 def read_probes(path: str | os.PathLike) -> pd.DataFrame:
     """The probe table (empty with the right columns when the file does not exist yet)."""
-    path = Path(path)
-    if not path.is_file():
-        return pd.DataFrame(columns=PROBE_COLUMNS)
-    try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise CovlibError(f"{path} is not a probe table ({exc}); restore it from git or delete it to start over") from None
-    missing = sorted(set(PROBE_COLUMNS) - set(df.columns))
-    if missing:
-        raise CovlibError(f"{path} lacks the columns {missing}; it was not written by covlib.search")
+    df = read_table(path, PROBE_COLUMNS)
     df["success"] = df["success"].astype(bool)
     df["cot"] = df["cot"].astype(bool)
     return df
@@ -41,8 +31,7 @@ def read_probes(path: str | os.PathLike) -> pd.DataFrame:
 def append_probe(path: str | os.PathLike, row: dict) -> None:
     """Add one finished probe to the table atomically, under an exclusive lock (safe across processes);
     a probe of the same cell and n_train is replaced."""
-    upsert_row(path, row, PROBE_COLUMNS, ["task", "N", "model", "seed", "cot", "n_train"],
-               sort=["task", "cot", "model", "N", "seed", "n_train"])
+    upsert_row(path, row, PROBE_COLUMNS, PROBE_KEY, sort=["task", "cot", "model", "N", "seed", "n_train"])
 
 
 CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
@@ -60,23 +49,11 @@ def curves_path(table: str | os.PathLike) -> Path:
 def append_curve(path: str | os.PathLike, row: dict, metrics: pd.DataFrame) -> None:
     """Keep a probe's learning curve (a few accuracies per evaluation) beside the probe table, so the
     book can show any probe's training without shipping its run folder; replaces an older copy."""
-    path = Path(path)
     cols = [c for c in CURVE_METRICS if c in metrics]
     curve = metrics[["step", *cols]].copy()
     for k in PROBE_KEY:
         curve.insert(0, k, row[k])
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        old = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=curve.columns)
-        if len(old):
-            same = np.ones(len(old), dtype=bool)
-            for k in PROBE_KEY:
-                same &= (old[k].astype(str) == str(row[k])).to_numpy()
-            old = old[~same]
-        table = pd.concat([old, curve], ignore_index=True) if len(old) else curve
-        tmp = path.with_name(f".{path.name}.tmp")
-        table.to_csv(tmp, index=False, float_format="%.4g")
-        os.replace(tmp, path)
+    replace_rows(path, curve, list(curve.columns), PROBE_KEY, float_format="%.4g")
 
 
 def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> int:

@@ -330,6 +330,3 @@ def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> N
                               f"{rules.step_cap}; pass --step-cap {int(higher.max())} or more (a cell's cap may grow, "
                               "not shrink), or use another table")
 
-
-def rules_dict(rules) -> dict:
-    return dataclasses.asdict(rules)

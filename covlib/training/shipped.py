@@ -45,7 +45,6 @@ def archive_run(run_dir: str | os.PathLike, dest: str | os.PathLike, commands: l
         write_text_atomic(dest / name, (run_dir / name).read_text(encoding="utf-8"))
     write_text_atomic(dest / "COMMANDS.txt", "\n".join(commands) + "\n")
     if weights:
-
         for name, file in weights.items():
             save_weights(run_dir, dest / "weights" / f"{name}.pt", None if file == MODEL else file)
     return dest

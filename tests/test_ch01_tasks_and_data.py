@@ -1,0 +1,105 @@
+"""Chapter 1's helpers: task table, eligibility survey, fact use, the type bit rule, summary and metrics."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.chapters import ch01_tasks_and_data as tasks_and_data
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
+from covlib.tasks.folders import load_dataset
+from covlib.tasks.graphs import TASKS
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return generate(DatasetConfig("twohop", 10, n_train=200, seed=3, test_size_per_type=30))
+
+
+def test_presets_cover_every_preset_with_the_same_knobs():
+    assert set(tasks_and_data.PRESETS) == {"smoke", "default", "paper"}
+    assert tasks_and_data.PRESETS["default"]["N"] == 30 and tasks_and_data.PRESETS["default"]["n_train"] == 4000
+    assert len({frozenset(values) for values in tasks_and_data.PRESETS.values()}) == 1
+
+
+def test_task_table_lists_arities_and_bridges():
+    table = tasks_and_data.task_table([TASKS["twohop"]]).iloc[0]
+    assert table["inputs"] == 3 and table["bridges"] == "b1"
+    assert table["primitives"] == "f1: X^2->X, f2: X^2->X"
+
+
+def test_table_corner_and_shapes():
+    table = np.arange(64).reshape(8, 8)
+    corner = tasks_and_data.table_corner(table, 3)
+    assert corner.loc["x1=2", "x2=1"] == 17 and corner.shape == (3, 3)
+    assert tasks_and_data.table_shapes({"f1": table, "f2": table[:2]}) == "f1 (8, 8), f2 (2, 8)"
+
+
+def test_preimage_summary_reports_spread():
+    frame = pd.DataFrame({"preimage_size": [3, 1, 0]})
+    text = tasks_and_data.preimage_summary(frame, 3)
+    assert "min 0, max 3, mean 1.3" in text and "values never produced: 1" in text
+    assert f"standard deviation {np.std([3, 1, 0]):.1f}" in text
+
+
+def test_eligible_survey_counts_by_brute_force():
+    survey = tasks_and_data.eligible_survey([TASKS["twohop"], TASKS["threehop"]], [6, 8], max_inputs=300, seed=5)
+    assert list(zip(survey["task"], survey["N"])) == [("twohop", 6)]  # 8^3 and 6^4 exceed the cap
+    probe = generate(DatasetConfig("twohop", 6, n_train=1, seed=5, test_size_per_type=0))
+    split, f1 = probe.seen_split, probe.tables["f1"]
+    eligible = sum(bool(split["f1"][a, b] and split["f2"][f1[a, b], c])
+                   for a in range(6) for b in range(6) for c in range(6))
+    row = survey.iloc[0]
+    assert row["ID-eligible"] == eligible and row["inputs N^m"] == 216
+    assert row["eligible share"] == round(eligible / 216, 4) and row["0.7^hops"] == 0.49
+
+
+def test_fact_usage_by_hand():
+    split = {"f1": np.array([[True, True], [False, True]])}
+    used = {"f1": np.array([[True, False], [False, False]])}
+    row = tasks_and_data.fact_usage(split, used).iloc[0]
+    assert (row["facts"], row["seen split"], row["used by training"], row["seen but unused"]) == (4, 3, 1, 2)
+
+
+def test_usage_by_training_size_counts_facts_of_the_training_inputs():
+    assert tasks_and_data.training_sizes(100) == [12, 25, 50, 100]
+    assert tasks_and_data.training_sizes(3) == [1, 3]
+    usage = tasks_and_data.usage_by_training_size(8, 80, seed=2)
+    assert usage["n_train"].tolist() == [10, 20, 40, 80]
+    d = generate(DatasetConfig("twohop", 8, n_train=40, seed=2, test_size_per_type=0))
+    f1_used = len({(a, b) for a, b, _ in d.train_inputs.tolist()})  # distinct (x1, x2) pairs in training
+    assert usage.loc[2, "f1 used / seen split"] == f"{f1_used} / {int(d.seen_split['f1'].sum())}"
+
+
+def test_types_from_bits():
+    flags = pd.DataFrame({"f1 fact used (s1)": [1, 0, 0, 1], "f2 fact used (s2)": [1, 0, 1, 0]})
+    assert tasks_and_data.types_from_bits(flags).tolist() == ["type_0", "type_1", "type_2", "type_3"]
+
+
+def test_fact_flags_follow_the_test_types(dataset):
+    flags = tasks_and_data.fact_flags(dataset)
+    assert len(flags) == len(dataset.test_inputs)
+    type0 = flags[flags["type"] == "type_0"]
+    assert len(type0) and (type0["f1 fact used (s1)"] == 1).all() and (type0["f2 fact used (s2)"] == 1).all()
+    x1, x2, _ = dataset.test_inputs[0]
+    assert flags.iloc[0]["f1 fact used (s1)"] == int(dataset.seen_used["f1"][x1, x2])
+
+
+def test_folder_round_trip(dataset, tmp_path):
+    folder = ensure_dataset(dataset.config, tmp_path)
+    files = tasks_and_data.files_table(folder)
+    assert {"train.json", "test.json"} <= set(files["file"]) and (files["bytes"] > 0).all()
+    assert all(tasks_and_data.matches_generated(load_dataset(folder), dataset).values())
+    other = generate(DatasetConfig("twohop", 10, n_train=200, seed=4, test_size_per_type=30))
+    assert not tasks_and_data.matches_generated(load_dataset(folder), other)["train inputs equal"]
+
+
+def test_summary_and_metrics(dataset):
+    summary = tasks_and_data.dataset_summary(dataset)
+    assert summary["inputs N^3"] == 1000 and summary["n_train"] == 200
+    assert sum(v for k, v in summary.items() if k.startswith("test items ")) == len(dataset.test_types)
+    assert summary["f1 facts used / seen split"].endswith(f" / {int(dataset.seen_split['f1'].sum())}")
+    metrics = tasks_and_data.dataset_metrics(dataset)
+    assert metrics["eligible_share"] == pytest.approx(dataset.eligible_count / 1000)
+    used = len({(a, b) for a, b, _ in dataset.train_inputs.tolist()})
+    assert metrics["f1_used_share"] == pytest.approx(used / dataset.seen_split["f1"].sum())

@@ -1,0 +1,106 @@
+"""Chapter 2's helpers: fragment pairs and their evidence, class purity per k, neighbourhoods, survey, metrics."""
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.chapters import ch02_coverage as coverage_chapter
+from covlib.coverage.exact import PairEvidence, all_pair_evidence, fragment_classes
+from covlib.tasks.datasets import DatasetConfig, generate
+
+
+@pytest.fixture(scope="module")
+def small():
+    ds = generate(DatasetConfig("twohop", 8, n_train=150, seed=0, test_size_per_type=20))
+    answers = ds.evaluate(ds.train_inputs)["t"]
+    return ds, answers, all_pair_evidence(ds.train_inputs, answers, 8)
+
+
+def test_presets_cover_every_preset_with_the_same_knobs():
+    assert set(coverage_chapter.PRESETS) == {"smoke", "default", "paper"}
+    assert coverage_chapter.PRESETS["default"]["scaling_N"] == [20, 30, 50, 70]
+    assert len({frozenset(values) for values in coverage_chapter.PRESETS.values()}) == 1
+
+
+def test_fragment_label_and_pairs_by_hand():
+    assert coverage_chapter.fragment_label(23, 10) == "(2, 3)"
+    evidence = PairEvidence((0, 1), left=np.array([1, 2, 0]), right=np.array([3, 3, 2]), count=np.array([1, 4, 2]))
+    bridges = np.array([5, 7, 9, 7])
+    pairs = coverage_chapter.fragment_pairs(evidence, bridges, 2)
+    assert pairs["fragment a"].tolist() == ["(1, 0)", "(0, 0)", "(0, 1)"]  # most shared contexts first
+    assert pairs["fragment a'"].tolist() == ["(1, 1)", "(1, 0)", "(1, 1)"]
+    assert pairs["same bridge? (hidden)"].tolist() == [False, False, True]
+    assert pairs.index.tolist() == [1, 2, 0]  # the notebook reads the top pair's evidence by index
+
+
+def test_shared_context_answers_keeps_contexts_both_fragments_share():
+    inputs = np.array([[0, 1, 0], [1, 1, 0], [0, 1, 2], [1, 1, 2], [0, 1, 3], [2, 2, 3]])
+    answers = np.array([5, 5, 6, 6, 7, 8])
+    side = coverage_chapter.shared_context_answers(inputs, answers, 4, a=1, a2=5)  # (0, 1) and (1, 1)
+    assert side.index.tolist() == [0, 2]  # x3 = 3 holds only (0, 1)
+    assert side.columns.tolist() == ["t for (0, 1)", "t for (1, 1)"]
+    assert side.to_numpy().tolist() == [[5, 5], [6, 6]]
+
+
+def test_purity_by_k_counts_pairs_by_brute_force(small):
+    ds, answers, evidence = small
+    bridges = ds.tables["f1"].reshape(-1)
+    purity = coverage_chapter.purity_by_k(ds.train_inputs, answers, 8, bridges, 3, evidence)
+    assert purity["k"].tolist() == [1, 2, 3]
+    present = sorted({a * 8 + b for a, b, _ in ds.train_inputs.tolist()})
+    for k in (1, 3):
+        labels = fragment_classes(ds.train_inputs, answers, 8, k, evidence)[(0, 1)]
+        merged = [(f, g) for f, g in itertools.combinations(present, 2) if labels[f] == labels[g]]
+        row = purity[purity["k"] == k].iloc[0]
+        assert row["merged_pairs"] == len(merged)
+        if merged:
+            assert row["purity"] == pytest.approx(np.mean([bridges[f] == bridges[g] for f, g in merged]))
+    assert purity["merged_pairs"].is_monotonic_decreasing  # more evidence required, fewer merges
+
+
+def test_neighbourhood_examples_pick_the_busiest_centre(small):
+    ds, answers, evidence = small
+    pool = ds.test_inputs[:5]
+    graphs = coverage_chapter.neighbourhood_examples(ds.train_inputs, answers, 8, [pool, pool[:0]], evidence,
+                                                     seed=1, k=2, candidates=10)
+    assert len(graphs) == 1  # the empty pool is skipped
+    totals = [sum(coverage_chapter.substitution_neighbourhood(ds.train_inputs, answers, 8, c, k=2,
+                                                              evidence=evidence).graph["neighbours"].values())
+              for c in pool]
+    assert sum(graphs[0].graph["neighbours"].values()) == max(totals)
+    center = coverage_chapter.graph_center(graphs[0])
+    assert graphs[0].nodes[center]["center"] and center.startswith("(")
+
+
+def test_graph_center_and_neighbour_counts():
+    graph = nx.Graph(neighbours={("(1,2,3)", "{x1}"): 2, ("(1,2,3)", "{x2}"): 0, ("(1,2,3)", "{x3}"): 1})
+    graph.add_node("(0,2,3)", center=False)
+    graph.add_node("(1,2,3)", center=True)
+    assert coverage_chapter.graph_center(graph) == "(1,2,3)"
+    assert coverage_chapter.neighbour_counts(graph) == {"{x1}": 2, "{x3}": 1}
+
+
+def test_survey_sizes_and_table():
+    survey = pd.DataFrame({"N": [20, 30], "n_train": [1000, 3000], "eligible": [4000, 13000],
+                           "paper: data for 0.99 accuracy": [None, None],
+                           "paper's early draft (superseded)": [None, 4000], "probes": [7, 8]})
+    assert coverage_chapter.survey_sizes(survey) == {20: [500, 750, 1000, 1500, 2500],
+                                                     30: [1500, 2250, 3000, 4500, 7500]}
+    table = coverage_chapter.survey_table(survey)
+    assert table.columns.tolist() == ["N", "data to 3-cover 90% of type_0", "ID-eligible inputs",
+                                      "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]
+
+
+def test_coverage_metrics_reads_type0_and_purity():
+    table = pd.DataFrame({"type": ["type_0"] * 3 + ["type_1"] * 3, "k": [1, 2, 3] * 2,
+                          "covered": [1.0, 0.8, 0.5, 1.0, 0.1, 0.0]})
+    purity = pd.DataFrame({"k": [1, 2, 3], "merged_pairs": [90, 20, 10], "purity": [0.2, 0.7, 0.95]})
+    metrics = coverage_chapter.coverage_metrics(30, 4000, table, purity, 3, 2.4)
+    assert metrics == {"N": 30, "n_train": 4000, "type0_covered_k1": 1.0, "type0_covered_k2": 0.8,
+                       "type0_covered_k3": 0.5, "purity_k1": 0.2, "purity_k3": 0.95, "coverage_exponent": 2.4}
+    assert list(metrics) == ["N", "n_train", "type0_covered_k1", "type0_covered_k2", "type0_covered_k3",
+                             "purity_k1", "purity_k3", "coverage_exponent"]

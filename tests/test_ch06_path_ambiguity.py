@@ -1,0 +1,186 @@
+"""Path ambiguity (covlib.chapters.ch06_path_ambiguity): coverage of nontree against twohop, class contents, coverage
+need, summaries, and the chapter's readings of its tables."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.analyses.iicg import iicg_at, iicg_peaks
+from covlib.base.errors import CovlibError
+from covlib.book.setup import setup_chapter
+from covlib.chapters import ch06_path_ambiguity as path_ambiguity
+from covlib.chapters.ch06_path_ambiguity import (
+    POPULATIONS,
+    PRESETS,
+    TASKS,
+    describe_cells,
+    id_pool_mask,
+    merged_pairs,
+    paired_datasets,
+    population_coverage,
+    search_summary,
+    write_coverage_need,
+)
+from covlib.coverage.requirement import first_crossing
+from covlib.search.cells import Cell
+from covlib.search.probes import PROBE_COLUMNS
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return paired_datasets(12, 700, seed=0, test_size_per_type=100)
+
+
+def test_nontree_is_covered_less_than_twohop_by_the_same_data(pair):
+    table = pd.concat([population_coverage(ds, max_k=4).assign(task=t) for t, ds in pair.items()])
+    pool = table[(table["population"] == "id_pool")].set_index(["task", "k"])["covered"]
+    for k in (2, 3, 4):
+        assert pool[("nontree", k)] < pool[("twohop", k)]
+    # coverage only falls as k rises
+    for task in TASKS:
+        shares = table[(table["task"] == task) & (table["population"] == "type_0")]["covered"].to_numpy()
+        assert (np.diff(shares) <= 1e-12).all()
+    # the ID pool excludes training inputs and holds only ID-eligible ones
+    mask = id_pool_mask(pair["twohop"])
+    assert mask.sum() == pair["twohop"].eligible_count - 700
+
+
+def test_nontree_classes_join_only_fragments_with_the_same_bridge_and_x2(pair):
+    two = merged_pairs(pair["twohop"], k=3).set_index("shared")
+    non = merged_pairs(pair["nontree"], k=3).set_index("shared")
+    assert two.loc["b", "share"] == pytest.approx(1.0)  # k >= 3: classes are bridges
+    assert two.loc["x2", "share"] < 0.5
+    # non-tree classes follow (b, x2): far more of their merged pairs share x2 than two-hop's (a few
+    # spurious merges remain at this small data size)
+    assert non.loc["b and x2", "merged_pairs"] > 0
+    assert non.loc["b and x2", "share"] > 0.9 > two.loc["b and x2", "share"]
+    assert non.loc["b", "largest_class"] < two.loc["b", "largest_class"]
+
+
+def test_first_crossing_interpolates_in_log_n_and_ignores_dips():
+    n = np.array([100, 200, 400])
+    assert first_crossing(n, np.array([0.5, 0.7, 0.9]), 0.8) == pytest.approx(np.exp((np.log(200) + np.log(400)) / 2))
+    assert first_crossing(n, np.array([0.95, 0.5, 0.99]), 0.9) == 100  # made non-decreasing first
+    assert np.isnan(first_crossing(n, np.array([0.1, 0.2, 0.3]), 0.9))
+
+
+def test_coverage_need_resumes_per_task_and_N(tmp_path, capsys):
+    out = tmp_path / "need.csv"
+    first = write_coverage_need(out, [8], tasks=("twohop",), points=4, test_size_per_type=50)
+    assert set(first["N"]) == {8} and set(first["population"]) == set(POPULATIONS)
+    assert "twohop N=8 done" in capsys.readouterr().out
+    again = write_coverage_need(out, [8], tasks=("twohop",), points=4, test_size_per_type=50)
+    assert capsys.readouterr().out == ""  # nothing recomputed
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), pd.read_csv(out))
+
+
+def _probes(rows: list[tuple[int, bool, float]]) -> pd.DataFrame:
+    table = []
+    for n, ok, best in rows:
+        table.append({"task": "nontree", "N": 12, "model": "L4-d128", "params": 0, "seed": 0, "n_train": n,
+                      "eligible": 1000, "success": ok, "stopped": "gave_up", "steps": 100, "best_type0": best,
+                      "final_type0": best, "final_train": 1.0, "first_fit_step": 50, "minutes": 1.0, "threshold": 0.99,
+                      "give_up_epochs": 100, "step_cap": 6000, "cot": False, "weight_decay": 0.1})
+    return pd.DataFrame(table, columns=PROBE_COLUMNS)
+
+
+CELLS = [Cell("nontree", 12, "L4-d128", 0), Cell("nontree", 14, "L4-d128", 0)]
+
+
+def test_search_summary_reads_the_table_alone():
+    probes = _probes([(500, False, 0.4), (750, False, 0.6)])
+    summary = search_summary(CELLS, probes)
+    assert summary["status"].tolist() == ["unreachable", "not started"]  # 750 is the pool less a quarter
+    assert summary["largest_n"].iloc[0] == 750 and summary["best_type0_at_largest"].iloc[0] == pytest.approx(0.6)
+    text = describe_cells(summary, "non-tree")
+    assert "no success even at 750 examples" in text and "not searched yet" in text
+    assert "step cap" not in text and not summary["low_capped"].iloc[0]
+    capped = probes.assign(stopped=["gave_up", "steps"])  # the largest probe ran out of steps before the rule
+    text = describe_cells(search_summary(CELLS, capped), "non-tree")
+    assert "stopped at the step cap" in text
+
+
+def test_the_verdict_and_the_chart_frames_name_the_unreachable_cell():
+    summary = search_summary(CELLS, _probes([(500, False, 0.4), (750, False, 0.6)]))
+    finished = path_ambiguity.finished_cells(summary)
+    assert finished["N"].tolist() == [12]  # the cell not started is not finished
+    assert path_ambiguity.search_verdict(finished) == "N = 12: never, up to 750 of 1,000"
+    assert path_ambiguity.search_verdict(finished.iloc[:0]) == "no finished search yet"
+    points, lines, reference = path_ambiguity.required_data_frames(summary.iloc[:0], summary, pd.DataFrame(), 3)
+    assert points.empty and lines.empty  # nothing bracketed, no coverage need
+    assert reference[["N", "n"]].values.tolist() == [[12, 750]]
+
+
+def test_iicg_peaks_skip_the_embeddings_and_refuse_empty_tables():
+    table = pd.DataFrame({"task": "nontree", "split": "type_0", "group_by": "x2", "layer": [0, 1, 2],
+                          "position": "x2", "iicg": [0.9, 0.3, 0.5]})
+    peak = iicg_peaks(table)
+    assert peak["layer"].tolist() == [2] and iicg_at(table, 0, "x2", "x2") == pytest.approx(0.9)
+    with pytest.raises(CovlibError, match="no IICG rows"):
+        iicg_peaks(table.iloc[:0])
+    with pytest.raises(CovlibError, match="no IICG for b"):
+        iicg_at(table, 1, "x2", "b")
+
+
+def test_the_bridge_peak_is_read_against_x2_at_the_same_cell():
+    rows = []
+    for key, values in {"b,x2": [0.9, 0.2, 0.6, 0.4], "x2": [0.95, 0.1, 0.35, 0.5], "b": [0.1, 0.05, 0.02, 0.03]}.items():
+        for layer, value in enumerate(values):
+            rows.append({"task": "nontree", "split": "type_0", "group_by": key, "layer": layer, "position": "x2",
+                         "iicg": value})
+    iicg = pd.DataFrame(rows)
+    peaks = iicg_peaks(iicg)
+    assert path_ambiguity.peak_value(peaks, "nontree", "b,x2") == pytest.approx(0.6)  # layer 0 left out
+    assert path_ambiguity.x2_at_bridge_peak(iicg, peaks) == pytest.approx(0.35)  # x2 at layer 2, not its own peak
+    assert path_ambiguity.peak_of(peaks, "twohop", "b") is None
+    maxima = path_ambiguity.iicg_maxima(peaks)
+    assert maxima[("nontree", "b")] == pytest.approx(0.05) and np.isnan(maxima[("twohop", "b")])
+    assert path_ambiguity.x2_at_bridge_peak(iicg, peaks[peaks["group_by"] != "b,x2"]) is None
+
+
+def test_trace_cell_reads_the_upper_layers_only():
+    rank = pd.DataFrame({"task": "nontree", "variant": "x2_keep_b", "position": "x2", "layer": [0, 1, 2, 3, 4],
+                         "value": [1.0, 0.9, 0.8, 0.3, 0.2], "pairs": 50})
+    # L = 4: the upper layers start at max(2, L - 1) = 3
+    assert path_ambiguity.trace_cell(rank, "nontree", "x2_keep_b", "x2") == pytest.approx(0.3)
+    assert path_ambiguity.trace_cell(rank, "nontree", "x2_keep_b", "x2", layers="all") == pytest.approx(0.9)
+    assert np.isnan(path_ambiguity.trace_cell(rank, "twohop", "x2", "x2"))
+
+
+def test_coverage_lookups_and_the_type0_share():
+    cov = pd.DataFrame({"task": ["twohop", "twohop", "nontree", "nontree"], "population": ["type_0", "id_pool"] * 2,
+                        "k": 3, "covered": [0.9, 0.8, 0.5, 0.1], "n": [100, 400, 30, 600],
+                        "type0_population": [300, 300, 150, 150]})
+    assert path_ambiguity.cov_at(cov, "nontree", "id_pool", 3) == pytest.approx(0.1)
+    assert path_ambiguity.pool_count(cov, "twohop", "id_pool") == 400
+    assert path_ambiguity.type0_shares(cov) == pytest.approx({"twohop": 0.75, "nontree": 0.25})
+    assert "**90.0%** of two-hop's ID test items" in path_ambiguity.coverage_text(cov, 3)
+
+
+def test_need_summary_divides_nontree_by_twohop():
+    rows = []
+    for task, population, n, most in (("twohop", "type_0", 100.0, 1.0), ("nontree", "type_0", 350.0, 1.0),
+                                      ("nontree", "id_pool", np.nan, 0.6), ("twohop", "id_pool", 200.0, 1.0)):
+        rows.append({"task": task, "N": 10, "population": population, "k": 3, "target": 0.99, "eligible": 900,
+                     "n_train": n, "max_covered": most, "largest_n": 800})
+    table = path_ambiguity.need_summary(pd.DataFrame(rows), 3)
+    assert table.loc[10, "nontree / twohop (type_0)"] == pytest.approx(3.5)
+    assert table.loc[10, "nontree: most of the ID pool covered"] == pytest.approx(0.6)
+    assert "out of reach at 1 of 1 values of N" in path_ambiguity.need_text(table, 3)
+    assert path_ambiguity.need_summary(pd.DataFrame(columns=path_ambiguity.NEED_COLUMNS), 3).empty
+
+
+def test_merged_value_picks_one_row(pair):
+    merged = pd.concat([merged_pairs(ds, 3) for ds in pair.values()], ignore_index=True)
+    assert path_ambiguity.merged_value(merged, "twohop", "b") == pytest.approx(1.0)
+    n_frag = len({tuple(x) for x in pair["nontree"].train_inputs[:, :2].tolist()})
+    assert path_ambiguity.merged_value(merged, "nontree", "x2", "fragments") == n_frag
+
+
+def test_presets_name_every_book_preset_and_refuse_others():
+    assert set(PRESETS) == {"smoke", "default", "paper"}
+    assert PRESETS["paper"]["need_N"] is None and PRESETS["smoke"]["train_here"]
+    assert setup_chapter("06", "paper", PRESETS)["note"]
+    with pytest.raises(CovlibError, match="smoke, default, paper"):
+        setup_chapter("06", "big", PRESETS)
