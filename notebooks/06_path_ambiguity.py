@@ -71,6 +71,7 @@ from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_command
 from covlib.search.probes import read_probes
 from covlib.search.required_data import search
+from covlib.search.status import describe_cells, search_summary
 from covlib.training.runs import load_metrics
 from covlib.training.shipped import ensure_shipped
 
@@ -192,11 +193,11 @@ if chapter["train_here"]:
     search(twohop_cells + nontree_cells, table_path, chapter.root / "ambiguity-smoke" / "scaling", chapter["rules"],
            log=None)
 probes = read_probes(table_path)
-nontree_summary = path_ambiguity.search_summary(nontree_cells, probes)
-twohop_summary = path_ambiguity.search_summary(twohop_cells, probes)
+nontree_summary = search_summary(nontree_cells, probes)
+twohop_summary = search_summary(twohop_cells, probes)
 display(pd.concat([twohop_summary, nontree_summary], ignore_index=True)[path_ambiguity.SUMMARY_COLUMNS].round(3))
-display(Markdown("Non-tree: " + path_ambiguity.describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
-                 + path_ambiguity.describe_cells(twohop_summary, "two-hop")))
+display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
+                 + describe_cells(twohop_summary, "two-hop")))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
 if len(pending_cells) and not chapter["train_here"]:
     display(Markdown(f"{len(pending_cells)} non-tree cell(s) are not finished; "

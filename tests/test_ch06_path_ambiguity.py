@@ -14,17 +14,16 @@ from covlib.chapters.ch06_path_ambiguity import (
     POPULATIONS,
     PRESETS,
     TASKS,
-    describe_cells,
     id_pool_mask,
     merged_pairs,
     paired_datasets,
     population_coverage,
-    search_summary,
     write_coverage_need,
 )
 from covlib.coverage.requirement import first_crossing
 from covlib.search.cells import Cell
 from covlib.search.probes import PROBE_COLUMNS
+from covlib.search.status import describe_cells, search_summary
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ def replace_rows(path: str | os.PathLike, rows: pd.DataFrame, columns: Sequence[
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    first = rows.iloc[0]
+    first = {k: rows[k].iloc[0] for k in key}  # per column: a whole row would turn ints into floats
     with open(path.with_name(f".{path.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         table = read_table(path, columns)

@@ -173,6 +173,7 @@ def record_metrics(metrics: Mapping[str, Any], run_dir: str | os.PathLike | None
     if not folder:
         return None
     path = Path(folder) / METRICS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
     merged = {**_read_json(path, {}), **dict(metrics)}
     _write_json(path, merged)
     return path

@@ -1,16 +1,28 @@
 """Chapter 7 (chain of thought): required data with the bridge written out, decoding, IICG over the sequence."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import torch
 
+from covlib.analyses.curves import combine_curves, final_value, step_reached
 from covlib.analyses.iicg import iicg_map, iicg_peaks, item_groups
 from covlib.analyses.residuals import residual_streams, split_items
 from covlib.base.errors import CovlibError
+from covlib.base.paper import COT_DATA_RATIO, EXPONENTS, EXPONENTS_COT, NONTREE_COT_FAILS_AT
+from covlib.base.paths import repository_path
+from covlib.figures.charts import accuracy_curves_chart
+from covlib.figures.heatmaps import layer_position_heatmap
+from covlib.figures.required_data import estimates_chart, requirement_frame
+from covlib.figures.style import pending_chart
+from covlib.figures.text import fmt
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
 from covlib.search.summary import requirement_ratio as summary_ratio
 from covlib.training.evaluation import greedy_decode
 from covlib.training.shipped import ShippedRun
@@ -31,6 +43,41 @@ EXPERIMENTS: dict[str, dict] = {
     # one seed, two N: each failing probe costs as much as a plain one
     "twohop_fakebridge": {"task": "twohop", "N": [25, 30], "seeds": [0], "model": "L4-d128", "fake_bridge": True,
                           "table": FAKE_BRIDGE_TABLE},
+}
+
+
+_DEFAULT_KNOBS = {
+    # the searches whose rows the cache holds (chapter 4's plain ones, this chapter's CoT and placeholder ones)
+    "experiments": {"twohop": BOOK_EXPERIMENTS["twohop"], "threehop": BOOK_EXPERIMENTS["threehop"],
+                    "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"]},
+    "fake": EXPERIMENTS["twohop_fakebridge"],
+    "nontree": EXPERIMENTS["nontree_cot"],
+    "rules": ProbeRules(),
+    "miniature": False,  # read the cache (data/cot/, the probe tables) rather than train and search here
+    "note": "",
+}
+
+
+# the chapter's knobs per preset (covlib.book.setup.setup_chapter): the searches, their rules, and whether the
+# models and searches are miniatures made here under out_dir (smoke) or read from the cache
+PRESETS: dict[str, dict] = {
+    # a miniature of every search: tiny N, a one-layer model, short budgets (seconds)
+    "smoke": {
+        "experiments": {
+            "twohop": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke"},
+            "twohop_cot": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke", "cot": True},
+            "threehop": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke"},
+            "threehop_cot": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke", "cot": True},
+        },
+        "fake": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True},
+        "nontree": {"task": "nontree", "N": [6], "seeds": [0], "model": "smoke", "cot": True},
+        "rules": ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128, test_size_per_type=100),
+        "miniature": True,  # train the tiny models and run the miniature searches here, under out_dir
+        "note": "",
+    },
+    "default": _DEFAULT_KNOBS,
+    "paper": _DEFAULT_KNOBS | {"note": "The paper's scale (8-layer GPT-2, N = 50 to 200) needs a GPU; "
+                                       "this preset reads the default cache."},
 }
 
 
@@ -82,7 +129,7 @@ def placeholder_share(plain: pd.DataFrame, cot: pd.DataFrame, placeholder: pd.Da
 def ratio_lower_bounds(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     """Cells where the plain search fails even at the largest size it may try (status "unreachable") while
     the CoT search has an estimate: the plain requirement is above that size, so the ratio is at least
-    largest_n / n_req_cot. Search summaries of covlib.chapters.ch06_path_ambiguity.search_summary (they carry largest_n).
+    largest_n / n_req_cot. Search summaries of covlib.search.status.search_summary (they carry largest_n).
     Columns N, seed, plain_fails_at, n_req_cot, ratio_at_least."""
     cols = ["N", "seed", "plain_fails_at", "n_req_cot", "ratio_at_least"]
     if not len(plain) or not len(cot) or "largest_n" not in plain:
@@ -221,7 +268,7 @@ OUTCOME_COLORS = ["#2e7d32", "#f9a825", "#90caf9", "#c62828"]  # in OUTCOMES ord
 
 
 def decoding_chart(summary: pd.DataFrame, title: str, row: str = "model") -> alt.LayerChart:
-    """One bar per row of cot.decoding_summary (labelled by the column ``row``, e.g. a model, or a model and
+    """One bar per row of decoding_summary (labelled by the column ``row``, e.g. a model, or a model and
     a test split): the four greedy outcomes (bridge right or wrong, answer right or wrong) stacked, and a
     black tick at teacher-forced answer accuracy."""
     labels = list(OUTCOMES.values())
@@ -246,7 +293,7 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
                 bounds: pd.DataFrame | None = None) -> alt.LayerChart:
     """n_req without CoT over n_req with CoT per (N, seed) (cot_ratio rows; coloured by ``task``
     when the rows carry one), with an optional shaded band (the paper's 5-10x) and optional lower bounds
-    (cot.ratio_lower_bounds rows, drawn as open up-triangles: the true ratio lies above)."""
+    (ratio_lower_bounds rows, drawn as open up-triangles: the true ratio lies above)."""
     ratios = ratios if "task" in ratios else ratios.assign(task="")
     color = alt.Color("task:N", title=None, scale=alt.Scale(domain=["twohop", "threehop"], range=["#1565c0", "#c62828"]))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(zero=False, nice=False, padding=20))
@@ -266,3 +313,577 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
             tooltip=["task", "N", "seed", "what", alt.Tooltip("plain_fails_at:Q", format=",.0f"),
                      alt.Tooltip("n_req_cot:Q", format=",.0f"), alt.Tooltip("ratio_at_least:Q", format=".2f")]))
     return alt.layer(*layers).properties(width=320, height=220, title=alt.TitleParams(title, anchor="start"))
+
+
+# ---- the notebook's set-up and prose (chapter 7 only) ----
+
+TASKS = ("twohop", "threehop")  # the tasks whose required data is searched with and without CoT
+MISSING = "n/a (not in the cache)"  # what the chapter writes for a result the cache does not hold yet
+SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
+CURVE_COLORS = {"twohop": "#9e9e9e", "twohop_cot": "#1565c0", "twohop_fakebridge": "#f9a825", "nontree_cot": "#c62828"}
+TARGETS = {"twohop": "t", "twohop_cot": "b, t", "twohop_fakebridge": "</b>, t", "nontree_cot": "b, t"}
+DECODING_SPLITS = ("type_0", "type_2", "type_3")  # ID; f1 unseen, f2 seen; f1 seen, f2 unseen
+IICG_MODELS, IICG_KEYS = ("twohop_cot", "twohop_fakebridge", "nontree_cot"), ("b", "b,x2", "t")
+
+
+def _unfinished(summary: pd.DataFrame) -> pd.Series:
+    """Which cells of a search summary are not finished (not started or still searching)."""
+    return summary["status"].isin(["not started", "searching"])
+
+
+def cache_line(preset: str, N: int, n_train: int, dest: os.PathLike, ready: Mapping[str, bool]) -> str:
+    """One line saying where the four models are looked for and which of them are there."""
+    return (f"preset={preset}: four models at N = {N}, n_train = {n_train:,}; in {dest}: "
+            + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
+
+
+def missing_models_note(runs: Mapping[str, ShippedRun], ready: Mapping[str, bool]) -> str:
+    """The commands that fill the cache with the models it lacks ("" when it holds them all)."""
+    missing = [name for name, ok in ready.items() if not ok]
+    if not missing:
+        return ""
+    return (f"**Not in the cache yet:** the model(s) {', '.join(missing)}. Fill the cache with "
+            f"`{'`, `'.join(runs[m].command for m in missing)}` (about 10 CPU-minutes each; "
+            "`data/cot/COMMANDS.txt`), or rerun this chapter with `recompute = True`. The sections below say "
+            "what each one needs.")
+
+
+def probe_tables(table: str, root: os.PathLike, miniature: bool) -> tuple[Path, Path]:
+    """The probe table (``table``, else the book's, or a fresh one under ``root`` for a miniature) and the
+    placeholder searches' table of their own."""
+    smoke_dir = Path(root) / "cot-smoke"
+    table_path = Path(table) if table else (smoke_dir / "probes.csv" if miniature else repository_path(BOOK_TABLE))
+    fake_table = smoke_dir / "probes_fakebridge.csv" if miniature else repository_path(FAKE_BRIDGE_TABLE)
+    return table_path, fake_table
+
+
+def search_table(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every cell of the four searches (plain and CoT, two-hop and three-hop) in one table."""
+    return pd.concat(summaries.values(), ignore_index=True)[SEARCH_COLUMNS]
+
+
+def cot_search_minutes(summaries: Mapping[str, pd.DataFrame]) -> float:
+    """CPU minutes the CoT searches (two-hop and three-hop) have taken so far."""
+    return sum(float(summaries[name]["minutes"].sum()) for name in ("twohop_cot", "threehop_cot"))
+
+
+def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict]) -> str:
+    """Which searches the cache has not finished, with the command that resumes each ("" when none)."""
+    pending = {name: s for name, s in summaries.items() if _unfinished(s).any()}
+    if not pending:
+        return ""
+    return "**Not finished in the cache:** " + "; ".join(
+        f"{name}: {int(_unfinished(s).sum())} of {len(s)} cells "
+        f"(`{experiment_command(experiments[name]) if name.endswith('_cot') else experiment_command(name)}`)"
+        for name, s in pending.items()) + ". The search resumes from the table."
+
+
+def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The fitted exponents with and without CoT per task, their intervals, how many N values they rest on
+    and the paper's values."""
+    rows = []
+    for task in TASKS:
+        for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
+            f = fits[name]
+            rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
+                         "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
+                         "N values": int(summaries[name]["n_req"].notna().groupby(summaries[name]["N"]).any().sum()),
+                         "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
+    return pd.DataFrame(rows)
+
+
+def required_data_chart(summaries: Mapping[str, pd.DataFrame], command: str) -> alt.TopLevelMixin:
+    """The required-data estimates of every search with a finished cell, or a placeholder naming ``command``."""
+    points = [requirement_frame(s.assign(model=name.replace("_cot", " with CoT")))
+              for name, s in summaries.items() if s["n_req"].notna().any()]
+    if points:
+        return estimates_chart(points, "Required data with and without the bridge written out")
+    return pending_chart("Required data with and without CoT", command)
+
+
+def describe_fit(fit: dict | None) -> str:
+    """An exponent fit in words: the value with its interval, or why there is no interval (or no fit)."""
+    if fit is None:
+        return "not enough finished cells to fit"
+    if np.isnan(fit["c_low"]):
+        return f"c = {fit['c']:.2f} from {fit['n_values']} N values only (too few for an interval: provisional)"
+    return f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f}, {fit['points']} estimates)"
+
+
+def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
+    """Whether this cache separates the two exponents of a task: do their bootstrap intervals overlap?"""
+    with_cot, plain = fits[f"{task}_cot"], fits[task]
+    if not (with_cot and plain) or np.isnan(with_cot["c_low"]) or np.isnan(plain["c_low"]):
+        return ""
+    if with_cot["c_high"] < plain["c_low"]:
+        return f" The {task} intervals do not overlap: CoT lowers the exponent here, as the paper reports."
+    if with_cot["c_low"] > plain["c_high"]:
+        return f" The {task} intervals do not overlap, and CoT's exponent is the higher one, against the paper."
+    return (f" The {task} intervals overlap, so this cache does not separate the two exponents (the CoT fit rests on "
+            f"{with_cot['points']} estimates); the data ratio below is the sharper comparison.")
+
+
+def exponent_text(fits: Mapping[str, dict | None]) -> str:
+    """The measured exponents beside the paper's, and whether the intervals separate them."""
+    parts = [f"{task}: with CoT {describe_fit(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
+             f"without, {describe_fit(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
+    return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
+
+
+def ratio_tables(summaries: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The data ratios without / with CoT of both tasks (cot_ratio) and their lower bounds where the plain
+    search fails everywhere (ratio_lower_bounds), each with a ``task`` column."""
+    ratios = pd.concat([cot_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task) for task in TASKS],
+                       ignore_index=True)
+    bounds = pd.concat([ratio_lower_bounds(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
+                        for task in TASKS], ignore_index=True)
+    return ratios, bounds
+
+
+def ratios_by_task(ratios: pd.DataFrame) -> dict[str, float]:
+    """The geometric mean of each task's data ratios (NaN for a task without a pair)."""
+    return {task: geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in TASKS}
+
+
+def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
+    """The data ratio of each task in words, beside the paper's 5-10x ("" without any pair)."""
+    if not len(ratios):
+        return ""
+    parts = []
+    for task in TASKS:
+        rows = ratios[ratios["task"] == task]
+        if not len(rows):
+            continue
+        spread = (f"geometric mean of {len(rows)} pairs, range {rows['ratio'].min():.1f} to {rows['ratio'].max():.1f})"
+                  if len(rows) > 1 else f"one pair, N = {int(rows['N'].iloc[0])})")
+        parts.append(f"{task} without CoT needs {by_task[task]:.1f} times the data it needs with CoT (" + spread)
+    return ("At equal N, " + "; ".join(parts)
+            + f". The authors' CoT models need {COT_DATA_RATIO[0]:.0f} to {COT_DATA_RATIO[1]:.0f} times less.")
+
+
+def bounds_text(bounds: pd.DataFrame) -> str:
+    """The lower bounds on the data ratio in words, where the search without CoT never succeeds."""
+    return "Where the search without CoT fails at every size it may try, only a bound is known: " + "; ".join(
+        f"{r.task} N = {r.N} (seed {r.seed}) fails even at {r.plain_fails_at:,.0f} examples without CoT and needs "
+        f"about {r.n_req_cot:,.0f} with it, a ratio of **at least {r.ratio_at_least:.1f}**"
+        for r in bounds.itertuples()) + ". These cells (open triangles) are not in the geometric mean above."
+
+
+def learning_curves_chart(metrics: Mapping[str, pd.DataFrame], N: int, n_train: int) -> alt.TopLevelMixin:
+    """The four models' ID test accuracy over training (a placeholder when none is in the cache)."""
+    if not metrics:
+        return pending_chart("Learning curves of the four models", "covlib ship cot")
+    curves, series = combine_curves(metrics, {"ID test": "acc/type_0"})
+    return accuracy_curves_chart(
+        curves, series, f"ID test accuracy, N = {N}, {n_train:,} examples (teacher-forced, all target tokens)",
+        colors={f"{name}, ID test": c for name, c in CURVE_COLORS.items()}, chance=1 / N)
+
+
+def final_accuracies(metrics: Mapping[str, pd.DataFrame], column: str = "acc/type_0") -> dict[str, float]:
+    """Each of the four models' last evaluated ``column`` (NaN for a model not in the cache)."""
+    return {name: final_value(metrics.get(name), column) for name in MODELS}
+
+
+def curves_text(metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float],
+                final_answer: Mapping[str, float], n_train: int) -> str:
+    """The four models' final accuracies and when they reached 99%, or what the comparison still needs."""
+    if not set(MODELS) <= set(metrics):
+        return "The comparison needs all four models (see the top of the chapter for the commands)."
+
+    def steps_to(name: str) -> str:
+        return step_reached(metrics.get(name))
+
+    return (f"After {int(metrics['twohop_cot']['step'].iloc[-1]):,} steps on {n_train:,} examples: two-hop without CoT "
+            f"**{final_type0['twohop']:.1%}** ID accuracy (99% {steps_to('twohop')}), with CoT "
+            f"**{final_type0['twohop_cot']:.1%}** (99% {steps_to('twohop_cot')}), with the placeholder bridge "
+            f"**{final_type0['twohop_fakebridge']:.1%}** (answer token {final_answer['twohop_fakebridge']:.1%}), and "
+            f"non-tree with CoT **{final_type0['nontree_cot']:.1%}** (answer token {final_answer['nontree_cot']:.1%}; "
+            f"99% {steps_to('nontree_cot')}).")
+
+
+def shortfall_text(final_type0: Mapping[str, float], N: int, n_train: int) -> str:
+    """Non-tree with CoT against two-hop with CoT at the shipped N and data ("" while either is missing)."""
+    shortfall = final_type0["twohop_cot"] - final_type0["nontree_cot"]
+    if np.isnan(shortfall):
+        return ""
+    verdict = "still falls short of two-hop with CoT" if shortfall > 0.01 else "matches two-hop with CoT"
+    return (f"At N = {N} and {n_train:,} examples, non-tree with CoT **{verdict}**: {final_type0['nontree_cot']:.1%} ID "
+            f"exact match against {final_type0['twohop_cot']:.1%} ({shortfall * 100:+.1f} points for two-hop), though "
+            f"both write their bridge out (the paper: non-tree with CoT fails at N = {NONTREE_COT_FAILS_AT['N']}, "
+            f"n = {NONTREE_COT_FAILS_AT['n_train']:,}, where two-hop with CoT succeeds). Section 7.3 shows where its "
+            "errors sit: bridge or answer.")
+
+
+def unfinished_command(summary: pd.DataFrame, experiment: dict, miniature: bool) -> str:
+    """The command that finishes a search's unfinished cells ("" when all are done, or for a miniature)."""
+    return experiment_command(experiment) if not miniature and _unfinished(summary).any() else ""
+
+
+def decoding_table(models: Mapping[str, tuple], max_items: int) -> pd.DataFrame:
+    """decoding_summary of every model that writes a target before the answer (all but plain two-hop) on the
+    ID items and the two OOD types DECODING_SPLITS, with ``model`` and a reader's row label ``items``."""
+    parts = [decoding_summary(model, ds, splits=DECODING_SPLITS, max_items=max_items).assign(model=name)
+             for name, (model, ds, _, _) in models.items() if name != "twohop"]
+    decoding = pd.concat(parts or [pd.DataFrame()], ignore_index=True)
+    if len(decoding):
+        decoding["items"] = decoding["model"] + " · " + decoding["split"].map(split_label)
+    return decoding
+
+
+def decoded(decoding: pd.DataFrame, name: str, col: str, split: str = "type_0") -> float:
+    """One value of the decoding table: model ``name``, test ``split``, column ``col`` (NaN when absent)."""
+    sel = decoding[(decoding["model"] == name) & (decoding["split"] == split)] if len(decoding) else decoding
+    return float(sel[col].iloc[0]) if len(sel) else float("nan")
+
+
+def hops_follow_facts(decoding: pd.DataFrame, name: str, high: float = 0.9, low: float = 0.2) -> bool:
+    """Does each hop succeed exactly where its own fact was seen (type_3's bridge right, type_2's wrong)?"""
+    return (decoded(decoding, name, "greedy_bridges", "type_3") >= high
+            and decoded(decoding, name, "greedy_answer", "type_3") <= low
+            and decoded(decoding, name, "greedy_bridges", "type_2") <= low
+            and decoded(decoding, name, "tf_answer", "type_2") >= high)
+
+
+def outcome_text(decoding: pd.DataFrame, name: str) -> str:
+    """A model's ID items under greedy decoding against teacher forcing, and where its errors start."""
+    def value(col: str) -> float:
+        return decoded(decoding, name, col)
+
+    bridge_wrong = value("bridge wrong, answer right") + value("bridge wrong, answer wrong")
+    answer_wrong = value("bridge right, answer wrong")
+    gap = value("tf_answer") - value("greedy_exact")
+    where = ("" if max(bridge_wrong, answer_wrong) < 0.01 else
+             ": most errors come after a right bridge, in the second hop" if answer_wrong > bridge_wrong else
+             ": most errors start at the bridge")
+    return (f"greedy exact match **{value('greedy_exact'):.1%}** (teacher-forced, all tokens: "
+            f"{value('tf_all'):.1%}: the same quantity), teacher-forced answer accuracy "
+            f"{value('tf_answer'):.1%} (a gap of {gap * 100:+.1f} points). Greedy decoding writes a wrong bridge "
+            f"for {bridge_wrong:.1%} of the items ({value('bridge wrong, answer wrong'):.1%} with a wrong answer "
+            f"after it) and a right bridge followed by a wrong answer for {answer_wrong:.1%}{where}")
+
+
+def ood_text(decoding: pd.DataFrame, name: str, N: int) -> str:
+    """A model's OOD items with one fact unseen: teacher forcing credits a first hop greedy decoding lacks."""
+    def value(col: str, split: str) -> float:
+        return decoded(decoding, name, col, split)
+
+    return (f"On the OOD items whose first fact is unseen and second seen ({split_label('type_2')}), teacher-forced "
+            f"answer accuracy is **{value('tf_answer', 'type_2'):.1%}**: handed the true bridge, the model only "
+            f"has to apply a seen second fact. Greedy decoding must write the bridge itself from an unseen fact: "
+            f"{value('greedy_bridges', 'type_2'):.1%} of its bridges are right (chance is {1 / N:.1%}) and its "
+            f"exact match is **{value('greedy_exact', 'type_2'):.1%}**. With the second fact unseen instead "
+            f"(type_3) the bridge is right for {value('greedy_bridges', 'type_3'):.1%} and the answer for "
+            f"{value('greedy_answer', 'type_3'):.1%}"
+            + (": each hop generalises as far as its own facts were seen, and teacher-forced answer accuracy credits "
+               "the model with a first hop it never learned." if hops_follow_facts(decoding, name) else "."))
+
+
+def decoding_text(decoding: pd.DataFrame, available: Collection[str], N: int) -> str:
+    """What greedy decoding shows for each model in ``available`` (the ones in the cache)."""
+    parts = []
+    if "twohop_cot" in available:
+        parts.append("Two-hop with CoT, ID test: " + outcome_text(decoding, "twohop_cot") + ". "
+                     + ood_text(decoding, "twohop_cot", N))
+    if "nontree_cot" in available:
+        parts.append("Non-tree with CoT, ID test: " + outcome_text(decoding, "nontree_cot") + ".")
+    if "twohop_fakebridge" in available:
+        parts.append("With the placeholder the 'bridge' is always `</b>`, so teacher forcing hands over nothing: "
+                     "its answer accuracy on the OOD items with an unseen first fact is "
+                     f"{decoded(decoding, 'twohop_fakebridge', 'tf_answer', 'type_2'):.1%} either way.")
+    return " ".join(parts)
+
+
+def control_table(metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float],
+                  final_answer: Mapping[str, float]) -> pd.DataFrame:
+    """The four models side by side: target, ID answer accuracy, ID exact match and steps to 99%."""
+    return pd.DataFrame([{"model": name, "target": TARGETS[name],
+                          "ID answer accuracy (teacher-forced)": final_answer[name], "ID exact match": final_type0[name],
+                          "steps to 99%": step_reached(metrics.get(name))} for name in MODELS])
+
+
+def late_rise(metrics: pd.DataFrame | None, window: int = 500) -> float:
+    """Answer accuracy gained over the last ``window`` steps of a run (is it still learning?)."""
+    if metrics is None:
+        return float("nan")
+    before = metrics[metrics["step"] <= metrics["step"].iloc[-1] - window]["answer_acc/type_0"]
+    return float(metrics["answer_acc/type_0"].iloc[-1] - before.iloc[-1]) if len(before) else float("nan")
+
+
+def still_rising_text(metrics: Mapping[str, pd.DataFrame]) -> str:
+    """Whether the two runs without the bridge were still learning when training stopped ("" if not)."""
+    rising = {name: late_rise(metrics.get(name)) for name in ("twohop", "twohop_fakebridge")}
+    if any(np.isnan(v) for v in rising.values()) or max(rising.values()) <= 0.02:
+        return ""
+    return (f"Both runs without the bridge were still learning when training stopped (answer accuracy "
+            f"{rising['twohop'] * 100:+.1f} and {rising['twohop_fakebridge'] * 100:+.1f} points over the "
+            "last 500 steps): at this fixed budget the placeholder makes learning faster, and whether it "
+            "also lowers the data needed is the question of the placeholder's required-data search.")
+
+
+def gain_text(final_answer: Mapping[str, float], N: int, n_train: int) -> str:
+    """How much writing the bridge out raises ID answer accuracy, and how much the extra position alone does."""
+    gain = final_answer["twohop_cot"] - final_answer["twohop"]
+    extra_position = final_answer["twohop_fakebridge"] - final_answer["twohop"]
+    if np.isnan(gain):
+        return ""
+    return (f"At N = {N} and {n_train:,} examples, writing the bridge out raises ID answer accuracy from "
+            f"{final_answer['twohop']:.1%} to {final_answer['twohop_cot']:.1%} ({gain * 100:+.1f} points)"
+            + ("; the placeholder model is not in the cache yet." if np.isnan(extra_position) else
+               f"; the placeholder position alone gives {final_answer['twohop_fakebridge']:.1%} "
+               f"({extra_position * 100:+.1f} points).")
+            + ("" if np.isnan(extra_position) else
+               " The gain comes from supervising the bridge, not from the extra position."
+               if abs(extra_position) < 0.25 * abs(gain) else
+               f" The extra position alone brings {extra_position / gain:.0%} of the gain: at this size much of what "
+               "CoT buys is room to compute, and the supervised bridge adds the rest."))
+
+
+def placeholder_search_text(fake_summary: pd.DataFrame, described: str, experiment: dict, miniature: bool) -> str:
+    """Where the placeholder's required-data searches stand (``described``: their cells in words)."""
+    command = "" if miniature else experiment_command(experiment)
+    if (fake_summary["status"] == "not started").all():
+        return ("The placeholder's required-data search is not in the cache yet"
+                + (f" (`{command}`)." if command else "."))
+    return ("The placeholder searches: " + described
+            + (f" To finish them: `{command}`." if command and _unfinished(fake_summary).any() else ""))
+
+
+def mean_share(placeholder: pd.DataFrame) -> float:
+    """The placeholder's mean share of CoT's data saving (placeholder_share rows; NaN without any)."""
+    return float(placeholder["share"].mean()) if len(placeholder) else float("nan")
+
+
+def placeholder_data_text(placeholder: pd.DataFrame) -> str:
+    """The required data without CoT, with the placeholder and with CoT per N, and where the saving comes from."""
+    if not len(placeholder):
+        return ""
+    share = mean_share(placeholder)
+    return ("Required data at the same N and seed: " + "; ".join(
+        f"N = {int(r['N'])}: without CoT {r['n_req_plain']:,.0f}, placeholder {r['n_req_placeholder']:,.0f}, "
+        f"with CoT {r['n_req_cot']:,.0f} (the placeholder goes {r['share']:.0%} of the way, in log data)"
+        for _, r in placeholder.iterrows()) + ". "
+        + (f"In data, the saving comes from supervising the bridge: the extra position alone saves "
+           f"{'none' if placeholder['share'].max() <= 0 else 'little'}; what it does at a fixed budget (above) is "
+           "speed learning up, not lower the data a model needs."
+           if share < 0.25 else
+           "In data, the extra position alone gets most of the saving." if share > 0.75 else
+           f"In data, the extra position alone gets {share:.0%} of the saving and supervising "
+           "the bridge the rest."))
+
+
+def iicg_table(models: Mapping[str, tuple], max_items: int) -> tuple[pd.DataFrame, list[str]]:
+    """iicg_sequence_table of each IICG model by each key (IICG_MODELS, IICG_KEYS) with a ``model`` column, and
+    the selections too small to group (smoke-sized data), each as "<model>, by <key>: <why>"."""
+    parts, skipped = [], []
+    for name in IICG_MODELS:
+        if name not in models:
+            continue
+        model, ds, tables, _ = models[name]
+        for key in IICG_KEYS:
+            try:
+                parts.append(iicg_sequence_table(model, ds, tables, [key], max_items=max_items).assign(model=name))
+            except CovlibError as exc:
+                skipped.append(f"{name}, by {key}: {exc}")
+    return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), skipped
+
+
+def iicg_chart(iicg: pd.DataFrame) -> alt.TopLevelMixin:
+    """IICG by layer and position of the CoT sequence, one panel per model and key (a placeholder if empty)."""
+    if not len(iicg):
+        return pending_chart("IICG over the CoT sequence", "covlib ship cot")
+    return layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
+                                  "IICG over the CoT sequence (ID test items)", facet="panel", columns=len(IICG_KEYS),
+                                  domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
+                                  positions=list(dict.fromkeys(iicg["position"])))
+
+
+def iicg_peaks_by(iicg: pd.DataFrame, key: str) -> pd.DataFrame:
+    """iicg_peak_table of the rows grouped by ``key``, over every position (empty when there are none)."""
+    has_key = len(iicg) and (iicg["group_by"] == key).any()
+    return iicg_peak_table(iicg[iicg["group_by"] == key]) if has_key else pd.DataFrame()
+
+
+def bridge_position_peaks(iicg: pd.DataFrame) -> pd.DataFrame:
+    """iicg_peak_table at the bridge position b, for every model and key (empty without IICG rows)."""
+    return iicg_peak_table(iicg, position="b") if len(iicg) else pd.DataFrame()
+
+
+def peak_at_bridge(at_bridge: pd.DataFrame, name: str, key: str) -> float:
+    """The largest IICG at the bridge position of model ``name`` grouped by ``key`` (NaN when absent)."""
+    return float(at_bridge.loc[(name, key), "iicg"]) if (name, key) in at_bridge.index else float("nan")
+
+
+def context_gaps(at_bridge: pd.DataFrame) -> dict[str, float]:
+    """Per IICG model: IICG by (b, x2) minus IICG by b at the bridge position (does it carry x2 along?)."""
+    return {name: peak_at_bridge(at_bridge, name, "b,x2") - peak_at_bridge(at_bridge, name, "b") for name in IICG_MODELS}
+
+
+def two_decimals(x: float) -> str:
+    """Two decimals without a negative zero."""
+    return f"{np.round(x, 2) + 0.0:.2f}"
+
+
+def formed_text(where_b: pd.DataFrame, name: str, n_inputs: int) -> str:
+    """Where model ``name`` groups items by their bridge most, and what that position is."""
+    r = where_b.loc[(name, "b")]
+    last_input = f"x{n_inputs}"
+    why = (", the position whose output is the bridge token: the first hop is computed where it is written out"
+           if r["position"] == last_input and name != "twohop_fakebridge" else
+           ", where chapter 5 found the bridge of the model without CoT" if r["position"] == "x2" else "")
+    return f"{name} at {r['position']}, layer {int(r['layer'])} ({r['iicg']:.2f}){why}"
+
+
+def inside_text(where_b: pd.DataFrame, at_bridge: pd.DataFrame, where_t: pd.DataFrame,
+                n_inputs: Mapping[str, int]) -> str:
+    """What the IICG peaks say: where the bridge forms, what the bridge position computes, whether non-tree's
+    bridge position stays context-dependent, and what the placeholder does with its extra position."""
+    def peak(name: str, key: str) -> float:
+        return peak_at_bridge(at_bridge, name, key)
+
+    gap = context_gaps(at_bridge)
+    lines = []
+    if len(where_b):
+        lines.append("Where the bridge forms (the largest IICG by $b$ past the embeddings): "
+                     + "; ".join(formed_text(where_b, name, n_inputs[name]) for name in IICG_MODELS
+                                 if (name, "b") in where_b.index) + ".")
+    answer_at_bridge = peak("twohop_cot", "t")
+    if not np.isnan(answer_at_bridge) and not np.isnan(peak("twohop_cot", "b")):
+        leader = max(IICG_KEYS, key=lambda k: -np.inf if np.isnan(peak("twohop_cot", k)) else peak("twohop_cot", k))
+        lines.append(f"At the bridge position two-hop with CoT groups items by $t$ up to {answer_at_bridge:.2f} "
+                     f"(by $b$: {peak('twohop_cot', 'b'):.2f} past the embeddings)"
+                     + (": the position that reads the bridge computes the answer." if leader == "t" else "."))
+    if not np.isnan(gap["nontree_cot"]) and not np.isnan(gap["twohop_cot"]):
+        separated = gap["nontree_cot"] - gap["twohop_cot"] > 0.05
+        lines.append(f"At the bridge position, grouping by $(b, x_2)$ beats grouping by $b$ by "
+                     f"**{two_decimals(gap['nontree_cot'])}** for non-tree with CoT against "
+                     f"{two_decimals(gap['twohop_cot'])} for two-hop with CoT"
+                     + (": non-tree's bridge position carries $x_2$ along with the bridge, which its second hop needs. "
+                        "Its representation stays context-dependent even with the bridge written out, as the paper "
+                        "reports." if separated else ": this cache shows no context dependence peculiar to non-tree."))
+    if ("twohop_fakebridge", "t") in where_t.index:
+        r = where_t.loc[("twohop_fakebridge", "t")]
+        bridge_at_x2 = (("twohop_fakebridge", "b") in where_b.index
+                        and where_b.loc[("twohop_fakebridge", "b"), "position"] == "x2")
+        lines.append(f"The placeholder model groups items by $t$ most at "
+                     f"{'the placeholder' if r['position'] == 'b' else r['position']} "
+                     f"position (layer {int(r['layer'])}, {r['iicg']:.2f})"
+                     + ((": it computes the bridge at $x_2$ as a model without CoT does, and" if bridge_at_x2 else ": it")
+                        + " uses the extra position for the second hop: the room to compute of section 7.4."
+                        if r["position"] == "b" else "."))
+    return " ".join(lines)
+
+
+def fit_text(fit: dict | None) -> str:
+    """An exponent for the comparison table: value and interval, provisional, or not in the cache."""
+    if not fit:
+        return MISSING
+    if np.isnan(fit["c_low"]):
+        return f"{fit['c']:.2f} (from {fit['n_values']} N values: provisional)"
+    return f"{fit['c']:.2f} ({fit['c_low']:.2f} to {fit['c_high']:.2f})"
+
+
+def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
+                     gap: Mapping[str, float], N: int, n_train: int) -> pd.DataFrame:
+    """The paper's numbers beside this book's: exponents, data ratio, non-tree with CoT, its representations."""
+    paper, book = "paper (GPT-2, GPU)", "this book (4 layers, CPU)"
+    rows = [{"quantity": f"exponent, {label} {style} CoT", paper: f"{table[task]:.2f}",
+             book: fit_text(fits[f"{task}_cot" if style == "with" else task])}
+            for task, label in (("twohop", "two-hop"), ("threehop", "three-hop"))
+            for style, table in (("with", EXPONENTS_COT), ("without", EXPONENTS))]
+    rows += [
+        {"quantity": "data without CoT / with CoT, two-hop", paper: f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x",
+         book: fmt(by_task["twohop"], ".1f", MISSING) + ("" if np.isnan(by_task["twohop"]) else "x")},
+        {"quantity": "non-tree with CoT where two-hop with CoT succeeds",
+         paper: f"fails (N = {NONTREE_COT_FAILS_AT['N']}, n = {NONTREE_COT_FAILS_AT['n_train']:,})",
+         book: f"two-hop CoT {fmt(final_type0['twohop_cot'], '.1%', MISSING)}, non-tree CoT "
+               f"{fmt(final_type0['nontree_cot'], '.1%', MISSING)} (N = {N}, n = {n_train:,})"},
+        {"quantity": "non-tree with CoT: representations at the bridge", paper: "stay context-dependent",
+         book: f"IICG by (b, x2) minus by b: {fmt(np.round(gap['nontree_cot'], 2) + 0.0, missing=MISSING)} "
+               f"(two-hop CoT {fmt(np.round(gap['twohop_cot'], 2) + 0.0, missing=MISSING)})"},
+    ]
+    return pd.DataFrame(rows)
+
+
+def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
+                     decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
+                     placeholder: pd.DataFrame) -> dict[str, float]:
+    """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
+    def fitted(name: str, field: str) -> float:
+        return fits[name][field] if fits[name] else float("nan")
+
+    gap = context_gaps(at_bridge)
+    return {
+        "exponent_twohop_cot": fitted("twohop_cot", "c"),
+        "exponent_twohop_cot_ci_low": fitted("twohop_cot", "c_low"),
+        "exponent_twohop_cot_ci_high": fitted("twohop_cot", "c_high"),
+        "exponent_threehop_cot": fitted("threehop_cot", "c"),
+        "data_ratio_twohop_cot": by_task["twohop"],
+        "data_ratio_threehop_cot": by_task["threehop"],
+        "final_type0_twohop_plain": final_type0["twohop"],
+        "final_type0_twohop_cot": final_type0["twohop_cot"],
+        "final_type0_twohop_fakebridge": final_type0["twohop_fakebridge"],
+        "final_type0_nontree_cot": final_type0["nontree_cot"],
+        "greedy_exact_twohop_cot": decoded(decoding, "twohop_cot", "greedy_exact"),
+        "tf_answer_twohop_cot": decoded(decoding, "twohop_cot", "tf_answer"),
+        "greedy_exact_type2_twohop_cot": decoded(decoding, "twohop_cot", "greedy_exact", "type_2"),
+        "tf_answer_type2_twohop_cot": decoded(decoding, "twohop_cot", "tf_answer", "type_2"),
+        "iicg_bridge_position_twohop_cot": peak_at_bridge(at_bridge, "twohop_cot", "b"),
+        "iicg_bridge_position_nontree_cot": peak_at_bridge(at_bridge, "nontree_cot", "b"),
+        "iicg_context_gap_bridge_position_twohop_cot": gap["twohop_cot"],
+        "iicg_context_gap_bridge_position_nontree_cot": gap["nontree_cot"],
+        "cot_search_cpu_minutes": cot_minutes,
+        "placeholder_data_share": mean_share(placeholder),
+    }
+
+
+def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_task: Mapping[str, float],
+                 metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
+                 decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
+                 n_train: int) -> str:
+    """The chapter's findings as a bullet list, each only where the cache holds what it rests on."""
+    def value(name: str, col: str, split: str = "type_0") -> float:
+        return decoded(decoding, name, col, split)
+
+    summary = []
+    if fits["twohop_cot"] or fits["threehop_cot"]:
+        summary.append("With the bridge written out, the required data grows as " + "; ".join(
+            f"{task}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
+            + (f" (the CoT fit rests on {fits[f'{task}_cot']['n_values']} N values: provisional)"
+               if np.isnan(fits[f"{task}_cot"]["c_low"]) else "")
+            for task in TASKS if fits[f"{task}_cot"] and fits[task]) + ".")
+    if len(ratios):
+        summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
+                       "data it needs with CoT.")
+    if set(MODELS) <= set(metrics):
+        summary.append(f"At N = {N} and {n_train:,} examples, two-hop reaches {final_type0['twohop']:.1%} ID accuracy "
+                       f"without CoT, {final_type0['twohop_cot']:.1%} with it and "
+                       f"{final_type0['twohop_fakebridge']:.1%} with a placeholder; non-tree with CoT "
+                       f"{final_type0['nontree_cot']:.1%}.")
+    if len(placeholder):
+        share = mean_share(placeholder)
+        summary.append(f"The placeholder bridge (an extra position, no bridge supervision) gets {share:.0%} "
+                       f"of CoT's data saving (log scale, {len(placeholder)} values of N): the saving comes from "
+                       + ("supervising the bridge." if share < 0.5 else "the extra position."))
+    if "twohop_cot" in available:
+        summary.append(f"Greedy decoding's exact match ({value('twohop_cot', 'greedy_exact'):.1%} for two-hop with CoT) "
+                       "is what a user sees; teacher-forced answer accuracy "
+                       f"({value('twohop_cot', 'tf_answer'):.1%}) hands the model the true bridge and can only be "
+                       "higher" + (f" (non-tree with CoT: {value('nontree_cot', 'greedy_exact'):.1%} against "
+                                   f"{value('nontree_cot', 'tf_answer'):.1%})." if "nontree_cot" in available else ".")
+                       + " On OOD items with an unseen first fact the two part: "
+                       f"{value('twohop_cot', 'tf_answer', 'type_2'):.1%} teacher-forced against "
+                       f"{value('twohop_cot', 'greedy_exact', 'type_2'):.1%} exact.")
+    if not np.isnan(final_type0["twohop_cot"] - final_type0["nontree_cot"]):
+        errors = 1 - value("nontree_cot", "greedy_exact")
+        summary.append(f"Non-tree with CoT reaches {final_type0['nontree_cot']:.1%} where two-hop with CoT reaches "
+                       f"{final_type0['twohop_cot']:.1%} at the same N and data"
+                       + ("." if not errors > 0.01 else
+                          "; most of its errors come in the second hop, after a right bridge."
+                          if value("nontree_cot", "bridge right, answer wrong") > 0.5 * errors
+                          else "; most of its errors start at the bridge."))
+    gap = context_gaps(at_bridge)
+    if not np.isnan(gap["nontree_cot"]):
+        more = "more than" if gap["nontree_cot"] - gap["twohop_cot"] > 0.05 else "about as much as"
+        summary.append(f"Inside, non-tree's bridge position groups by (b, x2) {more} by b (a gap of "
+                       f"{two_decimals(gap['nontree_cot'])}, two-hop with CoT {two_decimals(gap['twohop_cot'])}).")
+    return "\n".join(f"* {line}" for line in summary) or "The cache holds no results yet."

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
 from covlib.coverage.exact import coverage_sweep
 from covlib.tasks.datasets import Dataset, DatasetConfig, decode, encode, ensure_dataset, generate, target_tokens
 from covlib.training.evaluation import predict
@@ -17,6 +18,15 @@ from covlib.training.runs import load_model
 from covlib.training.shipped import train_or_load
 
 K_DEFAULT = 3  # the paper's smallest meaningful evidence threshold
+
+PRESETS = {
+    # smoke trains three tiny models in seconds; default reads the shipped tables (data/taxonomy/)
+    "smoke": {"model": "smoke", "N": 8, "n_train": 200, "steps": 300, "cache": "", "steps_of": {}},
+    # the control and shared-table models get 1,250 steps (compute budget; ID accuracy passes 0.99 near there)
+    "default": {"model": "default", "N": 30, "n_train": 10_000, "steps": 2000, "cache": "data/taxonomy",
+                "steps_of": {"distinct": 1250, "shared": 1250}},
+    "paper": {"model": "paper", "N": 30, "n_train": 10_000, "steps": 62_500, "cache": "", "steps_of": {}},
+}
 
 
 def all_inputs(num_tokens: int, n_inputs: int) -> np.ndarray:
@@ -205,3 +215,176 @@ def reach_accuracy_chart(table: pd.DataFrame, groups: list[str], title: str) -> 
         )
         .properties(width=420, height=240)
     )
+
+
+def taxonomy_tables(values: dict, root: Path, preset: str, data_seed: int, k: int,
+                    recompute: bool) -> tuple[pd.DataFrame, dict, str | None]:
+    """The chapter's group table and its meta: read from the preset's cache, or trained under ``root``.
+
+    ``values`` are the chapter's resolved knobs (model, N, n_train, steps, cache, steps_of); the third
+    item says where the shipped tables came from (None when the models were trained here)."""
+    cache = values["cache"]
+    if cache and not recompute:
+        table, meta = load_taxonomy(repository_path(cache))
+        note = f"read the shipped tables ({repository_path(cache)}); made by the commands in COMMANDS.txt there"
+        return table, meta, note
+    results = repository_path(cache) if cache else root / "taxonomy" / f"{preset}-tables"
+    table = run_taxonomy(results, root / "taxonomy" / preset, num_tokens=values["N"], n_train=values["n_train"],
+                         data_seed=data_seed, preset=values["model"], steps=values["steps"], k=k, retrain=recompute,
+                         steps_of=values["steps_of"])
+    return table, load_taxonomy(results)[1], None
+
+
+def steps_text(meta: dict) -> str:
+    """The step budget in words, naming the conditions that got a budget of their own."""
+    steps_note = ", ".join(f"{c}: {s}" for c, s in meta.get("steps_of", {}).items())
+    return f"{meta['steps']} steps per model" + (f" ({steps_note})" if steps_note else "")
+
+
+def training_minutes(meta: dict) -> float:
+    """CPU-minutes of training of every condition's model (those recorded)."""
+    return sum(v for v in meta["training_minutes"].values() if v is not None)
+
+
+def run_description(meta: dict) -> str:
+    """One line on the task, the data, the step budgets and each model's training time."""
+    return (f"{meta['task']}, N={meta['num_tokens']}, n_train={meta['n_train']}, {steps_text(meta)}, k={meta['k']}; "
+            "training: " + ", ".join(f"{c} {m:.1f} min" for c, m in meta["training_minutes"].items()))
+
+
+def covered_share(table: pd.DataFrame, condition: str, group: str) -> float:
+    """Share of one (condition, group) row's inputs that are inside k-coverage."""
+    row = table[(table.condition == condition) & (table.group == group)]
+    if row.empty:
+        raise CovlibError(f"no row for condition {condition!r}, group {group!r}")
+    return float(row.covered_share.iloc[0])
+
+
+PROPERTY_GROUPS = ["covered", "symmetry_reachable", "mirror_covered", "uncovered_mirror_uncovered"]
+
+
+def property_numbers(table: pd.DataFrame) -> dict[str, float]:
+    """The numbers of section 8.2: accuracies and counts of the commutative model and its control."""
+    acc_reachable, n_reachable = acc_of(table, "commutative", "symmetry_reachable")
+    acc_control, n_control = acc_of(table, "distinct", "mirror_covered")
+    acc_covered, n_covered = acc_of(table, "commutative", "covered")
+    acc_dead, _ = acc_of(table, "commutative", "uncovered_mirror_uncovered")
+    return {"acc_reachable": acc_reachable, "n_reachable": n_reachable, "acc_control": acc_control,
+            "n_control": n_control, "acc_comm_covered": acc_covered, "n_comm_covered": n_covered,
+            "acc_comm_dead": acc_dead, "acc_ctrl_covered": acc_of(table, "distinct", "covered")[0],
+            "acc_ctrl_id": acc_of(table, "distinct", "type:type_0")[0],
+            "id_cov": covered_share(table, "distinct", "type:type_0")}
+
+
+def group_pivot(table: pd.DataFrame, conditions: list[str], groups: pd.Series, values: list[str]) -> pd.DataFrame:
+    """One row per group of inputs (``groups``: a mask over the table's rows), one column per (value,
+    condition): the tables of 8.2 and 8.3."""
+    rows = table[table.condition.isin(conditions) & groups]
+    return rows.pivot(index="group", columns="condition", values=values)
+
+
+def property_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Counts and accuracies of the commutative and the control model on the groups of 8.2."""
+    return group_pivot(table, ["commutative", "distinct"], table.group.isin(PROPERTY_GROUPS), ["n", "acc"])
+
+
+def property_sentence(numbers: dict[str, float], num_tokens: int) -> str:
+    """What the commutative model gets right, beside its control and chance."""
+    p = numbers
+    return (f"commutative model: covered inputs {p['acc_comm_covered']:.3f} ({p['n_comm_covered']}), reachable only "
+            f"through the symmetry {p['acc_reachable']:.3f} ({p['n_reachable']}), uncovered with an uncovered mirror "
+            f"{p['acc_comm_dead']:.3f}; control on the same category: {p['acc_control']:.3f} ({p['n_control']}); "
+            f"chance {1 / num_tokens:.3f}")
+
+
+def shared_numbers(table: pd.DataFrame) -> dict[str, float]:
+    """The numbers of section 8.3: the shared-table model and its control on cross-role inputs."""
+    acc_ood, n_ood = acc_of(table, "shared", "cross_role")
+    acc_control, n_control = acc_of(table, "distinct", "cross_role")
+    return {"acc_ood": acc_ood, "n_ood": n_ood, "acc_control": acc_control, "n_control": n_control,
+            "covered_share": covered_share(table, "shared", "cross_role")}
+
+
+def shared_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Counts, accuracies and covered shares of the shared-table and the control model by test type and role."""
+    return group_pivot(table, ["shared", "distinct"], table.group.str.startswith(("type:", "cross")),
+                       ["n", "acc", "covered_share"])
+
+
+def shared_sentence(numbers: dict[str, float], k: int) -> str:
+    """What the shared-table model gets right on cross-role inputs, beside its control."""
+    s = numbers
+    return (f"shared-table model on cross-role inputs: {s['acc_ood']:.3f} ({s['n_ood']} inputs, "
+            f"{s['covered_share']:.1%} of them {k}-covered); distinct-table model on its cross-role-by-index "
+            f"inputs: {s['acc_control']:.3f} ({s['n_control']})")
+
+
+def shared_groups(table: pd.DataFrame) -> list[str]:
+    """The groups of the shared-operator figure: covered, cross-role, and every OOD test type."""
+    return ["covered", "cross_role"] + sorted(
+        g for g in table.group.unique() if g.startswith("type:type_") and g != "type:type_0")
+
+
+def taxonomy_summary(prop: dict[str, float], shared: dict[str, float]) -> pd.DataFrame:
+    """The taxonomy as measured: each mechanism, what makes an item reachable, coverage's verdict, accuracy."""
+    return pd.DataFrame([
+        {"mechanism": "structure-based (ID test inputs)",
+         "what makes an item reachable": "substitutions equivalent in training data",
+         "coverage's verdict": f"{prop['id_cov']:.0%} covered", "measured accuracy": prop["acc_ctrl_id"]},
+        {"mechanism": "property-based (commutative f1)", "what makes an item reachable": "its mirror (x2,x1,x3) is covered",
+         "coverage's verdict": "outside", "measured accuracy": prop["acc_reachable"]},
+        {"mechanism": "(control: no symmetry)", "what makes an item reachable": "nothing",
+         "coverage's verdict": "outside", "measured accuracy": prop["acc_control"]},
+        {"mechanism": "shared-operator (one table)", "what makes an item reachable": "its facts seen in another role",
+         "coverage's verdict": f"{shared['covered_share']:.0%} covered", "measured accuracy": shared["acc_ood"]},
+        {"mechanism": "(control: distinct tables)", "what makes an item reachable": "nothing (index coincidence)",
+         "coverage's verdict": "outside", "measured accuracy": shared["acc_control"]},
+    ])
+
+
+def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dict) -> dict[str, float]:
+    """The numbers the chapter records for sweeps (record_metrics), under their metric keys."""
+    return {
+        "acc_property_reachable": prop["acc_reachable"], "acc_property_control": prop["acc_control"],
+        "acc_shared_ood": shared["acc_ood"], "acc_shared_control": shared["acc_control"],
+        "acc_covered": prop["acc_ctrl_covered"], "acc_id": prop["acc_ctrl_id"],
+        "n_property_reachable": prop["n_reachable"], "n_shared_ood": shared["n_ood"],
+        "shared_ood_covered_share": shared["covered_share"], "training_minutes": training_minutes(meta),
+        "N": meta["num_tokens"], "n_train": meta["n_train"],
+    }
+
+
+def findings(prop: dict[str, float], shared: dict[str, float], meta: dict, seconds: float) -> str:
+    """The closing lines: every number the chapter measured, in sentences."""
+    k, n_tok = meta["k"], meta["num_tokens"]
+    return "\n".join([
+        f"Task {meta['task']}, N={n_tok}, n_train={meta['n_train']}, {steps_text(meta)}, k={k}.",
+        f"Structure-based: ID test inputs ({prop['id_cov']:.0%} {k}-covered), control model: {prop['acc_ctrl_id']:.3f}; "
+        f"all {k}-covered non-training inputs (some of them OOD by type): {prop['acc_ctrl_covered']:.3f}.",
+        f"Property-based: {prop['n_reachable']} inputs lie outside {k}-coverage but are reachable through the symmetry; "
+        f"the commutative model gets {prop['acc_reachable']:.3f} of them, the control {prop['acc_control']:.3f} "
+        f"of its {prop['n_control']} inputs of the same kind (chance {1 / n_tok:.3f}).",
+        f"Shared operator: {shared['n_ood']} cross-role inputs ({shared['covered_share']:.1%} of them {k}-covered); "
+        f"shared-table model {shared['acc_ood']:.3f}, distinct-table control {shared['acc_control']:.3f}.",
+        f"Compute: {training_minutes(meta):.1f} minutes of training for the three models; this chapter ran in "
+        f"{seconds:.0f} s.",
+    ])
+
+
+def closer_to(acc_reachable: float, acc_covered: float, num_tokens: int) -> str:
+    """Whether an accuracy is closer to the covered inputs' ("covered") or to chance 1/N ("chance")."""
+    return "covered" if abs(acc_reachable - acc_covered) < abs(acc_reachable - 1 / num_tokens) else "chance"
+
+
+def reachable_counts(ks: tuple[int, ...], num_tokens: int = 12, n_train: int = 600) -> dict[int, int]:
+    """Inputs reachable only through the symmetry, per k, on a small commutative twohop dataset (exercise 2)."""
+    dataset = generate(DatasetConfig("twohop", num_tokens, n_train, seed=0, test_size_per_type=10,
+                                     commutative=("f1",)))
+    queries = all_inputs(num_tokens, 3)
+    queries = queries[not_training(dataset, queries)]
+    return {k: int(symmetry_reach(dataset, queries, k).reachable.sum()) for k in ks}
+
+
+def trend(counts: dict[int, int], k: int, other_k: int) -> str:
+    """How a count changes from threshold k to other_k: "grows", "shrinks" or "stays"."""
+    return "grows" if counts[other_k] > counts[k] else "shrinks" if counts[other_k] < counts[k] else "stays"

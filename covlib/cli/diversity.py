@@ -30,12 +30,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def plan_named(name: str):
-
     return BOOK_PLAN if name == "book" else SMOKE_PLAN
 
 
 def run(args: argparse.Namespace) -> int:
-
     plan = plan_named(args.plan)
     if args.action == "run":
         for exp in args.experiments:  # one experiment at a time: a finished one is usable before the next starts

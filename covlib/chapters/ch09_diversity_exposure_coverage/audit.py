@@ -337,6 +337,16 @@ SMOKE_PLAN = AuditPlan(
 EXPERIMENTS = ("dose", "factorial", "coverage", "surface")
 
 
+PRESETS = {
+    # smoke: twohop N=10, a one-layer width-32 model, every run live in seconds
+    "smoke": {"plan": SMOKE_PLAN, "table": "", "train": True},
+    # default: the book's plan (twohop N=25); reads the shipped table and trains only when asked
+    "default": {"plan": BOOK_PLAN, "table": "data/diversity/runs.csv", "train": False},
+    # paper scale does not apply (the companion study's runs are T5 on COGS); the book's plan, retrained
+    "paper": {"plan": BOOK_PLAN, "table": "", "train": True},
+}
+
+
 def candidates_path(table: str | os.PathLike) -> Path:
     """The candidate sets scored for the contrasts, kept beside the run table."""
     table = Path(table)
@@ -394,3 +404,71 @@ def run_audit(plan: AuditPlan, experiments: Sequence[str], table: str | os.PathL
 def read_runs(table: str | os.PathLike) -> pd.DataFrame:
     """The audit's run table (empty with the right columns when missing)."""
     return read_table(table, RUN_COLUMNS)
+
+
+def describe_setup(setup: AuditSetup, runs: pd.DataFrame, table: str | os.PathLike) -> str:
+    """One line on what every run shares, and how many runs the table holds and what they cost."""
+    return (f"{setup.task}, N={setup.N}, data seed {setup.data_seed}; model {setup.model}, batch {setup.batch_size}, "
+            f"weight decay {setup.weight_decay}; {len(runs)} runs in {table} "
+            f"({runs['minutes'].sum():.0f} CPU-minutes of training)")
+
+
+def coverage_growth(pool: Pool, plan: AuditPlan) -> pd.DataFrame:
+    """Exact coverage (k = 3 and the contrast's k) and the surface measure (m = 1 and the contrast's m) of the
+    ID test by one random training set (draw 0) of every size the plan trains on."""
+    rows = []
+    for n in sorted({*plan.dose_levels, *plan.diversity, plan.contrast_n}):
+        train_set = pool.pool[draw_subset(pool, n, 0)]
+        cov = coverage_profile(pool, train_set, sorted({3, plan.contrast_k}))
+        surf = surface_profile(pool, train_set, sorted({1, plan.surface_min}))
+        rows.append({"n_unique": n, "coverage k=3": cov[3], f"coverage k={plan.contrast_k}": cov[plan.contrast_k],
+                     "pairs m=1": surf[1], f"pairs m={plan.surface_min}": surf[plan.surface_min]})
+    return pd.DataFrame(rows)
+
+
+def spread_at(spread: pd.DataFrame, measure: str, threshold: int) -> pd.Series:
+    """The row of ``spread_by_threshold`` for one measure at one threshold (its mean and sd)."""
+    row = spread[(spread.measure == measure) & (spread.threshold == threshold)]
+    if row.empty:
+        raise CovlibError(f"no spread for {measure} at threshold {threshold}")
+    return row.iloc[0]
+
+
+def most_variable_thresholds(spread: pd.DataFrame) -> dict[str, int]:
+    """Per measure, the threshold at which it varies most between candidate sets."""
+    return spread.loc[spread.groupby("measure")["sd"].idxmax()].set_index("measure")["threshold"].to_dict()
+
+
+def describe_spread(spread: pd.DataFrame, plan: AuditPlan, n_candidates: int) -> str:
+    """How much 3-coverage and plain pair coverage vary between candidate sets, where each measure varies
+    most, and the thresholds the plan selects on."""
+    cov3, surf1 = spread_at(spread, "coverage", 3), spread_at(spread, "surface", 1)
+    most_variable = most_variable_thresholds(spread)
+    return (f"{n_candidates} candidate sets of {plan.contrast_n:,}: exact 3-coverage {cov3['mean']:.4f} +- "
+            f"{cov3['sd']:.4f}, plain pair coverage {surf1['mean']:.4f} +- {surf1['sd']:.4f}; the most variable "
+            f"thresholds: coverage k = {most_variable['coverage']}, surface m = {most_variable['surface']}; the plan "
+            f"selects on k = {plan.contrast_k} and m = {plan.surface_min}")
+
+
+def contrast_arms(candidates: pd.DataFrame, plan: AuditPlan) -> dict[str, dict[str, list[int]]]:
+    """Per contrast (coverage, surface): the draws of its low and its high arm."""
+    return {m: select_extremes(candidates, plan.selection_column(m), plan.per_arm) for m in ("coverage", "surface")}
+
+
+def measures_correlation(candidates: pd.DataFrame, cov_col: str, surf_col: str) -> float:
+    """Spearman correlation of exact coverage and the surface measure across the candidate sets."""
+    return float(candidates[[cov_col, surf_col]].corr(method="spearman").iloc[0, 1])
+
+
+def arm_balance(candidates: pd.DataFrame, arms: dict[str, dict[str, list[int]]], cov_col: str,
+                surf_col: str) -> pd.DataFrame:
+    """Per contrast and arm: how many sets, and their mean coverage, surface measure and typicality
+    (so that the arms can be seen to differ in the measure and not in make-up)."""
+    rows = []
+    for measure, sides in arms.items():
+        for side, draws in sides.items():
+            chosen = candidates[candidates["draw"].isin(draws)]
+            rows.append({"selected on": measure, "arm": side, "sets": len(draws), cov_col: chosen[cov_col].mean(),
+                         surf_col: chosen[surf_col].mean(), "entropy_t": chosen["entropy_t"].mean(),
+                         "entropy_b": chosen["entropy_b"].mean()})
+    return pd.DataFrame(rows)

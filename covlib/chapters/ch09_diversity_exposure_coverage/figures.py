@@ -6,6 +6,15 @@ import numpy as np
 import pandas as pd
 
 from covlib.chapters.ch09_diversity_exposure_coverage.stats import ACC, dose_curve
+from covlib.figures.style import pending_chart
+
+FILL = "covlib diversity run --experiments {} --table data/diversity/runs.csv"  # the command that fills a figure
+PENDING_LEAD = "not run yet; fill the table with"  # the pending figures name the table, not the cache
+
+
+def pending_figure(title: str, experiments: str) -> alt.Chart:
+    """Stands in for a figure whose runs are not in the table yet, naming the command that trains them."""
+    return pending_chart(title, FILL.format(experiments), PENDING_LEAD)
 
 
 def dose_chart(runs: pd.DataFrame, fit: dict | None, budget: int) -> alt.LayerChart:

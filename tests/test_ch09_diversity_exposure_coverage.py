@@ -1,4 +1,4 @@
-"""The diversity / exposure / coverage audit (chapter 9): pools, measures, selection, runs and statistics."""
+"""Chapter 9, the diversity / exposure / coverage audit: pools, measures, selection, runs, statistics and prose."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,35 +6,61 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from covlib.base.errors import CovlibError
 from covlib.base.tables import read_table, upsert_row
+from covlib.book.setup import setup_chapter
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
+    BOOK_PLAN,
+    PRESETS,
     SMOKE_PLAN,
     AuditSetup,
+    arm_balance,
     candidates_path,
+    contrast_arms,
+    coverage_growth,
     coverage_profile,
+    describe_setup,
+    describe_spread,
     draw_subset,
     ensure_candidates,
     entropy,
     make_pool,
+    measures_correlation,
+    most_variable_thresholds,
     pending,
     run_audit,
     select_extremes,
+    spread_at,
     spread_by_threshold,
     subset_dataset,
     surface_profile,
 )
+from covlib.chapters.ch09_diversity_exposure_coverage.figures import pending_figure
 from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
     ACC,
+    answer,
+    arm_accuracies,
     contrast,
+    contrast_numbers,
+    describe_contrast,
+    describe_logit,
+    describe_mixture,
     dose_curve,
+    dose_levels,
     dose_response,
     escape_logit,
     escape_mixture,
     exposure_effect,
+    factorial_analysis,
     factorial_anova,
+    factorial_answer,
+    partial_eta2,
+    seeds_per_cell,
     separating_factor,
+    side_by_side,
+    verdict,
 )
 from covlib.coverage.exact import k_cutoffs
 
@@ -229,3 +255,135 @@ def test_escape_separated_by_diversity_is_flagged_and_exposure_effect_reads_the_
     assert effect.loc[1000, "escaped_share"] == 0 and effect.loc[4000, "escaped_share_low_exposure"] == 1
     assert effect.loc[2000, "acc_low_exposure"] == pytest.approx(0.4)
     assert effect.loc[2000, "acc_high_exposure"] == pytest.approx(0.8)
+
+
+# ----------------------------------------------------------------------------- the chapter's tables and prose
+
+
+def test_presets_and_an_unknown_preset(tmp_path):
+    assert PRESETS["smoke"]["plan"] is SMOKE_PLAN and PRESETS["default"]["plan"] is BOOK_PLAN
+    assert PRESETS["default"]["table"] == "data/diversity/runs.csv" and not PRESETS["default"]["train"]
+    with pytest.raises(CovlibError, match="smoke, default, paper"):
+        setup_chapter("09", "quick", PRESETS, out_dir=tmp_path)
+
+
+def test_describe_setup_sums_the_minutes():
+    runs = pd.DataFrame({"minutes": [1.25, 2.5, 0.5]})
+    line = describe_setup(SETUP, runs, "t.csv")
+    assert line.startswith("twohop, N=10, data seed 0; model smoke, batch 64")
+    assert line.endswith("3 runs in t.csv (4 CPU-minutes of training)")
+
+
+def test_coverage_growth_is_draw_zero_of_every_size(pool):
+    plan = dataclasses.replace(SMOKE_PLAN, dose_levels=(40, 150), diversity=(150, 60), contrast_n=120, contrast_k=5,
+                               surface_min=2)
+    growth = coverage_growth(pool, plan)
+    assert growth["n_unique"].tolist() == [40, 60, 120, 150]
+    assert list(growth.columns) == ["n_unique", "coverage k=3", "coverage k=5", "pairs m=1", "pairs m=2"]
+    train = pool.pool[draw_subset(pool, 120, 0)]
+    cut = k_cutoffs(train, pool.base.evaluate(train)["t"], SETUP.N, queries=pool.test)
+    row = growth.set_index("n_unique").loc[120]
+    assert row["coverage k=3"] == (cut >= 3).mean() and row["coverage k=5"] == (cut >= 5).mean()
+
+
+def test_spread_lookups_and_description():
+    spread = pd.DataFrame({"measure": ["coverage"] * 3 + ["surface"] * 2, "threshold": [3, 4, 5, 1, 2],
+                           "mean": [1.0, 0.9, 0.5, 1.0, 0.7], "sd": [0.0, 0.02, 0.01, 0.0, 0.05]})
+    assert most_variable_thresholds(spread) == {"coverage": 4, "surface": 2}
+    assert spread_at(spread, "coverage", 5)["mean"] == 0.5
+    with pytest.raises(CovlibError, match="no spread"):
+        spread_at(spread, "surface", 9)
+    text = describe_spread(spread, SMOKE_PLAN, 24)
+    assert text.startswith("24 candidate sets of 120: exact 3-coverage 1.0000 +- 0.0000")
+    assert "coverage k = 4, surface m = 2; the plan selects on k = 3 and m = 2" in text
+
+
+def test_arms_balance_and_correlation():
+    rng = np.random.default_rng(4)
+    c = pd.DataFrame({"draw": range(60), "cov_3": rng.random(60), "surf_2": rng.random(60),
+                      "entropy_t": rng.random(60), "entropy_b": rng.random(60)})
+    arms = contrast_arms(c, SMOKE_PLAN)
+    assert arms["coverage"] == select_extremes(c, "cov_3", 2) and arms["surface"] == select_extremes(c, "surf_2", 2)
+    balance = arm_balance(c, arms, "cov_3", "surf_2").set_index(["selected on", "arm"])
+    high = c.set_index("draw").loc[arms["coverage"]["high"]]
+    assert balance.loc[("coverage", "high"), "cov_3"] == pytest.approx(high["cov_3"].mean())
+    assert balance.loc[("surface", "low"), "sets"] == 2
+    rho = stats.spearmanr(c["cov_3"], c["surf_2"]).statistic
+    assert measures_correlation(c, "cov_3", "surf_2") == pytest.approx(rho)
+
+
+def test_dose_levels_and_seeds_per_cell():
+    dose = pd.DataFrame({"n_unique": [10, 10, 20], "seed": [0, 1, 0], "exposure": [5.0, 5.0, 2.5],
+                         ACC: [0.2, 0.4, 0.9], "coverage": [0.5, 0.7, 1.0]})
+    levels = dose_levels(dose)
+    assert levels.loc[10, "runs"] == 2 and levels.loc[10, "accuracy"] == pytest.approx(0.3)
+    assert levels.loc[10, "sd"] == pytest.approx(np.std([0.2, 0.4], ddof=1)) and levels.loc[20, "coverage_k3"] == 1.0
+    fact = pd.DataFrame({"n_unique": [1, 1, 1, 2, 2], "exposure": [1.0, 1.0, 2.0, 1.0, 2.0]})
+    assert seeds_per_cell(fact) == 1 and seeds_per_cell(fact.iloc[:0]) == 0
+
+
+def _factorial_runs() -> pd.DataFrame:
+    """A grid where escape is decided by diversity alone and exposure lifts the escaped runs."""
+    n = np.repeat([1000, 2000, 4000], 6)
+    e = np.tile([10.0, 10.0, 40.0, 40.0, 160.0, 160.0], 3)
+    acc = np.where(n >= 2000, 0.4 + 0.1 * np.log2(e / 10), 0.1) + np.tile([0.0, 0.01], 9)
+    return pd.DataFrame({"n_unique": n, "exposure": e, "steps": (n * e / 64).astype(int), ACC: acc})
+
+
+def test_factorial_analysis_and_its_answer():
+    fact = _factorial_runs()
+    assert factorial_analysis(fact, cells_expected=9 * 2) is None  # no more runs than cells... twice over
+    result = factorial_analysis(fact, cells_expected=9)
+    assert result["mixture"]["bimodal"] and int(result["mixture"]["escaped"].sum()) == 12
+    assert partial_eta2(result["anova"], "diversity") == result["anova"].loc["diversity", "partial_eta2"]
+    assert np.isnan(partial_eta2(None, "diversity"))
+    assert describe_mixture(result["mixture"], len(fact)).endswith("12 runs escaped the floor")
+    assert "separated perfectly by n_unique" in describe_logit(result["logit"])
+    assert describe_logit({"note": "every run on the same side"}).endswith("every run on the same side")
+    line = factorial_answer(result, fact)
+    assert "no run at 1,000 examples escapes and every run at 2,000, 4,000 does" in line
+    assert "(2 seeds per cell;" in line
+
+
+def test_contrasts_in_numbers_and_words():
+    runs = pd.DataFrame({"experiment": ["coverage"] * 4 + ["dose"], "selection": ["high", "high", "low", "low", "random"],
+                         ACC: [0.5, 0.7, 0.1, 0.3, 0.9]})
+    high, low = arm_accuracies(runs, "coverage")
+    assert sorted(high) == [0.5, 0.7] and sorted(low) == [0.1, 0.3]
+    assert describe_contrast("surface", *arm_accuracies(runs, "surface"), None, 6) == (
+        "surface: 0 of 12 runs in the table; fill it with: covlib diversity run --experiments surface "
+        "--table data/diversity/runs.csv")
+    c = {"diff": 0.4, "p": 0.01, "p_equivalence": 0.9, "detectable": 0.05, "ci90_low": 0.3, "ci90_high": 0.5,
+         "bound": 0.5}
+    assert describe_contrast("coverage", high, low, c, 6).startswith(
+        "coverage: high 0.600 (2 runs) vs low 0.200 (2): difference +40.0 pp")
+    numbers = contrast_numbers({"coverage": c, "surface": None})
+    assert list(numbers) == ["coverage_contrast_pp", "coverage_contrast_p", "surface_contrast_pp", "surface_contrast_p",
+                             "coverage_contrast_bound_pp", "surface_contrast_bound_pp"]
+    assert numbers["coverage_contrast_pp"] == pytest.approx(40) and numbers["coverage_contrast_p"] == 0.01
+    assert numbers["coverage_contrast_bound_pp"] == pytest.approx(50) and np.isnan(numbers["surface_contrast_p"])
+    assert verdict(c, "x").startswith("Selecting on x changes accuracy")
+    assert "equivalent to zero" in verdict({**c, "p": 0.5, "p_equivalence": 0.01}, "x")
+    assert "rules out effects larger than 50 pp" in verdict({**c, "p": 0.5}, "x")
+    assert verdict(None, "x") == "The x contrast has not been run yet (see COMMANDS.txt)."
+
+
+def test_side_by_side_and_the_answer():
+    numbers = contrast_numbers({"coverage": None, "surface": None})
+    table = side_by_side(0.9, 0.8, 0.1, {"coverage_contrast_pp": 1, "coef_log_n": 2.0, "coef_log_exposure": 0.5},
+                         numbers, 3).set_index("quantity")
+    assert len(table) == 10 and table.loc["escape logit: log n", "this book (twohop)"] == 2.0
+    assert table.loc["seeds per factorial cell"].tolist() == [5, 3]
+    assert np.isnan(side_by_side(0.9, 0.8, 0.1, None, numbers, 3).iloc[3, 2])
+    cov3 = pd.Series({"mean": 1.0, "sd": 0.0})
+    text = answer(SMOKE_PLAN, None, 0, None, pd.DataFrame(), {"coverage": None, "surface": None}, cov3, cov3,
+                  pd.DataFrame({ACC: []}))
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("* **Coverage at fixed diversity.** The exact 3-coverage contrast")
+    assert "Every candidate set of 120 3-covers 100.0% of the ID test" in lines[2]
+
+
+def test_pending_figure_names_the_command():
+    chart = pending_figure("Dose-response", "dose")
+    assert chart.data["line"].tolist() == ["not run yet; fill the table with",
+                                           "covlib diversity run --experiments dose --table data/diversity/runs.csv"]

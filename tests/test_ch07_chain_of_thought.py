@@ -1,0 +1,358 @@
+"""Chapter 7, chain of thought (covlib.chapters.ch07_chain_of_thought): requirement ratios, greedy decoding against
+teacher forcing, sequence IICG, and the notebook's tables and prose."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.analyses.fits import fit_exponent
+from covlib.analyses.residuals import open_shipped
+from covlib.base.errors import CovlibError
+from covlib.book.setup import setup_chapter
+from covlib.chapters import ch07_chain_of_thought as chain_of_thought
+from covlib.chapters.ch07_chain_of_thought import (
+    OUTCOMES,
+    cot_ratio,
+    decode_items,
+    decoding_summary,
+    geometric_mean,
+    iicg_peak_table,
+    iicg_sequence_table,
+    placeholder_share,
+    ratio_lower_bounds,
+    sequence_positions,
+    shipped_runs,
+    split_label,
+    target_layout,
+)
+from covlib.training.shipped import ship_run
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """The chapter's smoke-sized CoT two-hop and plain two-hop models, trained and archived (seconds)."""
+    root = tmp_path_factory.mktemp("cot")
+    runs = shipped_runs("smoke")
+    out = {}
+    for name in ("twohop", "twohop_cot"):
+        ship_run(runs[name], root / "shipped", root / "work", progress=False)
+        out[name] = open_shipped(runs[name], root / "shipped", root / "work" / "datasets")
+    return out
+
+
+def test_requirement_ratio_pairs_finished_cells_at_the_same_N_and_seed():
+    plain = pd.DataFrame({"N": [20, 25, 25, 30], "seed": [0, 0, 1, 0], "n_req": [None, 5000.0, 6000.0, 8000.0]})
+    with_cot = pd.DataFrame({"N": [20, 25, 30, 40], "seed": [0, 0, 0, 0], "n_req": [400.0, 1000.0, None, 3000.0]})
+    ratios = cot_ratio(plain, with_cot)
+    assert ratios[["N", "seed"]].values.tolist() == [[25, 0]]  # N=20 plain and N=30 CoT unfinished; N=40 unpaired
+    assert ratios["ratio"].iloc[0] == pytest.approx(5.0)
+    assert geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+    assert np.isnan(geometric_mean([]))
+
+
+def test_ratio_lower_bounds_only_where_the_plain_search_fails_everywhere():
+    plain = pd.DataFrame({"N": [20, 25, 30], "seed": [0, 0, 0], "status": ["unreachable", "bracketed", "unreachable"],
+                          "n_req": [None, 5000.0, None], "largest_n": [2931, 5584, 6000]})
+    with_cot = pd.DataFrame({"N": [20, 25, 30], "seed": [0, 0, 0], "status": ["bracketed", "bracketed", "searching"],
+                             "n_req": [1465.5, 1000.0, None], "largest_n": [1680, 1200, 900]})
+    bounds = ratio_lower_bounds(plain, with_cot)
+    # N=25 has a ratio proper (not a bound); N=30's CoT search has no estimate yet
+    assert bounds[["N", "seed"]].values.tolist() == [[20, 0]]
+    assert bounds["ratio_at_least"].iloc[0] == pytest.approx(2.0)
+    assert ratio_lower_bounds(plain.iloc[:0], with_cot).empty
+    assert list(cot_ratio(plain, with_cot)["N"]) == [25]
+
+
+def test_placeholder_share_places_the_placeholder_between_plain_and_cot_in_log_data():
+    plain = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [8000.0, 10000.0, 20000.0]})
+    with_cot = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [2000.0, 1000.0, 5000.0]})
+    fake = pd.DataFrame({"N": [25, 30, 40], "seed": [0, 0, 0], "n_req": [4000.0, 10000.0, None]})
+    shares = placeholder_share(plain, with_cot, fake)
+    assert shares["N"].tolist() == [25, 30]  # N=40's placeholder search is unfinished
+    assert shares["share"].tolist() == pytest.approx([0.5, 0.0])  # halfway in log data; no saving at all
+    assert placeholder_share(plain, with_cot, fake.iloc[:0]).empty
+
+
+def test_fit_exponent_recovers_a_power_law_and_gives_no_interval_from_two_N_values():
+    Ns = np.array([20, 25, 30, 40, 50])
+    summary = pd.DataFrame({"N": np.repeat(Ns, 2), "seed": [0, 1] * len(Ns),
+                            "n_req": np.repeat(3.0 * Ns ** 2.2, 2) * np.tile([0.95, 1.05], len(Ns))})
+    fit = fit_exponent(summary, reps=300)
+    assert fit["c"] == pytest.approx(2.2, abs=0.01) and fit["n_values"] == 5
+    assert fit["c_low"] <= fit["c"] <= fit["c_high"]
+    two = fit_exponent(summary[summary["N"].isin([20, 25])], reps=300)
+    assert two["n_values"] == 2 and np.isnan(two["c_low"]) and np.isnan(two["c_high"])
+    assert fit_exponent(summary[summary["N"] == 20]) is None  # one N: no slope
+    assert fit_exponent(summary.assign(n_req=np.nan)) is None
+
+
+def test_split_labels_follow_the_type_numbering():
+    assert split_label("type_0") == "ID test"
+    assert split_label("type_1") == "OOD: f1 unseen, f2 unseen"
+    assert split_label("type_2") == "OOD: f1 unseen, f2 seen"
+    assert split_label("type_3") == "OOD: f1 seen, f2 unseen"
+    assert split_label("type_4", n_primitives=3) == "OOD: f1 unseen, f2 seen, f3 seen"
+    with pytest.raises(CovlibError, match="type_0 .. type_3"):
+        split_label("type_4")
+
+
+def test_layouts_of_two_and_three_hop_cot_and_placeholder_datasets(tmp_path):
+    from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+    from covlib.tasks.folders import load_dataset
+
+    three = load_dataset(ensure_dataset(DatasetConfig("threehop", 5, 60, seed=0, test_size_per_type=10, cot=True),
+                                        tmp_path))
+    assert target_layout(three) == ["b1", "b2", "t"]
+    assert sequence_positions(three) == ["x1", "x2", "x3", "x4", "b1", "b2"]
+    fake = load_dataset(ensure_dataset(DatasetConfig("twohop", 6, 60, seed=0, test_size_per_type=10, fake_bridge=True),
+                                       tmp_path))
+    assert target_layout(fake) == ["b", "t"]
+    assert (fake.test.targets[:, 0] == fake.vocab.index("</b>")).all()  # the placeholder, never the bridge
+
+
+def test_greedy_exact_match_is_teacher_forced_all_tokens_and_never_above_the_answer(shipped):
+    model, ds, _, _ = shipped["twohop_cot"]
+    assert target_layout(ds) == ["b", "t"] and sequence_positions(ds) == ["x1", "x2", "x3", "b"]
+    items = decode_items(model, ds.test.inputs[:300], ds.test.targets[:300], batch_size=64)
+    assert len(items) == 300
+    assert (items["greedy_exact"] == items["tf_all"]).all()  # while the model is right its inputs are the teacher's
+    assert not (items["greedy_exact"] & ~items["tf_answer"]).any()  # exact match implies the teacher-forced answer
+    assert (items["greedy_exact"] == (items["greedy_bridges"] & items["greedy_answer"])).all()
+    summary = decoding_summary(model, ds, splits=("type_0",), max_items=200)
+    outcomes = summary[list(OUTCOMES.values())].sum(axis=1)
+    assert outcomes.iloc[0] == pytest.approx(1.0)
+    assert summary["tf_answer"].iloc[0] >= summary["greedy_exact"].iloc[0]
+
+
+def test_decoding_refuses_a_dataset_without_a_bridge_and_mismatched_targets(shipped):
+    model, ds, _, _ = shipped["twohop"]
+    with pytest.raises(CovlibError, match="no bridge written out"):
+        decoding_summary(model, ds)
+    cot_model, cot_ds, _, _ = shipped["twohop_cot"]
+    with pytest.raises(CovlibError, match="one target row per prompt"):
+        decode_items(cot_model, cot_ds.test.inputs[:5], cot_ds.test.targets[:4])
+
+
+def test_sequence_iicg_covers_the_bridge_position(shipped):
+    model, ds, tables, _ = shipped["twohop_cot"]
+    table = iicg_sequence_table(model, ds, tables, ["b"], max_items=300)
+    assert set(table["position"]) == {"x1", "x2", "x3", "b"}
+    assert table["layer"].nunique() == model.cfg.n_layers + 1
+    assert table["iicg"].between(-2, 2).all()
+    # at the bridge position the embedding is the bridge token itself: items of one bridge are identical there
+    emb = table[(table["layer"] == 0) & (table["position"] == "b")].iloc[0]
+    assert emb["within"] == pytest.approx(1.0, abs=1e-5)
+    peaks = iicg_peak_table(table.assign(model="twohop_cot"), position="b")
+    assert peaks.index.tolist() == [("twohop_cot", "b")] and peaks["layer"].iloc[0] >= 1  # embeddings left out
+    at_b = table[(table["position"] == "b") & (table["layer"] >= 1)]
+    assert peaks["iicg"].iloc[0] == pytest.approx(at_b["iicg"].max())
+    with pytest.raises(CovlibError, match="no IICG rows at position 'b9'"):
+        iicg_peak_table(table.assign(model="m"), position="b9")
+
+
+def test_decoding_chart_has_one_bar_per_row_and_a_tick_at_the_answer():
+    from covlib.chapters.ch07_chain_of_thought import decoding_chart, ratio_chart
+
+    rows = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "tf_answer": [1.0, 0.9],
+                         "bridge right, answer right": [1.0, 0.1], "bridge right, answer wrong": [0.0, 0.0],
+                         "bridge wrong, answer right": [0.0, 0.05], "bridge wrong, answer wrong": [0.0, 0.85]})
+    rows["items"] = rows["model"] + " · " + rows["split"].map(split_label)
+    spec = decoding_chart(rows, "t", row="items").to_dict()
+    bars, ticks = spec["layer"]
+    assert bars["encoding"]["y"]["field"] == "items" and ticks["encoding"]["x"]["field"] == "tf_answer"
+    assert spec["layer"][0]["mark"]["type"] == "bar"
+    ratios = pd.DataFrame({"N": [25], "seed": [0], "n_req_plain": [5e3], "n_req_cot": [1e3], "ratio": [5.0],
+                           "task": ["twohop"]})
+    assert len(ratio_chart(ratios, "r", band=(5, 10)).to_dict()["layer"]) == 2  # the paper's band and the points
+    bounds = pd.DataFrame({"N": [20], "seed": [0], "plain_fails_at": [2931.0], "n_req_cot": [1465.5],
+                           "ratio_at_least": [2.0], "task": ["twohop"]})
+    layers = ratio_chart(ratios.iloc[:0], "r", bounds=bounds).to_dict()["layer"]
+    assert len(layers) == 2 and layers[1]["mark"]["shape"] == "triangle-up"
+
+
+def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
+    from covlib.cli.main import main
+
+    runs = shipped_runs("default")
+    assert set(runs) == {"twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot"}
+    assert runs["twohop_cot"].dataset["cot"] and runs["twohop_fakebridge"].dataset["fake_bridge"]
+    assert len({r.folder for r in runs.values()}) == 4  # four distinct archives
+    assert main(["ship", "cot", "--preset", "smoke"]) == 2
+    assert "needs --dest" in capsys.readouterr().err
+    assert main(["ship", "cot", "--only", "fivehop", "--preset", "smoke", "--dest", str(tmp_path)]) == 2
+    assert "no such model" in capsys.readouterr().err and not any(tmp_path.iterdir())  # nothing half-written
+
+
+
+# ---- the notebook's functions ----
+
+def _fit(c: float, low: float, high: float, n_values: int = 5, points: int = 10) -> dict:
+    return {"c": c, "c_low": low, "c_high": high, "n_values": n_values, "points": points}
+
+
+def test_presets_cover_the_three_presets_and_an_unknown_one_is_an_error(tmp_path):
+    assert set(chain_of_thought.PRESETS) == {"smoke", "default", "paper"}
+    assert chain_of_thought.PRESETS["smoke"]["miniature"] and not chain_of_thought.PRESETS["default"]["miniature"]
+    paper, default = chain_of_thought.PRESETS["paper"], chain_of_thought.PRESETS["default"]
+    assert paper["experiments"] == default["experiments"] and paper["note"] and not default["note"]
+    assert default["experiments"]["twohop_cot"]["cot"] and default["fake"]["fake_bridge"]
+    with pytest.raises(CovlibError, match="smoke, default, paper"):
+        setup_chapter("07", "fast", chain_of_thought.PRESETS, out_dir=tmp_path)
+
+
+def test_probe_tables_smoke_writes_under_out_dir_and_an_explicit_table_wins(tmp_path):
+    table, fake = chain_of_thought.probe_tables("", tmp_path, miniature=True)
+    assert table == tmp_path / "cot-smoke" / "probes.csv" and fake == tmp_path / "cot-smoke" / "probes_fakebridge.csv"
+    table, fake = chain_of_thought.probe_tables("", tmp_path, miniature=False)
+    assert table.parts[-3:] == ("data", "scaling", "probes.csv") and fake.parts[-3:] == ("data", "cot", "probes_fakebridge.csv")
+    assert chain_of_thought.probe_tables(str(tmp_path / "t.csv"), tmp_path, True)[0] == tmp_path / "t.csv"
+
+
+def test_fits_in_words_and_whether_their_intervals_separate():
+    assert chain_of_thought.describe_fit(None) == "not enough finished cells to fit"
+    assert "provisional" in chain_of_thought.describe_fit(_fit(2.0, np.nan, np.nan, n_values=2))
+    assert chain_of_thought.describe_fit(_fit(2.094, 1.9, 2.3)) == "c = 2.09 (95% interval 1.90 to 2.30, 10 estimates)"
+    fits = {"twohop": _fit(2.5, 2.3, 2.7), "twohop_cot": _fit(1.8, 1.6, 2.0)}
+    assert "CoT lowers the exponent" in chain_of_thought.compare_fits(fits, "twohop")
+    fits["twohop_cot"] = _fit(2.4, 2.2, 2.6)
+    assert "intervals overlap" in chain_of_thought.compare_fits(fits, "twohop")
+    fits["twohop_cot"] = _fit(3.0, 2.8, 3.2)
+    assert "against the paper" in chain_of_thought.compare_fits(fits, "twohop")
+    fits["twohop_cot"] = None
+    assert chain_of_thought.compare_fits(fits, "twohop") == ""
+    assert chain_of_thought.fit_text(None) == "n/a (not in the cache)"
+    assert chain_of_thought.fit_text(_fit(2.0, np.nan, np.nan, n_values=2)) == "2.00 (from 2 N values: provisional)"
+    assert chain_of_thought.fit_text(_fit(2.0, 1.5, 2.5)) == "2.00 (1.50 to 2.50)"
+
+
+def test_exponent_table_counts_the_N_values_with_an_estimate():
+    done = pd.DataFrame({"N": [20, 20, 25, 30], "n_req": [1.0, np.nan, np.nan, 3.0]})
+    summaries = {name: done for name in ("twohop", "twohop_cot", "threehop", "threehop_cot")}
+    fits = {"twohop": _fit(2.2, 2.0, 2.4), "twohop_cot": None, "threehop": None, "threehop_cot": None}
+    table = chain_of_thought.exponent_table(fits, summaries)
+    assert table["N values"].tolist() == [2, 2, 2, 2]  # N = 20 (one of two seeds) and N = 30; not N = 25
+    assert table["c"].iloc[0] == 2.2 and table["c"].iloc[1:].isna().all()
+    assert table["target"].tolist() == ["without CoT", "with CoT"] * 2
+
+
+def test_ratios_by_task_and_their_text():
+    ratios = pd.DataFrame({"N": [20, 25, 10], "seed": [0, 0, 0], "ratio": [2.0, 8.0, 3.0],
+                           "task": ["twohop", "twohop", "threehop"]})
+    by_task = chain_of_thought.ratios_by_task(ratios)
+    assert by_task["twohop"] == pytest.approx(4.0) and by_task["threehop"] == pytest.approx(3.0)
+    text = chain_of_thought.ratio_text(ratios, by_task)
+    assert "twohop without CoT needs 4.0 times" in text and "geometric mean of 2 pairs, range 2.0 to 8.0" in text
+    assert "threehop without CoT needs 3.0 times the data it needs with CoT (one pair, N = 10)" in text
+    assert chain_of_thought.ratio_text(ratios.iloc[:0], by_task) == ""
+    assert np.isnan(chain_of_thought.ratios_by_task(ratios[ratios["task"] == "twohop"])["threehop"])
+
+
+def test_decoded_reads_one_cell_and_nan_when_absent():
+    decoding = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "greedy_exact": [0.9, 0.1]})
+    assert chain_of_thought.decoded(decoding, "m", "greedy_exact") == 0.9
+    assert chain_of_thought.decoded(decoding, "m", "greedy_exact", "type_2") == 0.1
+    assert np.isnan(chain_of_thought.decoded(decoding, "other", "greedy_exact"))
+    assert np.isnan(chain_of_thought.decoded(pd.DataFrame(), "m", "greedy_exact"))
+
+
+def test_hops_follow_facts_needs_each_hop_right_only_where_its_fact_was_seen():
+    def table(bridges3: float) -> pd.DataFrame:
+        return pd.DataFrame({"model": ["m", "m"], "split": ["type_2", "type_3"], "greedy_bridges": [0.05, bridges3],
+                             "greedy_answer": [0.05, 0.1], "tf_answer": [0.95, 0.1]})
+    assert chain_of_thought.hops_follow_facts(table(0.97), "m")
+    assert not chain_of_thought.hops_follow_facts(table(0.5), "m")  # the first hop fails where its fact was seen
+
+
+def test_outcome_text_says_where_the_errors_start():
+    decoding = pd.DataFrame([{"model": "m", "split": "type_0", "greedy_exact": 0.8, "tf_all": 0.8, "tf_answer": 0.9,
+                              "bridge right, answer right": 0.8, "bridge right, answer wrong": 0.15,
+                              "bridge wrong, answer right": 0.01, "bridge wrong, answer wrong": 0.04}])
+    text = chain_of_thought.outcome_text(decoding, "m")
+    assert "a gap of +10.0 points" in text and "a wrong bridge for 5.0% of the items" in text
+    assert text.endswith("in the second hop")
+
+
+def test_late_rise_is_the_answer_accuracy_gained_over_the_last_window():
+    metrics = pd.DataFrame({"step": [0, 250, 500, 750, 1000], "answer_acc/type_0": [0.1, 0.2, 0.4, 0.5, 0.7]})
+    assert chain_of_thought.late_rise(metrics) == pytest.approx(0.7 - 0.4)  # step 1000 against step 500
+    assert chain_of_thought.late_rise(metrics, window=300) == pytest.approx(0.7 - 0.4)  # last step <= 700 is 500
+    assert np.isnan(chain_of_thought.late_rise(metrics, window=2000))
+    assert np.isnan(chain_of_thought.late_rise(None))
+    flat = metrics.assign(**{"answer_acc/type_0": 0.5})
+    assert chain_of_thought.still_rising_text({"twohop": flat, "twohop_fakebridge": flat}) == ""
+    assert "+30.0 and +30.0 points" in chain_of_thought.still_rising_text({"twohop": metrics,
+                                                                           "twohop_fakebridge": metrics})
+
+
+def test_final_accuracies_cover_the_four_models_with_nan_for_a_missing_one():
+    metrics = {"twohop": pd.DataFrame({"step": [0, 100], "acc/type_0": [0.2, 0.6]})}
+    finals = chain_of_thought.final_accuracies(metrics)
+    assert set(finals) == {"twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot"}
+    assert finals["twohop"] == 0.6 and np.isnan(finals["nontree_cot"])
+    assert "needs all four models" in chain_of_thought.curves_text(metrics, finals, finals, 100)
+
+
+def test_bridge_peaks_and_the_context_gap():
+    rows = []
+    for name, gap in (("twohop_cot", 0.0), ("nontree_cot", 0.3)):
+        for key, value in (("b", 0.4), ("b,x2", 0.4 + gap), ("t", 0.2)):
+            rows += [{"model": name, "group_by": key, "layer": layer, "position": pos,
+                      "iicg": (value if pos == "b" else 0.1) * (layer / 2)}
+                     for layer in range(3) for pos in ("x1", "x2", "x3", "b")]
+    iicg = pd.DataFrame(rows)
+    at_bridge = chain_of_thought.bridge_position_peaks(iicg)
+    assert chain_of_thought.peak_at_bridge(at_bridge, "twohop_cot", "b") == pytest.approx(0.4)
+    assert np.isnan(chain_of_thought.peak_at_bridge(at_bridge, "twohop_fakebridge", "b"))
+    gap = chain_of_thought.context_gaps(at_bridge)
+    assert gap["nontree_cot"] == pytest.approx(0.3) and gap["twohop_cot"] == pytest.approx(0.0)
+    assert np.isnan(gap["twohop_fakebridge"])
+    where_b = chain_of_thought.iicg_peaks_by(iicg, "b")
+    assert where_b.loc[("nontree_cot", "b"), "position"] == "b" and where_b.loc[("nontree_cot", "b"), "layer"] == 2
+    assert chain_of_thought.iicg_peaks_by(iicg, "b,x3").empty
+    text = chain_of_thought.inside_text(where_b, at_bridge, chain_of_thought.iicg_peaks_by(iicg, "t"),
+                                        {"twohop_cot": 3, "nontree_cot": 3})
+    assert "beats grouping by $b$ by **0.30** for non-tree with CoT against 0.00" in text
+    assert chain_of_thought.two_decimals(-0.001) == "0.00" and chain_of_thought.two_decimals(0.256) == "0.26"
+
+
+def test_formed_text_names_the_position_that_writes_the_bridge():
+    where_b = pd.DataFrame({"iicg": [0.5, 0.4], "layer": [2, 1], "position": ["x3", "x2"]},
+                           index=pd.MultiIndex.from_tuples([("twohop_cot", "b"), ("twohop_fakebridge", "b")]))
+    assert "the first hop is computed where it is written out" in chain_of_thought.formed_text(where_b, "twohop_cot", 3)
+    assert chain_of_thought.formed_text(where_b, "twohop_fakebridge", 3) == (
+        "twohop_fakebridge at x2, layer 1 (0.40), where chapter 5 found the bridge of the model without CoT")
+
+
+def test_placeholder_texts_follow_the_mean_share():
+    placeholder = pd.DataFrame({"N": [25, 30], "seed": [0, 0], "n_req_plain": [8000.0, 10000.0],
+                                "n_req_placeholder": [4000.0, 10000.0], "n_req_cot": [2000.0, 1000.0],
+                                "share": [0.5, 0.0]})
+    assert chain_of_thought.mean_share(placeholder) == pytest.approx(0.25)
+    assert np.isnan(chain_of_thought.mean_share(placeholder.iloc[:0]))
+    text = chain_of_thought.placeholder_data_text(placeholder)
+    assert "the placeholder goes 50% of the way" in text and "gets 25% of the saving" in text
+    assert chain_of_thought.placeholder_data_text(placeholder.iloc[:0]) == ""
+    fake = pd.DataFrame({"status": ["not started", "not started"]})
+    experiment = chain_of_thought.EXPERIMENTS["twohop_fakebridge"]
+    assert chain_of_thought.placeholder_search_text(fake, "", experiment, miniature=True).endswith("not in the cache yet.")
+    assert "--fake-bridge" in chain_of_thought.placeholder_search_text(fake, "", experiment, miniature=False)
+
+
+def test_recorded_metrics_and_summary_without_any_result():
+    nan = float("nan")
+    fits = {name: None for name in ("twohop", "twohop_cot", "threehop", "threehop_cot")}
+    finals = {name: nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
+    empty = pd.DataFrame()
+    results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan}, finals, empty, empty, 0.0,
+                                                pd.DataFrame(columns=["share"]))
+    assert len(results) == 20 and results["cot_search_cpu_minutes"] == 0.0
+    assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes")
+    assert chain_of_thought.summary_text(
+        fits=fits, ratios=empty, by_task={"twohop": nan}, metrics={}, final_type0=finals, placeholder=empty,
+        decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000) == "The cache holds no results yet."
+    table = chain_of_thought.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25},
+                                              30, 6000)
+    assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 7
+    assert table.iloc[4, 2] == "4.0x" and table.iloc[0, 2] == "n/a (not in the cache)"
+    assert table.iloc[6, 2] == "IICG by (b, x2) minus by b: 0.25 (two-hop CoT n/a (not in the cache))"

@@ -1,0 +1,255 @@
+"""Chapter 8: the commutative option, symmetry and shared-operator reach, and the chapter's tables and sentences."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.base.errors import CovlibError
+from covlib.book.setup import preset_values, setup_chapter
+from covlib.chapters.ch08_three_ways_to_generalise import (
+    PRESETS,
+    all_inputs,
+    closer_to,
+    commutative_swap,
+    covered_share,
+    findings,
+    not_training,
+    property_numbers,
+    property_table,
+    reachable_counts,
+    role_reach,
+    run_description,
+    shared_groups,
+    shared_numbers,
+    shared_table,
+    steps_text,
+    symmetry_reach,
+    taxonomy_metrics,
+    taxonomy_summary,
+    taxonomy_tables,
+    training_minutes,
+    trend,
+)
+from covlib.coverage.exact import coverage_sweep
+from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
+
+
+@pytest.fixture(scope="module")
+def comm():
+    return generate(DatasetConfig("twohop", 8, 150, seed=3, test_size_per_type=20, commutative=("f1",)))
+
+
+@pytest.fixture(scope="module")
+def base():
+    return generate(DatasetConfig("twohop", 8, 150, seed=3, test_size_per_type=20))
+
+
+def test_commutative_table_is_symmetric_and_keeps_the_upper_triangle(comm, base):
+    f1 = comm.tables["f1"]
+    assert np.array_equal(f1, f1.T)
+    iu = np.triu_indices(8)
+    assert np.array_equal(f1[iu], base.tables["f1"][iu])  # same random stream, mirrored below
+    assert np.array_equal(comm.tables["f2"], base.tables["f2"])
+    assert not np.array_equal(base.tables["f1"], base.tables["f1"].T)
+
+
+def test_commutative_seen_split_is_per_fact(comm):
+    seen = comm.seen_split["f1"]
+    off = ~np.eye(8, dtype=bool)
+    assert (seen != seen.T)[off].any()  # a fact and its mirror are seen independently
+
+
+def test_commutative_types_follow_the_facts(comm):
+    ids = comm.type_names(comm.test_inputs)
+    assert np.array_equal(ids[comm.test_types != "train_inferred"], comm.test_types[comm.test_types != "train_inferred"])
+
+
+def test_commutative_is_named_written_and_replayed(comm, base):
+    assert comm.config.folder_name == base.config.folder_name.replace(".seed-3", ".comm-f1.seed-3")
+    meta = json.loads(dataset_files(comm)["covlib.json"])
+    assert meta["config"]["commutative"] == ["f1"]
+    assert "commutative" not in json.loads(dataset_files(base)["covlib.json"])["config"]
+    assert generate_command(comm.config).endswith("--commutative f1")
+    assert DatasetConfig(**meta["config"]) == comm.config
+
+
+def test_commutative_cli_flag(tmp_path):
+    from covlib.cli.main import main
+
+    assert main(["generate", "twohop", "-N", "6", "--n-train", "60", "--test-size-per-type", "5",
+                 "--commutative", "f1", "--out", str(tmp_path)]) == 0
+    folder = tmp_path / "twohop.6.60.diff-f12.inf.comm-f1"
+    assert json.loads((folder / "covlib.json").read_text())["config"]["commutative"] == ["f1"]
+
+
+@pytest.mark.parametrize("bad", [("f3",), ("f9",)])
+def test_commutative_rejects_unknown_primitives(bad):
+    with pytest.raises(CovlibError, match="commutative"):
+        DatasetConfig("twohop", 8, 100, commutative=bad)
+
+
+def test_commutative_rejects_ternary_primitives():
+    with pytest.raises(CovlibError, match="binary"):
+        DatasetConfig("nontree", 8, 100, commutative=("f2",))
+
+
+def test_commutative_swap(comm, base):
+    assert commutative_swap(comm) == (0, 1)
+    with pytest.raises(CovlibError, match="swap"):
+        commutative_swap(base)
+
+
+def test_symmetry_reach_matches_coverage_of_each_mirror(comm):
+    q = all_inputs(8, 3)
+    q = q[not_training(comm, q)]
+    k = 2
+    frame = symmetry_reach(comm, q, k)
+    answers = comm.evaluate(comm.train_inputs)["t"]
+    mirror = q[:, [1, 0, 2]]
+    direct = coverage_sweep(comm.train_inputs, answers, 8, q).cutoffs
+    mirrored = coverage_sweep(comm.train_inputs, answers, 8, mirror).cutoffs
+    assert np.array_equal(frame.cutoff, direct) and np.array_equal(frame.mirror_cutoff, mirrored)
+    assert frame.same_output.all()  # commutative f1: the mirror always has the same answer
+    expected = (direct < k) & (mirrored >= k)
+    assert np.array_equal(frame.reachable, expected)
+    assert frame.reachable.any()
+
+
+def test_symmetry_reach_control_needs_the_same_output(base):
+    q = all_inputs(8, 3)
+    frame = symmetry_reach(base, q, 2, swap=(0, 1))
+    t = base.evaluate(q)["t"]
+    assert np.array_equal(frame.same_output, t == base.evaluate(q[:, [1, 0, 2]])["t"])
+    assert not frame.same_output.all()
+    assert (frame.reachable == (frame.mirror_covered & frame.same_output)).all()
+    with pytest.raises(CovlibError, match="k="):
+        symmetry_reach(base, q, 0, swap=(0, 1))
+
+
+def _brute_roles(ds, queries, atomic):
+    """Own-role and any-role flags by Python loops over the training items."""
+    own = [set(), set()]
+    for x1, x2, x3 in ds.train_inputs.tolist():
+        b = int(ds.tables["f1"][x1, x2])
+        own[0].add((x1, x2))
+        own[1].add((b, x3))
+    anywhere = own[0] | own[1]
+    out = []
+    for x1, x2, x3 in queries.tolist():
+        b = int(ds.tables["f1"][x1, x2])
+        facts = [(x1, x2), (b, x3)]
+        own_ok = all(f in own[h] for h, f in enumerate(facts))
+        any_ok = atomic or all(f in anywhere for f in facts)
+        out.append(any_ok and not own_ok)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_role_reach_matches_brute_force(atomic):
+    ds = generate(DatasetConfig("twohop", 7, 40, seed=1, test_size_per_type=5, same_functions=True,
+                                include_atomic=atomic))
+    q = all_inputs(7, 3)
+    frame = role_reach(ds, q)
+    assert np.array_equal(frame.cross_role.to_numpy(), _brute_roles(ds, q, atomic))
+    assert frame.cross_role.any()
+
+
+# ----------------------------------------------------------------------------- the chapter's tables and sentences
+
+META = {"task": "twohop", "num_tokens": 8, "n_train": 200, "steps": 300, "steps_of": {"shared": 100}, "k": 3,
+        "training_minutes": {"commutative": 0.5, "distinct": None, "shared": 0.25}}
+
+
+def _groups_table() -> pd.DataFrame:
+    """A made-up group table: acc = 0.1 * row number, n = 10 + row number, covered_share = 0.01 * row number."""
+    groups = ["covered", "uncovered", "mirror_covered", "symmetry_reachable", "uncovered_mirror_uncovered",
+              "cross_role", "type:type_0", "type:type_1", "type:type_3", "type:type_2"]
+    rows = [{"condition": c, "group": g} for c in ("commutative", "distinct", "shared") for g in groups]
+    table = pd.DataFrame(rows)
+    i = np.arange(len(table))
+    return table.assign(n=10 + i, acc=0.1 * i / len(table), covered_share=0.01 * i)
+
+
+def test_presets_and_an_unknown_preset(tmp_path):
+    assert set(PRESETS) == {"smoke", "default", "paper"}
+    assert preset_values(PRESETS, "smoke", N=None, steps=50) == {**PRESETS["smoke"], "steps": 50}
+    with pytest.raises(CovlibError, match="smoke, default, paper"):
+        setup_chapter("08", "fast", PRESETS, out_dir=tmp_path)
+
+
+def test_taxonomy_tables_read_the_shipped_cache():
+    table, meta, note = taxonomy_tables(PRESETS["default"], Path("unused"), "default", data_seed=0, k=3,
+                                        recompute=False)
+    shipped = pd.read_csv(Path(__file__).resolve().parents[1] / "data" / "taxonomy" / "groups.csv")
+    pd.testing.assert_frame_equal(table, shipped)
+    assert meta["num_tokens"] == 30 and note.startswith("read the shipped tables")
+
+
+def test_steps_minutes_and_description():
+    assert steps_text(META) == "300 steps per model (shared: 100)"
+    assert steps_text({**META, "steps_of": {}}) == "300 steps per model"
+    assert training_minutes(META) == pytest.approx(0.75)  # the missing time is skipped
+    assert run_description({**META, "training_minutes": {"commutative": 0.5}}) == (
+        "twohop, N=8, n_train=200, 300 steps per model (shared: 100), k=3; training: commutative 0.5 min")
+
+
+def test_property_and_shared_numbers_read_their_rows():
+    table = _groups_table()
+    at = {(r.condition, r.group): r for r in table.itertuples()}
+    prop = property_numbers(table)
+    assert prop["acc_reachable"] == at["commutative", "symmetry_reachable"].acc
+    assert prop["n_control"] == at["distinct", "mirror_covered"].n
+    assert prop["acc_ctrl_id"] == at["distinct", "type:type_0"].acc
+    assert prop["id_cov"] == at["distinct", "type:type_0"].covered_share
+    shared = shared_numbers(table)
+    assert shared["acc_ood"] == at["shared", "cross_role"].acc and shared["n_control"] == at["distinct", "cross_role"].n
+    assert covered_share(table, "shared", "cross_role") == at["shared", "cross_role"].covered_share
+    with pytest.raises(CovlibError, match="no row"):
+        covered_share(table, "shared", "nonsense")
+
+
+def test_pivots_and_figure_groups():
+    table = _groups_table()
+    pivot = property_table(table)
+    assert sorted(pivot.index) == sorted(["covered", "symmetry_reachable", "mirror_covered",
+                                          "uncovered_mirror_uncovered"])
+    assert pivot.loc["covered", ("n", "distinct")] == 20  # the eleventh row of the table
+    assert sorted(shared_table(table).index) == ["cross_role", "type:type_0", "type:type_1", "type:type_2",
+                                                 "type:type_3"]
+    assert shared_groups(table) == ["covered", "cross_role", "type:type_1", "type:type_2", "type:type_3"]
+
+
+def test_summary_metrics_and_findings():
+    table = _groups_table()
+    prop, shared = property_numbers(table), shared_numbers(table)
+    summary = taxonomy_summary(prop, shared)
+    assert len(summary) == 5 and summary["measured accuracy"].tolist()[1] == prop["acc_reachable"]
+    metrics = taxonomy_metrics(prop, shared, META)
+    assert list(metrics) == ["acc_property_reachable", "acc_property_control", "acc_shared_ood", "acc_shared_control",
+                             "acc_covered", "acc_id", "n_property_reachable", "n_shared_ood",
+                             "shared_ood_covered_share", "training_minutes", "N", "n_train"]
+    assert metrics["N"] == 8 and metrics["training_minutes"] == pytest.approx(0.75)
+    text = findings(prop, shared, META, seconds=12.4)
+    assert len(text.splitlines()) == 5 and text.endswith("this chapter ran in 12 s.")
+    assert f"{prop['n_reachable']} inputs lie outside 3-coverage" in text
+
+
+def test_exercise_answers():
+    assert closer_to(0.7, 0.8, 10) == "covered" and closer_to(0.15, 0.8, 10) == "chance"
+    assert trend({3: 5, 4: 7}, 3, 4) == "grows" and trend({3: 5, 4: 2}, 3, 4) == "shrinks"
+    assert trend({3: 5}, 3, 3) == "stays"
+
+
+def test_reachable_counts_match_coverage_of_inputs_and_mirrors():
+    counts = reachable_counts((2, 3), num_tokens=8, n_train=150)
+    ds = generate(DatasetConfig("twohop", 8, 150, seed=0, test_size_per_type=10, commutative=("f1",)))
+    train = set(map(tuple, ds.train_inputs.tolist()))
+    q = np.array([x for x in np.ndindex(8, 8, 8) if x not in train])
+    answers = ds.evaluate(ds.train_inputs)["t"]
+    direct = coverage_sweep(ds.train_inputs, answers, 8, q).cutoffs
+    mirrored = coverage_sweep(ds.train_inputs, answers, 8, q[:, [1, 0, 2]]).cutoffs
+    assert counts == {k: int(((direct < k) & (mirrored >= k)).sum()) for k in (2, 3)}
