@@ -51,61 +51,33 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
-from pathlib import Path
-
-import altair as alt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.fits import bootstrap_exponent, power_fit
-from covlib.base.paper import (
-    EXPONENT_TWOHOP_DRAFT,
-    EXPONENTS,
-    EXPONENTS_BY_SIZE_TWOHOP,
-    REQUIRED_DATA_TWOHOP_AUTHORS,
-    theory_exponent,
-)
+from covlib.analyses.fits import power_fit
+from covlib.base.paper import theory_exponent
 from covlib.base.paths import repository_path
+from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_k
-from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
-from covlib.figures.required_data import estimates_chart, fit_line_frame, required_data_chart, requirement_frame
-from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.chapters import ch04_how_much_data as how_much_data
+from covlib.chapters.ch04_how_much_data import PRESETS
+from covlib.figures.required_data import estimates_chart
+from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
-from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_cells, experiment_command
-from covlib.search.probes import read_curve, read_probes
-from covlib.search.required_data import search, search_states
-from covlib.search.summary import bracket_pair, requirement_ratio, seed_spread, summarise
-from covlib.training.shapes import MODEL_SHAPES, model_params
+from covlib.search.experiments import experiment_cells
+from covlib.search.probes import read_probes
+from covlib.search.summary import bracket_pair, seed_spread
 
-enable_png_renderer()
-pd.set_option("display.width", 140)
-fig_dir = figures_dir or None
-root = Path(out_dir) if out_dir else repository_path("build")
+chapter = setup_chapter("04", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
-if preset == "smoke":
-    # a miniature of every experiment: tiny N, a one-layer model, short budgets (seconds)
-    experiments = {
-        "twohop": {"task": "twohop", "N": [6, 7, 8], "seeds": [0, 1], "model": "smoke"},
-        "twohop_small_model": {"task": "twohop", "N": [6, 7, 8], "seeds": [0], "model": "smoke"},
-        "threehop": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke"},
-        "parallel_twohop": {"task": "parallel_twohop", "N": [4, 5], "seeds": [0], "model": "smoke"},
-    }
-    rules = ProbeRules(threshold=threshold, step_cap=300, give_up_epochs=20, eval_every=25, batch_size=128,
-                          test_size_per_type=200)
-    coverage_N = {"twohop": [8, 12, 16], "threehop": [5, 6], "parallel_twohop": [5, 6]}
-    table_path = Path(table) if table else root / "scaling" / "probes_smoke.csv"
-    recompute = True
-else:
-    experiments = BOOK_EXPERIMENTS
-    rules = ProbeRules(threshold=threshold)
-    coverage_N = None  # read from data/scaling/coverage_<task>.csv
-    table_path = Path(table) if table else repository_path(BOOK_TABLE)
-if preset == "paper":
-    print("The paper's scale (8-layer GPT-2, N up to 200, batch 16,384) needs a GPU for days; this preset "
-          "reads the same cache as the default one. Run `covlib scaling search --model ...` on a GPU to extend it.")
-
+# %%
+experiments = chapter["experiments"]
+rules = ProbeRules(threshold=threshold, **chapter["rules"])
+coverage_N = chapter["coverage_N"]  # None: read from data/scaling/coverage_<task>.csv
+table_path = how_much_data.probe_table_path(table, chapter.root, chapter["fresh_table"])
+recompute = recompute or chapter["always_recompute"]
+if chapter["note"]:
+    print(chapter["note"])
 cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
 print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
@@ -133,23 +105,17 @@ print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
 # %%
 if recompute:
-    for name, cells in cells_of.items():
-        print(f"== {name}")
-        search(cells, table_path, root / "scaling", rules, jobs=jobs if preset != "smoke" else 1,
-                  log=print if preset != "smoke" else None)
+    how_much_data.run_searches(cells_of, table_path, chapter.root / "scaling", rules, jobs,
+                               quiet=chapter["quiet_search"])
 probes = read_probes(table_path)
-states = {name: search_states(cells, probes) if len(probes) else [] for name, cells in cells_of.items()}
-summaries = {name: summarise(s) if s else pd.DataFrame() for name, s in states.items()}
-commands = repository_path("data/scaling/COMMANDS.txt")
-chapter_cells = pd.concat([s for s in summaries.values() if len(s)] or [pd.DataFrame(columns=["probes", "minutes"])])
-own_probes, own_hours = int(chapter_cells["probes"].sum()), float(chapter_cells["minutes"].sum() / 60)
+summaries = how_much_data.experiment_summaries(cells_of, probes)
+own_probes, own_hours = how_much_data.search_cost(summaries)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
       f"{own_probes} probes, {own_hours:.1f} run-hours of training (each one-thread run's wall time, summed; "
       f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
-if preset != "smoke":
-    print("\nregenerate with:\n" + commands.read_text())
+if chapter["describe_cache"]:
+    print("\nregenerate with:\n" + repository_path("data/scaling/COMMANDS.txt").read_text())
 display(probes.tail(8))
-
 
 # %% [markdown]
 # What the cache holds, per experiment. `bracketed` cells are finished; `searching` cells have a
@@ -159,15 +125,7 @@ display(probes.tail(8))
 # remains. Near the whole pool there is nothing left to test on.
 
 # %%
-def coverage_of_cache(summary: pd.DataFrame) -> str:
-    if summary.empty:
-        return "no probes yet"
-    counts = summary["status"].value_counts().to_dict()
-    return ", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(summary)} cells"
-
-
-status = pd.DataFrame({"experiment": list(summaries), "cells": [coverage_of_cache(s) for s in summaries.values()]})
-display(status)
+display(how_much_data.cache_status(summaries))
 twohop = summaries["twohop"]
 display(twohop)
 
@@ -183,139 +141,37 @@ display(twohop)
 # exceed.
 
 # %%
-def fit_or_none(summary: pd.DataFrame) -> dict | None:
-    est = summary.dropna(subset=["n_req"]) if len(summary) else summary
-    if len(est) == 0 or est["N"].nunique() < 2:
-        return None
-    return bootstrap_exponent(est[["N", "n_req"]], reps=bootstrap_reps)
-
-
-def describe_fit(fit: dict | None) -> str:
-    if fit is None:
-        return "not enough finished cells to fit"
-    return (f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f}; R² = {fit['r2']:.3f}, "
-            f"{fit['points']} estimates)")
-
-
-fit_twohop = fit_or_none(twohop)
-print("two-hop, default model:", describe_fit(fit_twohop))
+fit_twohop = how_much_data.fit_or_none(twohop, bootstrap_reps)
+print("two-hop, default model:", how_much_data.describe_fit(fit_twohop))
 
 # the coverage-predicted requirement (no training): smallest n whose ID items are k-covered
-if coverage_N is None:
-    cov_tables = {t: pd.read_csv(repository_path(f"data/scaling/coverage_{t}.csv"))
-                  for t in ("twohop", "threehop", "parallel_twohop")
-                  if repository_path(f"data/scaling/coverage_{t}.csv").is_file()}
-else:
-    cov_tables = {t: coverage_requirement(t, Ns, points=8, test_size_per_type=300) for t, Ns in coverage_N.items()}
+cov_tables = how_much_data.coverage_tables(coverage_N)
 cov2 = cov_tables.get("twohop", pd.DataFrame(columns=["N", "k", "target", "n_train", "eligible"]))
-
-
-def coverage_fits(cov: pd.DataFrame, N_max: float | None = None) -> pd.DataFrame:
-    rows = []
-    for (k, target), g in cov.groupby(["k", "target"]):
-        g = g.dropna(subset=["n_train"])
-        g = g[g["N"] <= N_max] if N_max else g
-        if g["N"].nunique() >= 2:
-            f = power_fit(g["N"], g["n_train"])
-            rows.append({"k": int(k), "target": target, "c": f["c"], "r2": f["r2"], "N range": f"{g['N'].min()}-{g['N'].max()}",
-                         "theory 2.5 - 0.5/k": theory_exponent(k)})
-    return pd.DataFrame(rows)
-
-
-cov_fit2 = coverage_fits(cov2)
+cov_fit2 = how_much_data.coverage_fits(cov2)
 display(cov_fit2.round(3))
 
 # %%
-pool = pd.DataFrame({"N": np.geomspace(15, 200, 20)})
-lines = [pd.DataFrame({"N": pool["N"], "n": 0.49 * pool["N"] ** 3, "series": "ID pool 0.49 N³", "dash": "pool"})]
-for k in (2, 3):
-    g = cov2[(cov2["k"] == k) & (cov2["target"] == 0.99)].dropna(subset=["n_train"])
-    if len(g):
-        lines.append(pd.DataFrame({"N": g["N"], "n": g["n_train"], "series": f"coverage: 99% of ID items {k}-covered",
-                                   "dash": "coverage"}))
-if fit_twohop:
-    Nmin, Nmax = twohop["N"].min(), 200
-    fl = fit_line_frame({f"fit: c = {fit_twohop['c']:.2f}": fit_twohop}, {f"fit: c = {fit_twohop['c']:.2f}": (Nmin, Nmax)})
-    lines.append(fl.assign(dash="fit"))
-authors = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n": list(REQUIRED_DATA_TWOHOP_AUTHORS.values()),
-                        "series": "authors' 2-hop models (GPT-2, GPU)"})
-points = requirement_frame(twohop.assign(model="measured: 4-layer, width 128")) if len(twohop) else \
-    pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])
-scaling_chart = required_data_chart(points, pd.concat(lines, ignore_index=True), authors,
-                                       title="Two-hop: training examples needed for 99% ID accuracy")
-save_figure(scaling_chart, "04_required_data_twohop", fig_dir)
+scaling_chart = chapter.save(how_much_data.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
 scaling_chart
 
 # %%
-id_pool = twohop.assign(share_of_pool=twohop["n_req"] / twohop["eligible"]) if len(twohop) else twohop
+id_pool = how_much_data.pool_shares(twohop)
 if len(id_pool):
     display(id_pool[["N", "seed", "low", "high", "n_req", "eligible", "share_of_pool", "low_capped", "probes",
                      "minutes"]].round(3))
-    per_N = id_pool.groupby("N")["share_of_pool"].mean()
-    biting = per_N[per_N > 0.25]
-    pool_note = (f"At N = {', '.join(str(int(n)) for n in biting.index)} the required data is "
-                 f"{', '.join(f'{v:.0%}' for v in biting)} of the whole ID pool: the smaller N is, the more of the "
-                 "pool the model needs, and near the pool its size rather than the law may bound the requirement, "
-                 "which would flatten the low end of the fit." if len(biting) else
-                 "At every N measured the required data stays below a quarter of the ID pool.")
-else:
-    pool_note = "No finished two-hop cells yet."
 # a bracket whose failing probe ran out of steps was decided by the budget, not by the authors' rule
-capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
-fit_rule_decided = fit_or_none(twohop[~twohop["low_capped"]]) if len(capped) else fit_twohop
-if len(capped):
-    pool_note += (" At " + ", ".join(f"N = {int(r['N'])} (seed {int(r['seed'])})" for _, r in capped.iterrows())
-                  + f" the bracket's failing probe stopped at the {rules.step_cap:,}-step cap before the give-up rule "
-                  f"({rules.give_up_epochs:.0f} epochs after fitting) could decide: those estimates are the data needed "
-                  f"within {rules.step_cap:,} steps, and may sit above what longer training needs. Without them the fit "
-                  f"gives {describe_fit(fit_rule_decided)}.")
-twohop_rows = probes[(probes["task"] == experiments["twohop"]["task"]) & ~probes["cot"].astype(bool)
-                     & (probes["model"] == experiments["twohop"]["model"])] if len(probes) else probes
-caps = twohop_rows.groupby("N")["step_cap"].max().astype(int) if len(twohop_rows) else pd.Series(dtype=int)
-if caps.nunique() > 1:  # the cap was raised where 100 epochs after fitting would not fit under it
-    raised = caps[caps > caps.min()]
-    pool_note += (f" The step cap was {caps.min():,} steps except at N = "
-                  + ", ".join(f"{n} ({c:,})" for n, c in raised.items())
-                  + f": there the training set is fitted late and {rules.give_up_epochs:.0f} epochs take more than "
-                  f"{caps.min():,} steps, so the lower cap, not the authors' rule, would have decided. A higher cap "
-                  "keeps every probe the rule decided and trains again those the lower cap stopped.")
-lost = twohop[twohop["status"] == "unreachable"] if len(twohop) else twohop
-if len(lost):
-    at_top = [twohop_rows[(twohop_rows["N"] == r["N"]) & (twohop_rows["seed"] == r["seed"])].nlargest(1, "n_train").iloc[0]
-              for _, r in lost.iterrows()]
-    pool_note += (" At the smallest N the law cannot be measured at all: "
-                  + "; ".join(f"at N = {int(t['N'])} (seed {int(t['seed'])}) the largest training set the search may use, "
-                              f"{int(t['n_train']):,} of {int(t['eligible']):,} ID-eligible inputs, still ends at "
-                              f"{t['best_type0']:.1%} ID accuracy" for t in at_top)
-                  + ": the requirement, if there is one, is more than the pool can give while keeping a test set.")
+fit_rule_decided = how_much_data.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
+twohop_rows = how_much_data.experiment_probes(probes, experiments["twohop"])
+pool_note = how_much_data.pool_note(twohop, twohop_rows, rules, fit_rule_decided)
 
 # %% [markdown]
 # How the measured exponent compares:
 
 # %%
-def fmt(x, spec=".2f"):
-    return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
-
-
-c3 = cov_fit2[(cov_fit2["k"] == 3) & (cov_fit2["target"] == 0.99)]["c"]
-c3 = float(c3.iloc[0]) if len(c3) else float("nan")
-compare = pd.DataFrame([
-    {"what": "measured here (4-layer, width 128, CPU)", "c": fit_twohop["c"] if fit_twohop else np.nan,
-     "c_low": fit_twohop["c_low"] if fit_twohop else np.nan, "c_high": fit_twohop["c_high"] if fit_twohop else np.nan,
-     "source": "this book"},
-    {"what": "coverage: 99% of ID items 3-covered", "c": c3, "c_low": c3, "c_high": c3, "source": "this book"},
-    {"what": "paper: 2-hop, GPT-2", "c": EXPONENTS["twohop"], "c_low": EXPONENTS["twohop"],
-     "c_high": EXPONENTS["twohop"], "source": "paper"},
-    {"what": "paper draft fit (superseded)", "c": EXPONENT_TWOHOP_DRAFT, "c_low": EXPONENT_TWOHOP_DRAFT,
-     "c_high": EXPONENT_TWOHOP_DRAFT, "source": "paper"},
-    {"what": "theory, k = 2", "c": theory_exponent(2), "c_low": theory_exponent(2),
-     "c_high": theory_exponent(2), "source": "theory"},
-    {"what": "theory, k = 3", "c": theory_exponent(3), "c_low": theory_exponent(3),
-     "c_high": theory_exponent(3), "source": "theory"},
-])
-display(compare.round(3))
+c3 = how_much_data.coverage_exponent(cov_fit2, k=3, target=0.99)
+display(how_much_data.exponent_comparison(fit_twohop, c3).round(3))
 display(Markdown(
-    f"Measured on this CPU: **{describe_fit(fit_twohop)}**, against the paper's 2.26 (its superseded "
+    f"Measured on this CPU: **{how_much_data.describe_fit(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
     f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
     + pool_note))
@@ -332,77 +188,26 @@ display(Markdown(
 # searched on one seed cannot claim a difference smaller than that.
 
 # %%
-size_names = [n for n in ("twohop_small_model", "twohop", "twohop_large_model") if n in summaries]
-size_rows, size_points = [], []
-for name in size_names:
-    s = summaries[name]
-    model = experiments[name]["model"]
-    shared = experiments.get("twohop_small_model", experiments[name])  # the cells every size is searched on
-    params = model_params(model, 30, 4) if model in MODEL_SHAPES else None
-    if len(s):
-        common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
-        f = fit_or_none(common)
-        size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
-        size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
-                          "cells": len(common), "exponent": f["c"] if f else np.nan,
-                          # with two values of N every resample draws the same line: no interval to give
-                          "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f and common.dropna(subset=["n_req"])["N"].nunique() > 2
-                          else "n/a",
-                          "mean n_req": common["n_req"].mean(),
-                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
-                          "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
-sizes = pd.DataFrame(size_rows)
+size_names = how_much_data.size_experiments(summaries)
+sizes, size_points = how_much_data.size_table(summaries, experiments, size_names, bootstrap_reps)
 display(sizes.round(3))
 if size_points:
-    size_chart = estimates_chart(size_points, "Required data by model size (two-hop)")
-    save_figure(size_chart, "04_required_data_by_size", fig_dir)
+    size_chart = chapter.save(estimates_chart(size_points, "Required data by model size (two-hop)"),
+                              "04_required_data_by_size")
     display(size_chart)
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
-param_ratio = (float(measured_sizes["parameters"].max() / measured_sizes["parameters"].min())
-               if len(measured_sizes) > 1 else float("nan"))
-size_parts = []
-for _, r in sizes.iterrows():
-    part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
-    if not np.isnan(r["exponent"]):
-        part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
-    if r["unreachable at N"]:
-        part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
-    if r["capped at N"]:
-        part += f" (at N = {r['capped at N']} the failing probe the result rests on stopped at the step cap)"
-    size_parts.append(part)
-missing_sizes = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
-size_note = "; ".join(size_parts) + "."
-if len(measured_sizes) > 1:
-    size_note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
-                  f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+param_ratio = how_much_data.parameter_ratio(measured_sizes)
+
+# %%
 # does a bigger model need less data? each size against the default model, on the cells both finished,
 # judged against how far two seeds of the same cell lie apart (the sizes are searched on one seed)
-reference = experiments["twohop"]["model"]
 spread = seed_spread(summaries["twohop"])
-size_ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
-               for name in size_names if name != "twohop" and len(summaries[name])}
-size_ratio_of = {}
-for model, r in size_ratios.items():
-    if not len(r):
-        continue
-    size_ratio_of[model] = float(np.exp(np.log(r["ratio"]).mean()))
-    g = size_ratio_of[model]
-    verdict = ("less" if g < 1 / spread else "more" if g > spread else "about the same") if not np.isnan(spread) else "?"
-    size_note += (f" {model} needs {g:.2f} times the data of {reference} on the {len(r)} cells both finished "
-                  f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): "
-                  + (f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
-                     if verdict != "?" else "no second seed to judge the gap against."))
-if missing_sizes and preset != "smoke":
-    size_note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
-                                                         for n in missing_sizes)
-                  + ". Until they are, this chapter makes no claim about model size.")
-searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
-             for n in size_names if n not in missing_sizes and len(summaries[n])}
-searching = {m: Ns for m, Ns in searching.items() if Ns}
-if searching and preset != "smoke":  # a partly filled cache: say what a resumed search would add
-    size_note += (" **Still searching** (the cache is partly filled; the commands in `data/scaling/COMMANDS.txt` "
-                  "resume): " + "; ".join(f"{m} at N = {', '.join(map(str, Ns))}" for m, Ns in searching.items())
-                  + ". The comparisons above use the finished cells only.")
+size_ratios = how_much_data.size_ratios(summaries, experiments, size_names)
+size_ratio_of = {model: how_much_data.geometric_mean(r["ratio"]) for model, r in size_ratios.items()}
+size_note = how_much_data.size_note(sizes, measured_sizes, param_ratio, size_ratios, spread,
+                                    reference=experiments["twohop"]["model"])
+if chapter["describe_cache"]:  # what the book's cache still lacks (the smoke table is a fresh miniature)
+    size_note += how_much_data.size_cache_note(summaries, experiments, size_names)
 display(Markdown(size_note))
 
 # %% [markdown]
@@ -414,40 +219,16 @@ display(Markdown(size_note))
 # against 2.26).
 
 # %%
-chain_rows, chain_points = [], []
-chain_fits = {}
-for name in ("twohop", "parallel_twohop", "threehop"):
-    s = summaries.get(name, pd.DataFrame())
-    f = fit_or_none(s) if len(s) else None
-    chain_fits[name] = f
-    chain_rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
-                       "exponent": f["c"] if f else np.nan,
-                       "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f else "n/a",
-                       "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
-    if len(s):
-        chain_points.append(requirement_frame(s.assign(model=name)))
-chains = pd.DataFrame(chain_rows)
+chain_fits = {name: how_much_data.fit_or_none(summaries.get(name, pd.DataFrame()), bootstrap_reps)
+              for name in how_much_data.CHAIN_TASKS}
+chains, chain_points = how_much_data.chain_table(summaries, experiments, chain_fits)
 display(chains.round(3))
 if chain_points:
-    chain_chart = estimates_chart(chain_points, "Required data by task")
-    save_figure(chain_chart, "04_required_data_by_task", fig_dir)
+    chain_chart = chapter.save(estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
     display(chain_chart)
-chain_parts = []
-for name in ("threehop", "parallel_twohop"):
-    s, f = summaries.get(name, pd.DataFrame()), chain_fits.get(name)
-    if not len(s):
-        continue
-    done = s.dropna(subset=["n_req"]).sort_values("N")
-    text = f"{name}: " + (describe_fit(f) + f" against the paper's {EXPONENTS[name]:.2f}" if f else "no fit yet")
-    if len(done):
-        text += " (n_req " + ", ".join(f"{v:,.0f} at N = {int(n)}" for n, v in zip(done["N"], done["n_req"])) + ")"
-    lost = s[s["status"] == "unreachable"]
-    if len(lost):
-        text += (f"; at N = {', '.join(str(int(n)) for n in lost['N'])} no training set the pool allows reaches "
-                 f"{threshold:.0%}")
-    chain_parts.append(text)
-if chain_parts and fit_twohop:
-    display(Markdown("; ".join(chain_parts) + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}. With one seed "
+chain_note = how_much_data.chain_note(summaries, chain_fits, threshold)
+if chain_note and fit_twohop:
+    display(Markdown(chain_note + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}. With one seed "
                      "and four or fewer values of N per task, the intervals are wide: they say whether the measured "
                      "exponents are compatible with the paper's, not which task is steeper."))
 
@@ -466,52 +247,14 @@ if chain_parts and fit_twohop:
 # %%
 pair = bracket_pair(twohop) if len(twohop) else None
 if pair is not None:
-    key = {"task": pair["task"], "N": int(pair["N"]), "model": pair["model"], "seed": int(pair["seed"])}
-    curves = []
-    for label, n in (("fails", int(pair["low"])), ("succeeds", int(pair["high"]))):
-        c = read_curve(table_path, **key, n_train=n)
-        curves.append(c.assign(run=f"n = {n:,} ({label})"))
-    curve_frame = pd.concat(curves, ignore_index=True)
-    wide = curve_frame.pivot_table(index="step", columns="run", values=["acc/train_inferred", "acc/type_0"])
-    wide.columns = [f"{'train' if m == 'acc/train_inferred' else 'ID test'}, {r}" for m, r in wide.columns]
-    wide = wide.reset_index()
-    palette = ["#90caf9", "#1565c0", "#ef9a9a", "#c62828"]
-    series = {c: c for c in wide.columns if c != "step"}
-    failure_curve = accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
-                                                  "just below and just above the required data",
-                                                  colors=dict(zip(series, palette)), chance=1 / key["N"])
-    covs = pd.concat([probe_coverage_by_k(key["task"], key["N"], int(pair[end]), key["seed"]).assign(
-        type=f"n = {int(pair[end]):,}") for end in ("low", "high")], ignore_index=True)
-    cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered")
-    failure_chart = alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
-    save_figure(failure_chart, "04_failure_below_required_data", fig_dir)
+    curves = how_much_data.pair_curves(table_path, pair)
+    covs = how_much_data.pair_coverage(pair)
+    failure_chart = chapter.save(how_much_data.failure_chart(curves, covs, pair), "04_failure_below_required_data")
     display(failure_chart)
-    fail_row = probes[(probes["task"] == key["task"]) & (probes["N"] == key["N"]) & (probes["model"] == key["model"])
-                      & (probes["seed"] == key["seed"]) & (probes["n_train"] == int(pair["low"]))].iloc[0]
-    cov3 = covs[covs["k"] == 3].set_index("type")["covered"]
-    pair_rows = probes[(probes["task"] == key["task"]) & (probes["N"] == key["N"]) & (probes["model"] == key["model"])
-                       & (probes["seed"] == key["seed"]) & (probes["n_train"] == int(pair["high"]))].iloc[0]
-    failure_note = (
-        f"With {int(pair['low']):,} examples the model fitted its training set "
-        f"(step {int(fail_row['first_fit_step']) if pd.notna(fail_row['first_fit_step']) else 'never'}; final training "
-        f"accuracy {fail_row['final_train']:.1%}); its ID accuracy reached {fail_row['best_type0']:.1%} by step "
-        f"{int(fail_row['steps'])}, where the give-up rule ended it ({fail_row['stopped']}). With {int(pair['high']):,} examples "
-        f"({pair['high'] / pair['low']:.2f} times as many) it reached {threshold:.0%} at step {int(pair_rows['steps'])}. ")
-    if abs(cov3.iloc[0] - cov3.iloc[1]) < 0.005:
-        failure_note += (f"Coverage does not separate the two: {cov3.iloc[0]:.1%} and {cov3.iloc[1]:.1%} of the ID test "
-                         "items are 3-covered. Here every ID item is reachable and the difference is how fast the model "
-                         "gets there, which the give-up rule turns into a requirement: the measured n_req depends on "
-                         "the rule as well as on coverage (try `give_up_epochs` in the search).")
-    else:
-        failure_note += (f"Coverage moves with the data: {cov3.iloc[0]:.1%} of the ID test items are 3-covered at the "
-                         f"smaller size, {cov3.iloc[1]:.1%} at the larger.")
+    failure_note = how_much_data.failure_note(probes, pair, covs, threshold)
 else:
     failure_note = "No two-hop cell is bracketed yet: the cache holds no pair of probes to compare."
-fails = probes[~probes["success"]] if len(probes) else probes
-fitted_fails = fails[fails["final_train"] >= 0.99] if len(fails) else fails
-if len(fails):
-    failure_note += (f" Across the whole table, {len(fitted_fails)} of {len(fails)} failing probes fitted their "
-                     "training set (at least 99%) and still stayed below the threshold on the ID test.")
+failure_note += how_much_data.fitted_failures_note(probes)
 display(Markdown(failure_note))
 
 # %%
@@ -538,30 +281,9 @@ pd.Series(metrics, name="value").to_frame()
 # ## Summary
 
 # %%
-bullets = []
-if fit_twohop:
-    inside = fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
-    bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
-                   f"N^{fit_twohop['c']:.2f} (95% interval {fit_twohop['c_low']:.2f} to {fit_twohop['c_high']:.2f}, "
-                   f"{metrics['n_values_twohop']} values of N), measured by training on a CPU; the paper's "
-                   f"{EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval.")
-if not np.isnan(c3) and fit_twohop:
-    bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
-                   f"items grows as N^{c3:.2f}, "
-                   + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]
-                      else "outside the measured interval")
-                   + f"; the theory gives {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} (k = 3).")
-measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
-if measured_chains:
-    bullets.append("Longer chains at small N: " + ", ".join(
-        f"{n} c = {chain_fits[n]['c']:.2f} ({chain_fits[n]['c_low']:.2f} to {chain_fits[n]['c_high']:.2f}; paper "
-        f"{EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
-bullets.append(size_note if len(measured_sizes) > 1 else
-               "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
-bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
-               "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
-               "run, summed).")
-display(Markdown("\n".join(f"* {b}" for b in bullets)))
+display(Markdown(how_much_data.summary_bullets(
+    fit_twohop, metrics["n_values_twohop"], c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours,
+    threshold)))
 
 # %% [markdown]
 # ## Exercises

@@ -47,55 +47,27 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
-import re
-from pathlib import Path
-
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.iicg import iicg_table
+from covlib.analyses.iicg import iicg_peaks, iicg_table
 from covlib.analyses.lens import logit_lens
 from covlib.analyses.residuals import open_run, residual_streams, split_items
 from covlib.analyses.tracing import trace_table
-from covlib.base.errors import CovlibError
-from covlib.base.paths import repository_path
+from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.coverage.annotate import annotate_dataset
+from covlib.chapters import ch05_inside_the_model as inside_the_model
+from covlib.chapters.ch05_inside_the_model import PRESETS
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
-from covlib.figures.style import enable_png_renderer, save_figure
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.training.loop import train
-from covlib.training.runs import load_metrics, load_weights, save_weights
-from covlib.training.shipped import EDGE_RUN
 
-enable_png_renderer()
-pd.set_option("display.width", 140)
-fig_dir = figures_dir or None
-root = Path(out_dir) if out_dir else repository_path("build")
+chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
-if preset == "smoke":
-    # a tiny model trained here in seconds, its weights saved the way the shipped ones are
-    dataset_dir = ensure_dataset(DatasetConfig("twohop", 10, 450, seed=0, test_size_per_type=150), root / "datasets")
-    annotate_dataset(dataset_dir, max_k=8)
-    source = root / "runs" / "mechanisms-smoke"
-    if not (source / "result.json").is_file():
-        train(dataset_dir, source, preset="smoke", overrides={"steps": 400, "checkpoint_every": 100,
-                                                              "keep_checkpoints": True}, progress=False, resume=True)
-    weights = {f"step_{s:06d}": f"checkpoints/step_{s:06d}.pt" for s in (100, 200, 300)} | {"final": "model.pt"}
-    for name, file in weights.items():
-        save_weights(source, source / "weights" / f"{name}.pt", None if file == "model.pt" else file)
-elif run_dir:
-    source, dataset_dir, weights = Path(run_dir), None, {"final": "model.pt"}
-else:
-    if preset == "paper":
-        print("The paper's 8-layer GPT-2 is not shipped; this preset analyses the book's model, like the default.")
-    cfg = EDGE_RUN["dataset"]
-    dataset_dir = ensure_dataset(DatasetConfig(cfg["task"], cfg["num_tokens"], cfg["n_train"], seed=cfg["seed"]),
-                                 root / "datasets")
-    annotate_dataset(dataset_dir, max_k=8)
-    source, weights = repository_path(EDGE_RUN["archive"]), EDGE_RUN["weights"]
-model, ds, tables = open_run(source, dataset_dir, "weights/final.pt" if (source / "weights").is_dir() else None)
+# %%
+if chapter["note"] and not run_dir:
+    print(chapter["note"])
+# the smoke preset trains a tiny model here in seconds, its weights saved the way the shipped ones are
+source, dataset_dir, weights = inside_the_model.model_source(chapter["train"], run_dir, chapter.root)
+model, ds, tables = open_run(source, dataset_dir, inside_the_model.final_weights(source))
 L, m = model.cfg.n_layers, ds.n_inputs
 print(f"{source.name}: {L} layers, width {model.cfg.d_model}; dataset {ds.name}")
 print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file() else "")
@@ -127,22 +99,15 @@ print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.
 
 # %%
 splits = {"ID train": "train_inferred", "ID test": "type_0", "OOD (first hop unseen)": "ood_first_hop"}
-maps = []
-for label, split in splits.items():
-    t = iicg_table(model, ds, tables, ["b"], [split], max_items=max_items)
-    maps.append(t.assign(selection=label))
-iicg_b = pd.concat(maps, ignore_index=True)
-heat = layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
-                                 domain=(-0.1, max(0.5, float(iicg_b["iicg"].max()))))
-save_figure(heat, "05_iicg_by_bridge", fig_dir)
+iicg_b = inside_the_model.iicg_by_selection(model, ds, tables, splits, max_items)
+heat = chapter.save(layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
+                                           domain=(-0.1, max(0.5, float(iicg_b["iicg"].max())))),
+                    "05_iicg_by_bridge")
 display(heat)
 
-
-def peak(table: pd.DataFrame, value: str = "iicg") -> pd.Series:
-    return table.loc[table[value].idxmax()]
-
-
-peaks = {label: peak(iicg_b[iicg_b["selection"] == label]) for label in splits}
+# %%
+# the largest gap anywhere, the embeddings (layer 0) included
+peaks = {label: iicg_peaks(iicg_b[iicg_b["selection"] == label], min_layer=0).iloc[0] for label in splits}
 display(pd.DataFrame(peaks).T[["layer", "position", "iicg", "within", "between", "items", "groups"]])
 id_peak = peaks["ID test"]
 display(Markdown(
@@ -159,24 +124,17 @@ display(Markdown(
 # items by k-cutoff (k<3, k=3, k>3) and compute the same map for each group.
 
 # %%
-by_k = []
-for kg in ("k<3", "k=3", "k>3"):
-    try:
-        by_k.append(iicg_table(model, ds, tables, ["b"], ["type_0"], k_groups=[kg], max_items=max_items))
-    except CovlibError as exc:  # a group too small to measure (smoke-sized data)
-        print(f"{kg}: {exc}")
-iicg_k = pd.concat(by_k, ignore_index=True) if by_k else pd.DataFrame()
+iicg_k, skipped = inside_the_model.iicg_by_cutoff(model, ds, tables, max_items)
+for note in skipped:  # a group too small to measure (smoke-sized data)
+    print(note)
 if len(iicg_k):
-    at_peak = iicg_k[(iicg_k["layer"] == id_peak["layer"]) & (iicg_k["position"] == id_peak["position"])]
+    at_peak = inside_the_model.at_cell(iicg_k, id_peak)
     display(at_peak[["k_group", "iicg", "within", "between", "items", "groups"]])
-    heat_k = layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff", facet="k_group")
-    save_figure(heat_k, "05_iicg_by_cutoff", fig_dir)
+    heat_k = chapter.save(layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff",
+                                                 facet="k_group"), "05_iicg_by_cutoff")
     display(heat_k)
     k_at = at_peak.set_index("k_group")["iicg"]
-    display(Markdown("At the ID peak, IICG by k-cutoff group: " + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items())
-                     + ". Better-covered items sit in tighter bridge clusters."
-                     if k_at.is_monotonic_increasing else "At the ID peak, IICG by k-cutoff group: "
-                     + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items()) + "."))
+    display(Markdown(inside_the_model.cutoff_note(k_at)))
 else:
     k_at = pd.Series(dtype=float)
 
@@ -188,24 +146,12 @@ else:
 # stays low; the bridge clusters should appear as ID accuracy rises.
 
 # %%
-metrics = load_metrics(source)
-over = []
-for name in weights:
-    ck = load_weights(source, f"weights/{name}.pt", ds)
-    t = iicg_table(ck, ds, tables, ["b"], ["type_0"], max_items=max_items)
-    step = int(metrics["step"].iloc[-1]) if name == "final" else int(re.sub(r"\D", "", name))
-    cell = t[(t["layer"] == id_peak["layer"]) & (t["position"] == id_peak["position"])]["iicg"].iloc[0]
-    acc = float(metrics.loc[metrics["step"] == step, "acc/type_0"].iloc[0])
-    over.append({"checkpoint": name, "step": step, "iicg_at_peak": cell, "iicg_max": t["iicg"].max(), "acc_type0": acc})
-over = pd.DataFrame(over).sort_values("step")
+over = inside_the_model.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
 display(over.round(3))
-curve = pd.concat([over.assign(series=f"IICG by b at layer {int(id_peak['layer'])}, {id_peak['position']}",
-                               value=over["iicg_at_peak"]),
-                   over.assign(series="ID test accuracy", value=over["acc_type0"])])[["step", "value", "series"]]
-over_chart = over_training_chart(curve, "Bridge clusters and ID accuracy over training")
-save_figure(over_chart, "05_iicg_over_training", fig_dir)
+over_chart = chapter.save(over_training_chart(inside_the_model.over_training_frame(over, id_peak),
+                                              "Bridge clusters and ID accuracy over training"), "05_iicg_over_training")
 display(over_chart)
-corr = float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(over) > 2 else float("nan")
+corr = inside_the_model.checkpoint_correlation(over)
 
 # %% [markdown]
 # ## 5.5 Where the bridge lives: causal tracing
@@ -220,39 +166,24 @@ corr = float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(
 # %%
 train_items = ds.test.inputs[split_items(ds, "train_inferred")]
 trace = trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
-trace_heat = layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]), "value",
-                                       "Causal tracing: share of the prediction moved by one patched vector",
-                                       facet="panel", domain=(0, 1), scheme="oranges")
-save_figure(trace_heat, "05_causal_tracing", fig_dir)
+trace_heat = chapter.save(layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]),
+                                                 "value", "Causal tracing: share of the prediction moved by one patched vector",
+                                                 facet="panel", domain=(0, 1), scheme="oranges"), "05_causal_tracing")
 display(trace_heat)
-rank = trace[(trace["variant"] == "x2") & (trace["metric"] == "rank")].pivot(index="layer", columns="position",
-                                                                                values="value")
+rank = inside_the_model.rank_map(trace, "x2")
 display(rank.round(2))
 last = f"x{m}"
-x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
-last_layers = [int(lay) for lay in rank.index if rank.loc[lay, last] >= 0.5 and lay > 0]
-display(Markdown(
-    f"Changing $x_2$: patching position $x_2$ flips {rank.loc[1, 'x2']:.0%} of predictions at layer 1 and "
-    f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L, last]:.0%} at the last "
-    f"layer, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits at $x_2$ "
-    f"in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Position $x_1$ never "
-    f"matters after the embeddings (at most {rank.loc[1:, 'x1'].max():.0%})."))
+display(Markdown(inside_the_model.tracing_note(rank, L, last)))
 
 # %% [markdown]
 # Does the route differ between well- and barely-covered items? The same tracing with clean
 # inputs drawn from ID test items of each k-cutoff group (only pairs the model gets right).
 
 # %%
-trace_k = []
-for kg in ("k<3", "k=3", "k>3"):
-    try:
-        idx = split_items(ds, "type_0", kg)
-        t = trace_table(model, tables, ds.test.inputs[idx], ["x2"], max_pairs=max_pairs)
-        trace_k.append(t[t["metric"] == "rank"].assign(k_group=kg))
-    except CovlibError as exc:
-        print(f"{kg}: {exc}")
-if trace_k:
-    trace_k = pd.concat(trace_k, ignore_index=True)
+trace_k, skipped = inside_the_model.tracing_by_cutoff(model, ds, tables, max_pairs)
+for note in skipped:
+    print(note)
+if len(trace_k):
     display(trace_k.pivot_table(index=["k_group", "layer"], columns="position", values="value").round(2))
     display(trace_k.groupby("k_group")["pairs"].first().rename("pairs traced").to_frame())
 
@@ -265,11 +196,10 @@ if trace_k:
 # %%
 vals = tables.values(id_test)
 lens = logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
-lens_heat = layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
-                                      facet="target", domain=(0, 1), scheme="greens")
-save_figure(lens_heat, "05_logit_lens", fig_dir)
+lens_heat = chapter.save(layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
+                                                facet="target", domain=(0, 1), scheme="greens"), "05_logit_lens")
 display(lens_heat)
-b_best = peak(lens[lens["target"] == "bridge b"], "top1")
+b_best = inside_the_model.best_cell(lens[lens["target"] == "bridge b"], "top1")
 t_last = lens[(lens["target"] == "answer t") & (lens["layer"] == L) & (lens["position"] == last)]["top1"].iloc[0]
 display(Markdown(
     f"The answer is readable at the last position from the upper layers (top token for {t_last:.0%} of ID items "
@@ -284,24 +214,7 @@ display(Markdown(
 # model has 4 layers and width 128, so "layer 3 of 8" corresponds roughly to layer 1-2 here.
 
 # %%
-x2_rank_l12 = rank.loc[1:min(2, L), "x2"].mean()
-last_rank_upper = rank.loc[max(2, L - 1):, last].mean()
-comparison = pd.DataFrame([
-    {"quantity": "IICG by b, peak (layer, position)", "paper (draft, 8 layers)": "layer 3, x2",
-     "this book (4 layers)": f"layer {int(id_peak['layer'])}, {id_peak['position']}"},
-    {"quantity": "IICG by b at the peak, k>=3", "paper (draft, 8 layers)": "0.44",
-     "this book (4 layers)": f"{k_at.get('k>3', float('nan')):.2f} (k>3), {k_at.get('k=3', float('nan')):.2f} (k=3)"},
-    {"quantity": "IICG by b at the peak, k<3", "paper (draft, 8 layers)": "0.28",
-     "this book (4 layers)": f"{k_at.get('k<3', float('nan')):.2f}"},
-    {"quantity": "IICG by b, OOD", "paper (draft, 8 layers)": "0.004",
-     "this book (4 layers)": f"{peaks['OOD (first hop unseen)']['iicg']:.3f} (largest cell)"},
-    {"quantity": "tracing (rank): x2 in early layers", "paper (draft, 8 layers)": "95-97% (layers 1-2)",
-     "this book (4 layers)": f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"},
-    {"quantity": "tracing (rank): last position, upper layers", "paper (draft, 8 layers)": "91-97% (from layer 3)",
-     "this book (4 layers)": f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"},
-    {"quantity": "tracing: x1 after the embeddings", "paper (draft, 8 layers)": "never matters",
-     "this book (4 layers)": f"at most {rank.loc[1:, 'x1'].max():.0%}"},
-])
+comparison = inside_the_model.paper_comparison(id_peak, k_at, peaks["OOD (first hop unseen)"]["iicg"], rank, L, last)
 display(comparison)
 
 # %% [markdown]
@@ -330,7 +243,7 @@ pd.Series(results, name="value").to_frame()
 # ## Exercises
 #
 # 1. **Group by the answer instead.** Compute the IICG map grouped by `t` for the ID test items
-#    (`mc.iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
+#    (`iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
 #    peak? Write them below; the check tells you whether they are right.
 # 2. **Trace the non-bridge input.** In 5.5, patching $x_1$ matters only at layer 0. Why does
 #    changing $x_1$ flip the prediction when patched into the $x_2$ position at layer 1? (Hint:
@@ -342,7 +255,7 @@ my_peak_position = None  # e.g. "x3"
 
 # %% tags=["solution"]
 by_t = iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
-truth = peak(by_t)
+truth = iicg_peaks(by_t, min_layer=0).iloc[0]
 if my_peak_layer is None:
     print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")
 else:

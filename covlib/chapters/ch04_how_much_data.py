@@ -1,0 +1,510 @@
+"""Chapter 4 (how much data): the required data of two-hop and longer chains, its exponent, model sizes."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.fits import bootstrap_exponent, power_fit
+from covlib.base.paper import (
+    EXPONENT_TWOHOP_DRAFT,
+    EXPONENTS,
+    EXPONENTS_BY_SIZE_TWOHOP,
+    REQUIRED_DATA_TWOHOP_AUTHORS,
+    theory_exponent,
+)
+from covlib.base.paths import repository_path
+from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_k
+from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
+from covlib.figures.required_data import fit_line_frame, required_data_chart, requirement_frame
+from covlib.search.cells import Cell, ProbeRules
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
+from covlib.search.probes import read_curve
+from covlib.search.required_data import search, search_states
+from covlib.search.summary import requirement_ratio, summarise
+from covlib.training.shapes import MODEL_SHAPES, model_params
+
+# a miniature of every experiment: tiny N, a one-layer model, short budgets (seconds)
+SMOKE_EXPERIMENTS: dict[str, dict] = {
+    "twohop": {"task": "twohop", "N": [6, 7, 8], "seeds": [0, 1], "model": "smoke"},
+    "twohop_small_model": {"task": "twohop", "N": [6, 7, 8], "seeds": [0], "model": "smoke"},
+    "threehop": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke"},
+    "parallel_twohop": {"task": "parallel_twohop", "N": [4, 5], "seeds": [0], "model": "smoke"},
+}
+
+
+PAPER_NOTE = ("The paper's scale (8-layer GPT-2, N up to 200, batch 16,384) needs a GPU for days; this preset "
+              "reads the same cache as the default one. Run `covlib scaling search --model ...` on a GPU to extend it.")
+
+
+# experiments: what is searched; rules: ProbeRules beyond the threshold; coverage_N: N values whose coverage
+# requirement is computed here (None: read data/scaling/coverage_<task>.csv); fresh_table: a probe table under the
+# output folder instead of the book's; always_recompute: search even if recompute is False; quiet_search: one job,
+# no log; describe_cache: say how to regenerate the book's cache and what it still lacks; note: printed at set-up
+PRESETS: dict[str, dict] = {
+    "smoke": {"experiments": SMOKE_EXPERIMENTS,
+              "rules": {"step_cap": 300, "give_up_epochs": 20, "eval_every": 25, "batch_size": 128,
+                        "test_size_per_type": 200},
+              "coverage_N": {"twohop": [8, 12, 16], "threehop": [5, 6], "parallel_twohop": [5, 6]},
+              "fresh_table": "scaling/probes_smoke.csv", "always_recompute": True, "quiet_search": True,
+              "describe_cache": False, "note": ""},
+    "default": {"experiments": BOOK_EXPERIMENTS, "rules": {}, "coverage_N": None, "fresh_table": "",
+                "always_recompute": False, "quiet_search": False, "describe_cache": True, "note": ""},
+    "paper": {"experiments": BOOK_EXPERIMENTS, "rules": {}, "coverage_N": None, "fresh_table": "",
+              "always_recompute": False, "quiet_search": False, "describe_cache": True, "note": PAPER_NOTE},
+}
+
+
+COVERAGE_TASKS = ("twohop", "threehop", "parallel_twohop")
+
+
+CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
+
+
+SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
+
+
+def probe_table_path(table: str, root: Path, fresh_table: str) -> Path:
+    """The probe table to read: the reader's ``table``, else a fresh one under ``root`` (smoke), else the book's."""
+    if table:
+        return Path(table)
+    return root / fresh_table if fresh_table else repository_path(BOOK_TABLE)
+
+
+def run_searches(cells_of: Mapping[str, Sequence[Cell]], table_path: Path, work_dir: Path, rules: ProbeRules,
+                 jobs: int, quiet: bool = False) -> None:
+    """Run (or resume) every experiment's search into the probe table; ``quiet``: one job and no log."""
+    for name, cells in cells_of.items():
+        print(f"== {name}")
+        search(cells, table_path, work_dir, rules, jobs=1 if quiet else jobs, log=None if quiet else print)
+
+
+def experiment_summaries(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each experiment's search summary (one row per cell) from the probe table; empty when it has no probes."""
+    states = {name: search_states(cells, probes) if len(probes) else [] for name, cells in cells_of.items()}
+    return {name: summarise(s) if s else pd.DataFrame() for name, s in states.items()}
+
+
+def search_cost(summaries: Mapping[str, pd.DataFrame]) -> tuple[int, float]:
+    """(probes, run-hours) the chapter's experiments took: the size of the cache the chapter rests on."""
+    cells = pd.concat([s for s in summaries.values() if len(s)] or [pd.DataFrame(columns=["probes", "minutes"])])
+    return int(cells["probes"].sum()), float(cells["minutes"].sum() / 60)
+
+
+def coverage_of_cache(summary: pd.DataFrame) -> str:
+    """How far one experiment's search has got, e.g. "5 bracketed, 1 searching of 6 cells"."""
+    if summary.empty:
+        return "no probes yet"
+    counts = summary["status"].value_counts().to_dict()
+    return ", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(summary)} cells"
+
+
+def cache_status(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per experiment saying what the cache holds for it."""
+    return pd.DataFrame({"experiment": list(summaries), "cells": [coverage_of_cache(s) for s in summaries.values()]})
+
+
+def fit_or_none(summary: pd.DataFrame, reps: int = 2000) -> dict | None:
+    """The exponent of n_req ~ N^c over a summary's finished cells with its bootstrap interval (``reps``
+    resamples); None below two values of N, where there is no slope to fit."""
+    est = summary.dropna(subset=["n_req"]) if len(summary) else summary
+    if len(est) == 0 or est["N"].nunique() < 2:
+        return None
+    return bootstrap_exponent(est[["N", "n_req"]], reps=reps)
+
+
+def describe_fit(fit: dict | None) -> str:
+    """A fit in one phrase for the prose: exponent, interval, R² and how many estimates it rests on."""
+    if fit is None:
+        return "not enough finished cells to fit"
+    return (f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f}; R² = {fit['r2']:.3f}, "
+            f"{fit['points']} estimates)")
+
+
+def coverage_tables(coverage_N: Mapping[str, Sequence[int]] | None) -> dict[str, pd.DataFrame]:
+    """The coverage-predicted requirement per task: computed here at ``coverage_N``'s values, or (None)
+    read from data/scaling/coverage_<task>.csv where that file exists."""
+    if coverage_N is None:
+        return {t: pd.read_csv(repository_path(f"data/scaling/coverage_{t}.csv")) for t in COVERAGE_TASKS
+                if repository_path(f"data/scaling/coverage_{t}.csv").is_file()}
+    return {t: coverage_requirement(t, Ns, points=8, test_size_per_type=300) for t, Ns in coverage_N.items()}
+
+
+def coverage_fits(cov: pd.DataFrame, N_max: float | None = None) -> pd.DataFrame:
+    """The exponent of the coverage-predicted requirement per (k, target), beside the theory's 2.5 - 0.5/k:
+    the growth coverage alone predicts, with no training."""
+    rows = []
+    for (k, target), g in cov.groupby(["k", "target"]):
+        g = g.dropna(subset=["n_train"])
+        g = g[g["N"] <= N_max] if N_max else g
+        if g["N"].nunique() >= 2:
+            f = power_fit(g["N"], g["n_train"])
+            rows.append({"k": int(k), "target": target, "c": f["c"], "r2": f["r2"], "N range": f"{g['N'].min()}-{g['N'].max()}",
+                         "theory 2.5 - 0.5/k": theory_exponent(k)})
+    return pd.DataFrame(rows)
+
+
+def twohop_chart(twohop: pd.DataFrame, cov2: pd.DataFrame, fit: dict | None) -> alt.LayerChart:
+    """Two-hop's measured brackets and estimates beside the fitted law, the coverage-predicted requirement,
+    the authors' models and the size of the ID pool (which no training set can exceed)."""
+    pool = pd.DataFrame({"N": np.geomspace(15, 200, 20)})
+    lines = [pd.DataFrame({"N": pool["N"], "n": 0.49 * pool["N"] ** 3, "series": "ID pool 0.49 N³", "dash": "pool"})]
+    for k in (2, 3):
+        g = cov2[(cov2["k"] == k) & (cov2["target"] == 0.99)].dropna(subset=["n_train"])
+        if len(g):
+            lines.append(pd.DataFrame({"N": g["N"], "n": g["n_train"], "series": f"coverage: 99% of ID items {k}-covered",
+                                       "dash": "coverage"}))
+    if fit:
+        name = f"fit: c = {fit['c']:.2f}"
+        lines.append(fit_line_frame({name: fit}, {name: (twohop["N"].min(), 200)}).assign(dash="fit"))
+    authors = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n": list(REQUIRED_DATA_TWOHOP_AUTHORS.values()),
+                            "series": "authors' 2-hop models (GPT-2, GPU)"})
+    points = requirement_frame(twohop.assign(model="measured: 4-layer, width 128")) if len(twohop) else \
+        pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])
+    return required_data_chart(points, pd.concat(lines, ignore_index=True), authors,
+                               title="Two-hop: training examples needed for 99% ID accuracy")
+
+
+def pool_shares(twohop: pd.DataFrame) -> pd.DataFrame:
+    """The two-hop summary with ``share_of_pool``: the required data as a share of the ID-eligible inputs."""
+    return twohop.assign(share_of_pool=twohop["n_req"] / twohop["eligible"]) if len(twohop) else twohop
+
+
+def fit_rule_decided(twohop: pd.DataFrame, fit: dict | None, reps: int = 2000) -> dict | None:
+    """The fit without the cells whose bracket the step cap decided rather than the authors' rule (``fit``
+    itself when there are none)."""
+    capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
+    return fit_or_none(twohop[~twohop["low_capped"]], reps) if len(capped) else fit
+
+
+def experiment_probes(probes: pd.DataFrame, experiment: Mapping) -> pd.DataFrame:
+    """The probe table's rows of one experiment's task and model (no chain of thought)."""
+    if not len(probes):
+        return probes
+    return probes[(probes["task"] == experiment["task"]) & ~probes["cot"].astype(bool)
+                  & (probes["model"] == experiment["model"])]
+
+
+def share_of_pool_note(id_pool: pd.DataFrame) -> str:
+    """Where the required data comes near the whole ID pool, which may bound it rather than the law."""
+    if not len(id_pool):
+        return "No finished two-hop cells yet."
+    per_N = id_pool.groupby("N")["share_of_pool"].mean()
+    biting = per_N[per_N > 0.25]
+    if not len(biting):
+        return "At every N measured the required data stays below a quarter of the ID pool."
+    return (f"At N = {', '.join(str(int(n)) for n in biting.index)} the required data is "
+            f"{', '.join(f'{v:.0%}' for v in biting)} of the whole ID pool: the smaller N is, the more of the "
+            "pool the model needs, and near the pool its size rather than the law may bound the requirement, "
+            "which would flatten the low end of the fit.")
+
+
+def capped_note(twohop: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None) -> str:
+    """The cells whose bracket's failing probe the step cap stopped, and the fit without them ("" if none)."""
+    capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
+    if not len(capped):
+        return ""
+    return (" At " + ", ".join(f"N = {int(r['N'])} (seed {int(r['seed'])})" for _, r in capped.iterrows())
+            + f" the bracket's failing probe stopped at the {rules.step_cap:,}-step cap before the give-up rule "
+            f"({rules.give_up_epochs:.0f} epochs after fitting) could decide: those estimates are the data needed "
+            f"within {rules.step_cap:,} steps, and may sit above what longer training needs. Without them the fit "
+            f"gives {describe_fit(rule_decided)}.")
+
+
+def raised_cap_note(twohop_rows: pd.DataFrame, rules: ProbeRules) -> str:
+    """Where the step cap was raised so that the authors' rule, not the cap, decides ("" if it never was)."""
+    caps = twohop_rows.groupby("N")["step_cap"].max().astype(int) if len(twohop_rows) else pd.Series(dtype=int)
+    if caps.nunique() <= 1:
+        return ""
+    raised = caps[caps > caps.min()]
+    return (f" The step cap was {caps.min():,} steps except at N = "
+            + ", ".join(f"{n} ({c:,})" for n, c in raised.items())
+            + f": there the training set is fitted late and {rules.give_up_epochs:.0f} epochs take more than "
+            f"{caps.min():,} steps, so the lower cap, not the authors' rule, would have decided. A higher cap "
+            "keeps every probe the rule decided and trains again those the lower cap stopped.")
+
+
+def unreachable_note(twohop: pd.DataFrame, twohop_rows: pd.DataFrame) -> str:
+    """The cells where even the largest training set the search may use fails ("" if none)."""
+    lost = twohop[twohop["status"] == "unreachable"] if len(twohop) else twohop
+    if not len(lost):
+        return ""
+    at_top = [twohop_rows[(twohop_rows["N"] == r["N"]) & (twohop_rows["seed"] == r["seed"])].nlargest(1, "n_train").iloc[0]
+              for _, r in lost.iterrows()]
+    return (" At the smallest N the law cannot be measured at all: "
+            + "; ".join(f"at N = {int(t['N'])} (seed {int(t['seed'])}) the largest training set the search may use, "
+                        f"{int(t['n_train']):,} of {int(t['eligible']):,} ID-eligible inputs, still ends at "
+                        f"{t['best_type0']:.1%} ID accuracy" for t in at_top)
+            + ": the requirement, if there is one, is more than the pool can give while keeping a test set.")
+
+
+def pool_note(twohop: pd.DataFrame, twohop_rows: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None) -> str:
+    """What bounds the two-hop measurement: the ID pool, the step cap, and cells no training set reaches."""
+    return (share_of_pool_note(pool_shares(twohop)) + capped_note(twohop, rules, rule_decided)
+            + raised_cap_note(twohop_rows, rules) + unreachable_note(twohop, twohop_rows))
+
+
+def coverage_exponent(cov_fit: pd.DataFrame, k: int = 3, target: float = 0.99) -> float:
+    """The coverage-predicted exponent at one (k, target), NaN if it was not fitted."""
+    c = cov_fit[(cov_fit["k"] == k) & (cov_fit["target"] == target)]["c"]
+    return float(c.iloc[0]) if len(c) else float("nan")
+
+
+def exponent_comparison(fit: dict | None, c3: float) -> pd.DataFrame:
+    """The measured exponent beside coverage's, the paper's (and its superseded draft's) and the theory's."""
+    def point(what: str, c: float, source: str) -> dict:
+        return {"what": what, "c": c, "c_low": c, "c_high": c, "source": source}
+
+    return pd.DataFrame([
+        {"what": "measured here (4-layer, width 128, CPU)", "c": fit["c"] if fit else np.nan,
+         "c_low": fit["c_low"] if fit else np.nan, "c_high": fit["c_high"] if fit else np.nan, "source": "this book"},
+        point("coverage: 99% of ID items 3-covered", c3, "this book"),
+        point("paper: 2-hop, GPT-2", EXPONENTS["twohop"], "paper"),
+        point("paper draft fit (superseded)", EXPONENT_TWOHOP_DRAFT, "paper"),
+        point("theory, k = 2", theory_exponent(2), "theory"),
+        point("theory, k = 3", theory_exponent(3), "theory"),
+    ])
+
+
+def size_experiments(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The model-size experiments present, smallest model first."""
+    return [n for n in SIZE_EXPERIMENTS if n in summaries]
+
+
+def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict], size_names: Sequence[str],
+               reps: int = 2000) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Per model size, on the cells every size is searched on: parameters, finished cells, exponent and
+    mean n_req (a table), and the estimates as chart points (one frame per size)."""
+    size_rows, size_points = [], []
+    for name in size_names:
+        s = summaries[name]
+        model = experiments[name]["model"]
+        shared = experiments.get("twohop_small_model", experiments[name])  # the cells every size is searched on
+        params = model_params(model, 30, 4) if model in MODEL_SHAPES else None
+        if not len(s):
+            continue
+        common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
+        f = fit_or_none(common, reps)
+        size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
+        size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
+                          "cells": len(common), "exponent": f["c"] if f else np.nan,
+                          # with two values of N every resample draws the same line: no interval to give
+                          "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f and common.dropna(subset=["n_req"])["N"].nunique() > 2
+                          else "n/a",
+                          "mean n_req": common["n_req"].mean(),
+                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
+                          "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
+    return pd.DataFrame(size_rows), size_points
+
+
+def parameter_ratio(measured_sizes: pd.DataFrame) -> float:
+    """How many times the largest measured model's parameters the smallest's is (NaN below two sizes)."""
+    if len(measured_sizes) <= 1:
+        return float("nan")
+    return float(measured_sizes["parameters"].max() / measured_sizes["parameters"].min())
+
+
+def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                size_names: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Per model size (by model name), n_req over the default model's at every cell both finished; sizes
+    sharing no finished cell are left out."""
+    ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
+              for name in size_names if name != "twohop" and len(summaries[name])}
+    return {model: r for model, r in ratios.items() if len(r)}
+
+
+def geometric_mean(values: Sequence[float] | pd.Series) -> float:
+    """The geometric mean: the typical factor among ratios."""
+    return float(np.exp(np.log(values).mean()))
+
+
+def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,
+              ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """The model-size comparison in prose: each size's cells and fit, the span in parameters, and whether
+    each size needs less data than ``reference``, judged against the gap between two seeds (``spread``)."""
+    parts = []
+    for _, r in sizes.iterrows():
+        part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
+        if not np.isnan(r["exponent"]):
+            part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
+        if r["unreachable at N"]:
+            part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
+        if r["capped at N"]:
+            part += f" (at N = {r['capped at N']} the failing probe the result rests on stopped at the step cap)"
+        parts.append(part)
+    note = "; ".join(parts) + "."
+    if len(measured_sizes) > 1:
+        note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
+                 f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+    for model, r in ratios.items():
+        g = geometric_mean(r["ratio"])
+        verdict = ("less" if g < 1 / spread else "more" if g > spread else "about the same") if not np.isnan(spread) else "?"
+        note += (f" {model} needs {g:.2f} times the data of {reference} on the {len(r)} cells both finished "
+                 f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): "
+                 + (f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
+                    if verdict != "?" else "no second seed to judge the gap against."))
+    return note
+
+
+def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                    size_names: Sequence[str]) -> str:
+    """What the book's cache still lacks for the size comparison: sizes not measured (with the command that
+    measures them) and sizes still searching ("" when complete)."""
+    note = ""
+    missing = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
+    if missing:
+        note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
+                                                       for n in missing)
+                 + ". Until they are, this chapter makes no claim about model size.")
+    searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
+                 for n in size_names if n not in missing and len(summaries[n])}
+    searching = {m: Ns for m, Ns in searching.items() if Ns}
+    if searching:  # a partly filled cache: say what a resumed search would add
+        note += (" **Still searching** (the cache is partly filled; the commands in `data/scaling/COMMANDS.txt` "
+                 "resume): " + "; ".join(f"{m} at N = {', '.join(map(str, Ns))}" for m, Ns in searching.items())
+                 + ". The comparisons above use the finished cells only.")
+    return note
+
+
+def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                fits: Mapping[str, dict | None]) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Per task (two-hop and the longer chains): N values, exponent, interval, the paper's and finished cells
+    (a table), and the estimates as chart points (one frame per task with probes)."""
+    rows, points = [], []
+    for name in CHAIN_TASKS:
+        s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
+        rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
+                     "exponent": f["c"] if f else np.nan,
+                     "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f else "n/a",
+                     "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
+        if len(s):
+            points.append(requirement_frame(s.assign(model=name)))
+    return pd.DataFrame(rows), points
+
+
+def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | None], threshold: float) -> str:
+    """The longer chains in prose: fit against the paper's, estimates, and N values no training set reaches."""
+    parts = []
+    for name in ("threehop", "parallel_twohop"):
+        s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
+        if not len(s):
+            continue
+        done = s.dropna(subset=["n_req"]).sort_values("N")
+        text = f"{name}: " + (describe_fit(f) + f" against the paper's {EXPONENTS[name]:.2f}" if f else "no fit yet")
+        if len(done):
+            text += " (n_req " + ", ".join(f"{v:,.0f} at N = {int(n)}" for n, v in zip(done["N"], done["n_req"])) + ")"
+        lost = s[s["status"] == "unreachable"]
+        if len(lost):
+            text += (f"; at N = {', '.join(str(int(n)) for n in lost['N'])} no training set the pool allows reaches "
+                     f"{threshold:.0%}")
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def cell_key(pair: pd.Series) -> dict:
+    """The (task, N, model, seed) of a search summary row, as read_curve and the probe table key it."""
+    return {"task": pair["task"], "N": int(pair["N"]), "model": pair["model"], "seed": int(pair["seed"])}
+
+
+def pair_curves(table_path: Path, pair: pd.Series) -> pd.DataFrame:
+    """Training and ID test accuracy by step of a bracket's failing and succeeding probes, one column per
+    (metric, run) labelled for the chart."""
+    key = cell_key(pair)
+    curves = []
+    for label, n in (("fails", int(pair["low"])), ("succeeds", int(pair["high"]))):
+        c = read_curve(table_path, **key, n_train=n)
+        curves.append(c.assign(run=f"n = {n:,} ({label})"))
+    curve_frame = pd.concat(curves, ignore_index=True)
+    wide = curve_frame.pivot_table(index="step", columns="run", values=["acc/train_inferred", "acc/type_0"])
+    wide.columns = [f"{'train' if m == 'acc/train_inferred' else 'ID test'}, {r}" for m, r in wide.columns]
+    return wide.reset_index()
+
+
+def pair_coverage(pair: pd.Series) -> pd.DataFrame:
+    """Coverage by k of the ID test items of a bracket's two probes (their datasets regenerated)."""
+    key = cell_key(pair)
+    return pd.concat([probe_coverage_by_k(key["task"], key["N"], int(pair[end]), key["seed"]).assign(
+        type=f"n = {int(pair[end]):,}") for end in ("low", "high")], ignore_index=True)
+
+
+def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> alt.HConcatChart:
+    """Learning curves of the two probes beside the coverage of their ID test items."""
+    key = cell_key(pair)
+    palette = ["#90caf9", "#1565c0", "#ef9a9a", "#c62828"]
+    series = {c: c for c in wide.columns if c != "step"}
+    failure_curve = accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
+                                                        "just below and just above the required data",
+                                          colors=dict(zip(series, palette)), chance=1 / key["N"])
+    cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered")
+    return alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
+
+
+def probe_row(probes: pd.DataFrame, pair: pd.Series, n_train: int) -> pd.Series:
+    """The probe table's row of a cell's probe at one training-set size."""
+    key = cell_key(pair)
+    return probes[(probes["task"] == key["task"]) & (probes["N"] == key["N"]) & (probes["model"] == key["model"])
+                  & (probes["seed"] == key["seed"]) & (probes["n_train"] == n_train)].iloc[0]
+
+
+def failure_note(probes: pd.DataFrame, pair: pd.Series, covs: pd.DataFrame, threshold: float) -> str:
+    """How the failing probe failed and the succeeding one succeeded, and whether coverage separates them."""
+    fail_row, pair_rows = probe_row(probes, pair, int(pair["low"])), probe_row(probes, pair, int(pair["high"]))
+    cov3 = covs[covs["k"] == 3].set_index("type")["covered"]
+    note = (
+        f"With {int(pair['low']):,} examples the model fitted its training set "
+        f"(step {int(fail_row['first_fit_step']) if pd.notna(fail_row['first_fit_step']) else 'never'}; final training "
+        f"accuracy {fail_row['final_train']:.1%}); its ID accuracy reached {fail_row['best_type0']:.1%} by step "
+        f"{int(fail_row['steps'])}, where the give-up rule ended it ({fail_row['stopped']}). With {int(pair['high']):,} examples "
+        f"({pair['high'] / pair['low']:.2f} times as many) it reached {threshold:.0%} at step {int(pair_rows['steps'])}. ")
+    if abs(cov3.iloc[0] - cov3.iloc[1]) < 0.005:
+        return note + (f"Coverage does not separate the two: {cov3.iloc[0]:.1%} and {cov3.iloc[1]:.1%} of the ID test "
+                       "items are 3-covered. Here every ID item is reachable and the difference is how fast the model "
+                       "gets there, which the give-up rule turns into a requirement: the measured n_req depends on "
+                       "the rule as well as on coverage (try `give_up_epochs` in the search).")
+    return note + (f"Coverage moves with the data: {cov3.iloc[0]:.1%} of the ID test items are 3-covered at the "
+                   f"smaller size, {cov3.iloc[1]:.1%} at the larger.")
+
+
+def fitted_failures_note(probes: pd.DataFrame) -> str:
+    """How many failing probes fitted their training set and still missed the threshold ("" if none failed)."""
+    fails = probes[~probes["success"]] if len(probes) else probes
+    if not len(fails):
+        return ""
+    fitted_fails = fails[fails["final_train"] >= 0.99]
+    return (f" Across the whole table, {len(fitted_fails)} of {len(fails)} failing probes fitted their "
+            "training set (at least 99%) and still stayed below the threshold on the ID test.")
+
+
+def summary_bullets(fit_twohop: dict | None, n_values_twohop: int, c3: float, chain_fits: Mapping[str, dict | None],
+                    size_note: str, measured_size_count: int, own_probes: int, own_hours: float,
+                    threshold: float) -> str:
+    """The chapter's findings as a markdown list: the two-hop law, coverage's prediction, longer chains,
+    model size (only when two sizes are measured) and the compute it took."""
+    bullets = []
+    if fit_twohop:
+        inside = fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
+        bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
+                       f"N^{fit_twohop['c']:.2f} (95% interval {fit_twohop['c_low']:.2f} to {fit_twohop['c_high']:.2f}, "
+                       f"{n_values_twohop} values of N), measured by training on a CPU; the paper's "
+                       f"{EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval.")
+    if not np.isnan(c3) and fit_twohop:
+        bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
+                       f"items grows as N^{c3:.2f}, "
+                       + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]
+                          else "outside the measured interval")
+                       + f"; the theory gives {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} (k = 3).")
+    measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
+    if measured_chains:
+        bullets.append("Longer chains at small N: " + ", ".join(
+            f"{n} c = {chain_fits[n]['c']:.2f} ({chain_fits[n]['c_low']:.2f} to {chain_fits[n]['c_high']:.2f}; paper "
+            f"{EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
+    bullets.append(size_note if measured_size_count > 1 else
+                   "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
+    bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
+                   "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
+                   "run, summed).")
+    return "\n".join(f"* {b}" for b in bullets)
+

@@ -1,0 +1,207 @@
+"""Chapter 5 (inside the model): bridge clusters (IICG), causal tracing and the logit lens on a trained model."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.iicg import iicg_table
+from covlib.analyses.residuals import TaskTables, split_items
+from covlib.analyses.tracing import trace_table
+from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
+from covlib.coverage.annotate import annotate_dataset
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.tasks.folders import DatasetFolder
+from covlib.training.loop import train
+from covlib.training.runs import load_metrics, load_weights, save_weights
+from covlib.training.shipped import EDGE_RUN
+
+# the smoke preset's model: a tiny two-hop model trained in seconds, checkpoints kept like the shipped one's
+SMOKE_RUN = {"dataset": {"task": "twohop", "num_tokens": 10, "n_train": 450, "seed": 0, "test_size_per_type": 150},
+             "name": "mechanisms-smoke", "steps": 400, "checkpoint_every": 100, "checkpoints": (100, 200, 300)}
+
+
+# train: a model to train here (None: analyse the shipped edge-of-coverage run); note: printed at set-up
+PRESETS: dict[str, dict] = {
+    "smoke": {"train": SMOKE_RUN, "note": ""},
+    "default": {"train": None, "note": ""},
+    "paper": {"train": None,
+              "note": "The paper's 8-layer GPT-2 is not shipped; this preset analyses the book's model, like the default."},
+}
+
+
+K_GROUPS = ("k<3", "k=3", "k>3")
+
+
+def train_smoke_model(run: Mapping, root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Train ``run`` (SMOKE_RUN's format) under ``root`` unless already there, and save its weights the way
+    the shipped ones are. Returns (run folder, dataset folder, weights name -> file in the run folder)."""
+    dataset_dir = ensure_dataset(DatasetConfig(**run["dataset"]), root / "datasets")
+    annotate_dataset(dataset_dir, max_k=8)
+    source = root / "runs" / run["name"]
+    if not (source / "result.json").is_file():
+        train(dataset_dir, source, preset="smoke", overrides={"steps": run["steps"], "checkpoint_every": run["checkpoint_every"],
+                                                              "keep_checkpoints": True}, progress=False, resume=True)
+    weights = {f"step_{s:06d}": f"checkpoints/step_{s:06d}.pt" for s in run["checkpoints"]} | {"final": "model.pt"}
+    for name, file in weights.items():
+        save_weights(source, source / "weights" / f"{name}.pt", None if file == "model.pt" else file)
+    return source, dataset_dir, weights
+
+
+def shipped_edge_run(root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The shipped edge-of-coverage run (chapter 3's), with its dataset regenerated and annotated under ``root``.
+    Returns (run folder, dataset folder, weights name -> file)."""
+    cfg = EDGE_RUN["dataset"]
+    dataset_dir = ensure_dataset(DatasetConfig(cfg["task"], cfg["num_tokens"], cfg["n_train"], seed=cfg["seed"]),
+                                 root / "datasets")
+    annotate_dataset(dataset_dir, max_k=8)
+    return repository_path(EDGE_RUN["archive"]), dataset_dir, EDGE_RUN["weights"]
+
+
+def model_source(run: Mapping | None, run_dir: str, root: Path) -> tuple[Path, Path | None, dict[str, str]]:
+    """The model to analyse: trained here (``run``), the reader's ``run_dir`` (its dataset read from its
+    config.json), or the shipped run. Returns (run folder, dataset folder or None, weights name -> file)."""
+    if run:
+        return train_smoke_model(run, root)
+    if run_dir:
+        return Path(run_dir), None, {"final": "model.pt"}
+    return shipped_edge_run(root)
+
+
+def final_weights(source: Path) -> str | None:
+    """The weights file open_run should read: the shipped weights/final.pt, or None for a trained run's model."""
+    return "weights/final.pt" if (source / "weights").is_dir() else None
+
+
+def best_cell(table: pd.DataFrame, value: str = "iicg") -> pd.Series:
+    """The row (layer, position) of a map where ``value`` is largest, over every layer including the embeddings."""
+    return table.loc[table[value].idxmax()]
+
+
+def iicg_by_selection(model, ds: DatasetFolder, tables: TaskTables, splits: Mapping[str, str],
+                      max_items: int = 2000) -> pd.DataFrame:
+    """IICG maps grouped by the bridge b, one per selection of items (label -> split), in one table with a
+    ``selection`` column."""
+    maps = [iicg_table(model, ds, tables, ["b"], [split], max_items=max_items).assign(selection=label)
+            for label, split in splits.items()]
+    return pd.concat(maps, ignore_index=True)
+
+
+def iicg_by_cutoff(model, ds: DatasetFolder, tables: TaskTables, max_items: int = 2000
+                   ) -> tuple[pd.DataFrame, list[str]]:
+    """IICG maps by b for the ID test items of each k-cutoff group, and a note for each group too small to
+    measure (smoke-sized data)."""
+    maps, skipped = [], []
+    for kg in K_GROUPS:
+        try:
+            maps.append(iicg_table(model, ds, tables, ["b"], ["type_0"], k_groups=[kg], max_items=max_items))
+        except CovlibError as exc:
+            skipped.append(f"{kg}: {exc}")
+    return (pd.concat(maps, ignore_index=True) if maps else pd.DataFrame()), skipped
+
+
+def at_cell(table: pd.DataFrame, cell: pd.Series) -> pd.DataFrame:
+    """The rows of a map at the (layer, position) of ``cell``."""
+    return table[(table["layer"] == cell["layer"]) & (table["position"] == cell["position"])]
+
+
+def cutoff_note(k_at: pd.Series) -> str:
+    """IICG at the ID peak per k-cutoff group, saying so when better-covered items cluster more tightly."""
+    note = "At the ID peak, IICG by k-cutoff group: " + ", ".join(f"{k} {v:.2f}" for k, v in k_at.items())
+    return note + (". Better-covered items sit in tighter bridge clusters." if k_at.is_monotonic_increasing else ".")
+
+
+def checkpoint_step(name: str, metrics: pd.DataFrame) -> int:
+    """The training step of a weights name: step_001000 -> 1000, final -> the last evaluated step."""
+    return int(metrics["step"].iloc[-1]) if name == "final" else int(re.sub(r"\D", "", name))
+
+
+def iicg_over_training(source: Path, weights: Mapping[str, str], ds: DatasetFolder, tables: TaskTables,
+                       peak: pd.Series, max_items: int = 2000) -> pd.DataFrame:
+    """Per checkpoint (by step): IICG by b at the final model's peak cell, the largest IICG anywhere, and ID
+    test accuracy at that step: whether the clusters form as the model generalises."""
+    metrics = load_metrics(source)
+    rows = []
+    for name in weights:
+        checkpoint = load_weights(source, f"weights/{name}.pt", ds)
+        t = iicg_table(checkpoint, ds, tables, ["b"], ["type_0"], max_items=max_items)
+        step = checkpoint_step(name, metrics)
+        cell = at_cell(t, peak)["iicg"].iloc[0]
+        acc = float(metrics.loc[metrics["step"] == step, "acc/type_0"].iloc[0])
+        rows.append({"checkpoint": name, "step": step, "iicg_at_peak": cell, "iicg_max": t["iicg"].max(),
+                     "acc_type0": acc})
+    return pd.DataFrame(rows).sort_values("step")
+
+
+def over_training_frame(over: pd.DataFrame, peak: pd.Series) -> pd.DataFrame:
+    """IICG at the peak and ID accuracy over training as long rows (step, value, series) for the chart."""
+    return pd.concat([over.assign(series=f"IICG by b at layer {int(peak['layer'])}, {peak['position']}",
+                                  value=over["iicg_at_peak"]),
+                      over.assign(series="ID test accuracy", value=over["acc_type0"])])[["step", "value", "series"]]
+
+
+def checkpoint_correlation(over: pd.DataFrame) -> float:
+    """Pearson correlation of IICG at the peak with ID accuracy across checkpoints (NaN below three)."""
+    return float(np.corrcoef(over["iicg_at_peak"], over["acc_type0"])[0, 1]) if len(over) > 2 else float("nan")
+
+
+def rank_map(trace: pd.DataFrame, variant: str = "x2") -> pd.DataFrame:
+    """The rank metric of one tracing variant as a layer x position table."""
+    return trace[(trace["variant"] == variant) & (trace["metric"] == "rank")].pivot(index="layer", columns="position",
+                                                                                     values="value")
+
+
+def tracing_note(rank: pd.DataFrame, n_layers: int, last: str) -> str:
+    """Where patching flips the prediction: x2 in the early layers, the last position later, x1 never."""
+    x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
+    last_layers = [int(lay) for lay in rank.index if rank.loc[lay, last] >= 0.5 and lay > 0]
+    L = n_layers
+    return (
+        f"Changing $x_2$: patching position $x_2$ flips {rank.loc[1, 'x2']:.0%} of predictions at layer 1 and "
+        f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L, last]:.0%} at the last "
+        f"layer, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits at $x_2$ "
+        f"in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Position $x_1$ never "
+        f"matters after the embeddings (at most {rank.loc[1:, 'x1'].max():.0%}).")
+
+
+def tracing_by_cutoff(model, ds: DatasetFolder, tables: TaskTables, max_pairs: int = 1000
+                      ) -> tuple[pd.DataFrame, list[str]]:
+    """Causal tracing (x2 changed, rank metric) from the ID test items of each k-cutoff group, and a note for
+    each group that could not be traced."""
+    traces, skipped = [], []
+    for kg in K_GROUPS:
+        try:
+            idx = split_items(ds, "type_0", kg)
+            t = trace_table(model, tables, ds.test.inputs[idx], ["x2"], max_pairs=max_pairs)
+            traces.append(t[t["metric"] == "rank"].assign(k_group=kg))
+        except CovlibError as exc:
+            skipped.append(f"{kg}: {exc}")
+    return (pd.concat(traces, ignore_index=True) if traces else pd.DataFrame()), skipped
+
+
+def paper_comparison(id_peak: pd.Series, k_at: pd.Series, ood_max: float, rank: pd.DataFrame, n_layers: int,
+                     last: str) -> pd.DataFrame:
+    """This model's IICG and tracing numbers beside the authors' draft figures (8-layer GPT-2)."""
+    L = n_layers
+    x2_rank_l12 = rank.loc[1:min(2, L), "x2"].mean()
+    last_rank_upper = rank.loc[max(2, L - 1):, last].mean()
+    return pd.DataFrame([
+        {"quantity": "IICG by b, peak (layer, position)", "paper (draft, 8 layers)": "layer 3, x2",
+         "this book (4 layers)": f"layer {int(id_peak['layer'])}, {id_peak['position']}"},
+        {"quantity": "IICG by b at the peak, k>=3", "paper (draft, 8 layers)": "0.44",
+         "this book (4 layers)": f"{k_at.get('k>3', float('nan')):.2f} (k>3), {k_at.get('k=3', float('nan')):.2f} (k=3)"},
+        {"quantity": "IICG by b at the peak, k<3", "paper (draft, 8 layers)": "0.28",
+         "this book (4 layers)": f"{k_at.get('k<3', float('nan')):.2f}"},
+        {"quantity": "IICG by b, OOD", "paper (draft, 8 layers)": "0.004",
+         "this book (4 layers)": f"{ood_max:.3f} (largest cell)"},
+        {"quantity": "tracing (rank): x2 in early layers", "paper (draft, 8 layers)": "95-97% (layers 1-2)",
+         "this book (4 layers)": f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"},
+        {"quantity": "tracing (rank): last position, upper layers", "paper (draft, 8 layers)": "91-97% (from layer 3)",
+         "this book (4 layers)": f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"},
+        {"quantity": "tracing: x1 after the embeddings", "paper (draft, 8 layers)": "never matters",
+         "this book (4 layers)": f"at most {rank.loc[1:, 'x1'].max():.0%}"},
+    ])

@@ -1,0 +1,175 @@
+"""How much data (covlib.chapters.ch04_how_much_data): presets, the cache's state, fits of required data, and the
+chapter's readings of its tables."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
+from covlib.book.setup import setup_chapter
+from covlib.chapters import ch04_how_much_data as how_much_data
+from covlib.chapters.ch04_how_much_data import PRESETS
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE
+
+
+def summary(rows: list[tuple]) -> pd.DataFrame:
+    """A search summary from (N, seed, n_req or None, status) rows, as covlib.search.summary.summarise gives."""
+    frame = pd.DataFrame(rows, columns=["N", "seed", "n_req", "status"])
+    return frame.assign(task="twohop", model="L4-d128", low=frame["n_req"] * 0.9, high=frame["n_req"] * 1.1,
+                        eligible=(0.49 * frame["N"] ** 3).round(), low_capped=False, probes=4, minutes=30.0)
+
+
+def test_presets_cover_every_preset_and_an_unknown_one_is_an_error(tmp_path):
+    assert set(PRESETS) == {"smoke", "default", "paper"}
+    assert PRESETS["default"]["experiments"] is BOOK_EXPERIMENTS
+    assert PRESETS["smoke"]["always_recompute"] and not PRESETS["default"]["always_recompute"]
+    assert PRESETS["paper"]["note"] and not PRESETS["default"]["note"]
+    chapter = setup_chapter("04", "smoke", PRESETS, out_dir=tmp_path)
+    assert chapter.root == tmp_path and chapter["rules"]["step_cap"] == 300
+    with pytest.raises(CovlibError, match="smoke, default, paper"):
+        setup_chapter("04", "fast", PRESETS)
+
+
+def test_probe_table_path_prefers_the_readers_table_then_a_fresh_one_then_the_books(tmp_path):
+    assert how_much_data.probe_table_path("/x/p.csv", tmp_path, "scaling/probes_smoke.csv") == Path("/x/p.csv")
+    assert how_much_data.probe_table_path("", tmp_path, "scaling/probes_smoke.csv") == tmp_path / "scaling/probes_smoke.csv"
+    assert how_much_data.probe_table_path("", tmp_path, "") == repository_path(BOOK_TABLE)
+
+
+def test_cache_status_counts_cells_by_status():
+    s = summary([(20, 0, 100.0, "bracketed"), (25, 0, 200.0, "bracketed"), (30, 0, None, "searching")])
+    assert how_much_data.coverage_of_cache(s) == "2 bracketed, 1 searching of 3 cells"
+    assert how_much_data.coverage_of_cache(pd.DataFrame()) == "no probes yet"
+    status = how_much_data.cache_status({"twohop": s, "threehop": pd.DataFrame()})
+    assert status["cells"].tolist() == ["2 bracketed, 1 searching of 3 cells", "no probes yet"]
+
+
+def test_search_cost_sums_probes_and_hours():
+    s = summary([(20, 0, 100.0, "bracketed"), (25, 0, 200.0, "bracketed")])
+    assert how_much_data.search_cost({"a": s, "b": s, "c": pd.DataFrame()}) == (16, 2.0)
+    assert how_much_data.search_cost({"a": pd.DataFrame()}) == (0, 0.0)
+
+
+def test_fit_or_none_recovers_an_exact_power_law_and_needs_two_values_of_N():
+    s = summary([(N, seed, 3.0 * N**2.5, "bracketed") for N in (10, 20, 40) for seed in (0, 1)]
+                + [(50, 0, None, "searching")])
+    fit = how_much_data.fit_or_none(s, reps=200)
+    assert fit["c"] == pytest.approx(2.5) and fit["r2"] == pytest.approx(1.0) and fit["points"] == 6
+    assert fit["c_low"] == pytest.approx(2.5) and fit["c_high"] == pytest.approx(2.5)  # exact data: no spread
+    assert how_much_data.fit_or_none(s[s["N"] == 10], reps=200) is None
+    assert how_much_data.fit_or_none(pd.DataFrame()) is None
+    assert "c = 2.50 (95% interval 2.50 to 2.50; R² = 1.000, 6 estimates)" == how_much_data.describe_fit(fit)
+    assert how_much_data.describe_fit(None) == "not enough finished cells to fit"
+
+
+def test_coverage_fits_recover_each_k_and_give_the_theory():
+    rows = [{"N": N, "k": k, "target": 0.99, "n_train": 2.0 * N ** (1.5 + k / 4)} for N in (8, 16, 32) for k in (2, 3)]
+    fits = how_much_data.coverage_fits(pd.DataFrame(rows)).set_index("k")
+    assert fits.loc[2, "c"] == pytest.approx(2.0) and fits.loc[3, "c"] == pytest.approx(2.25)
+    assert fits.loc[3, "theory 2.5 - 0.5/k"] == pytest.approx(2.5 - 0.5 / 3) and fits.loc[2, "N range"] == "8-32"
+    assert how_much_data.coverage_fits(pd.DataFrame(rows), N_max=16).loc[0, "N range"] == "8-16"
+    assert how_much_data.coverage_exponent(fits.reset_index(), k=3) == pytest.approx(2.25)
+    assert np.isnan(how_much_data.coverage_exponent(fits.reset_index(), k=4))
+
+
+def test_pool_note_names_the_N_where_the_requirement_nears_the_pool():
+    s = summary([(10, 0, 300.0, "bracketed"), (20, 0, 400.0, "bracketed")])  # pool 490 and 3,920
+    shares = how_much_data.pool_shares(s)
+    assert shares["share_of_pool"].tolist() == pytest.approx([300 / 490, 400 / 3920])
+    note = how_much_data.pool_note(s, pd.DataFrame(), ProbeRules(), None)
+    assert note.startswith("At N = 10 the required data is 61% of the whole ID pool")
+    assert how_much_data.pool_note(s.iloc[:0], pd.DataFrame(), ProbeRules(), None) == "No finished two-hop cells yet."
+
+
+def test_capped_cells_are_named_and_the_fit_without_them_is_given():
+    s = summary([(N, 0, 3.0 * N**2, "bracketed") for N in (10, 20, 40)])
+    s.loc[s["N"] == 40, "n_req"] = 3.0 * 40**3  # the capped cell sits above the law
+    s.loc[s["N"] == 40, "low_capped"] = True
+    full = how_much_data.fit_or_none(s, reps=100)
+    decided = how_much_data.fit_rule_decided(s, full, reps=100)
+    assert decided["c"] == pytest.approx(2.0) and full["c"] > 2.0
+    note = how_much_data.capped_note(s, ProbeRules(step_cap=6000), decided)
+    assert note.startswith(" At N = 40 (seed 0) the bracket's failing probe stopped at the 6,000-step cap")
+    assert note.endswith(f"gives {how_much_data.describe_fit(decided)}.")
+    uncapped = s.assign(low_capped=False)
+    assert how_much_data.fit_rule_decided(uncapped, full) is full and how_much_data.capped_note(uncapped, ProbeRules(), full) == ""
+
+
+def test_raised_cap_note_lists_where_the_cap_was_raised():
+    rows = pd.DataFrame({"N": [20, 20, 30, 40], "step_cap": [6000, 6000, 6000, 12000]})
+    assert how_much_data.raised_cap_note(rows, ProbeRules()).startswith(
+        " The step cap was 6,000 steps except at N = 40 (12,000): there the training set is fitted late and 100 epochs")
+    assert how_much_data.raised_cap_note(rows[rows["N"] < 40], ProbeRules()) == ""
+
+
+def test_size_ratios_and_note_judge_a_size_against_the_seed_spread():
+    default = summary([(25, 0, 1000.0, "bracketed"), (30, 0, 2000.0, "bracketed")])
+    small = summary([(25, 0, 250.0, "bracketed"), (30, 0, 2000.0, "bracketed")]).assign(model="L2-d64")
+    experiments = {"twohop": {"model": "L4-d128"}, "twohop_small_model": {"model": "L2-d64"}}
+    summaries = {"twohop_small_model": small, "twohop": default}
+    ratios = how_much_data.size_ratios(summaries, experiments, how_much_data.size_experiments(summaries))
+    assert list(ratios) == ["L2-d64"] and ratios["L2-d64"]["ratio"].tolist() == [0.25, 1.0]
+    assert how_much_data.geometric_mean(ratios["L2-d64"]["ratio"]) == pytest.approx(0.5)
+    sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 2, "cells": 2, "exponent": np.nan,
+                           "interval": "n/a", "mean n_req": 1125.0, "unreachable at N": "", "capped at N": ""}])
+    note = how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=1.5, reference="L4-d128")
+    assert note.startswith("L2-d64 (0.10M parameters): 2 of 2 cells finished.")
+    assert "L2-d64 needs 0.50 times the data of L4-d128 on the 2 cells both finished (per cell: N = 25 0.25, N = 30 1.00)" in note
+    assert "**less**, against a typical 1.50-fold gap" in note
+    assert "**about the same**" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=3.0, reference="x")
+    assert "no second seed" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=np.nan, reference="x")
+
+
+def test_size_table_fits_each_size_on_the_shared_cells():
+    experiments = {"twohop": {"task": "twohop", "N": [20, 25, 30, 35], "seeds": [0, 1], "model": "L4-d128"},
+                   "twohop_small_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L2-d64"}}
+    default = summary([(N, seed, 2.0 * N**2, "bracketed") for N in (20, 25, 30, 35) for seed in (0, 1)])
+    small = summary([(N, 0, 5.0 * N**3, "bracketed") for N in (25, 30, 35)]).assign(model="L2-d64")
+    summaries = {"twohop": default, "twohop_small_model": small}
+    sizes, points = how_much_data.size_table(summaries, experiments, ["twohop_small_model", "twohop"], reps=100)
+    assert sizes["model"].tolist() == ["L2-d64", "L4-d128"]
+    assert sizes["exponent"].tolist() == pytest.approx([3.0, 2.0])
+    assert sizes["cells"].tolist() == [3, 3]  # the default model only on the small model's cells
+    assert len(points) == 2 and sizes["parameters"].iloc[0] < sizes["parameters"].iloc[1]
+    assert how_much_data.parameter_ratio(sizes) == pytest.approx(sizes["parameters"].iloc[1] / sizes["parameters"].iloc[0])
+    assert np.isnan(how_much_data.parameter_ratio(sizes.iloc[:1]))
+
+
+def test_chain_table_and_note():
+    three = summary([(10, 0, 1e4, "bracketed"), (12, 0, 1e4 * 1.2**2.5, "bracketed"), (14, 0, None, "unreachable")])
+    summaries = {"twohop": pd.DataFrame(), "threehop": three.assign(task="threehop")}
+    fits = {name: how_much_data.fit_or_none(summaries.get(name, pd.DataFrame()), 100) for name in how_much_data.CHAIN_TASKS}
+    table, points = how_much_data.chain_table(summaries, {"threehop": {"N": [10, 12, 14]}}, fits)
+    assert table["task"].tolist() == ["twohop", "parallel_twohop", "threehop"]
+    assert table.set_index("task").loc["threehop", "exponent"] == pytest.approx(2.5)
+    assert table["finished cells"].tolist() == [0, 0, 2] and len(points) == 1
+    note = how_much_data.chain_note(summaries, fits, 0.99)
+    assert note.startswith("threehop: c = 2.50") and "against the paper's 2.58" in note
+    assert "(n_req 10,000 at N = 10, 15,774 at N = 12)" in note and note.endswith("at N = 14 no training set the pool allows reaches 99%")
+    assert how_much_data.chain_note({}, {}, 0.99) == ""
+
+
+def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
+    probes = pd.DataFrame({"success": [True, False, False, False], "final_train": [1.0, 0.995, 0.5, 1.0]})
+    assert how_much_data.fitted_failures_note(probes) == (
+        " Across the whole table, 2 of 3 failing probes fitted their training set (at least 99%) and still stayed "
+        "below the threshold on the ID test.")
+    assert how_much_data.fitted_failures_note(probes[probes["success"]]) == ""
+
+
+def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
+    fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4}
+    text = how_much_data.summary_bullets(fit, 5, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
+    lines = text.split("\n")
+    assert all(line.startswith("* ") for line in lines) and len(lines) == 4
+    assert "grows as N^2.10 (95% interval 1.80 to 2.40, 5 values of N)" in lines[0] and "is inside that interval" in lines[0]
+    assert "N^2.30, inside the measured interval" in lines[1]
+    assert lines[2].startswith("* Model size: not measured yet")
+    assert "took 10 probes and 1.5 run-hours" in lines[3]
+    text = how_much_data.summary_bullets({"c": 3.0, "c_low": 2.9, "c_high": 3.1}, 5, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
+    assert "is outside that interval" in text and "* sizes" in text and "Coverage predicts" not in text
