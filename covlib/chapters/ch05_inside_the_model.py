@@ -189,19 +189,15 @@ def paper_comparison(id_peak: pd.Series, k_at: pd.Series, ood_max: float, rank: 
     L = n_layers
     x2_rank_l12 = rank.loc[1:min(2, L), "x2"].mean()
     last_rank_upper = rank.loc[max(2, L - 1):, last].mean()
-    return pd.DataFrame([
-        {"quantity": "IICG by b, peak (layer, position)", "paper (draft, 8 layers)": "layer 3, x2",
-         "this book (4 layers)": f"layer {int(id_peak['layer'])}, {id_peak['position']}"},
-        {"quantity": "IICG by b at the peak, k>=3", "paper (draft, 8 layers)": "0.44",
-         "this book (4 layers)": f"{k_at.get('k>3', float('nan')):.2f} (k>3), {k_at.get('k=3', float('nan')):.2f} (k=3)"},
-        {"quantity": "IICG by b at the peak, k<3", "paper (draft, 8 layers)": "0.28",
-         "this book (4 layers)": f"{k_at.get('k<3', float('nan')):.2f}"},
-        {"quantity": "IICG by b, OOD", "paper (draft, 8 layers)": "0.004",
-         "this book (4 layers)": f"{ood_max:.3f} (largest cell)"},
-        {"quantity": "tracing (rank): x2 in early layers", "paper (draft, 8 layers)": "95-97% (layers 1-2)",
-         "this book (4 layers)": f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"},
-        {"quantity": "tracing (rank): last position, upper layers", "paper (draft, 8 layers)": "91-97% (from layer 3)",
-         "this book (4 layers)": f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"},
-        {"quantity": "tracing: x1 after the embeddings", "paper (draft, 8 layers)": "never matters",
-         "this book (4 layers)": f"at most {rank.loc[1:, 'x1'].max():.0%}"},
-    ])
+    nan = float("nan")
+    rows = [  # (quantity, the authors' draft figure, this model)
+        ("IICG by b, peak (layer, position)", "layer 3, x2", f"layer {int(id_peak['layer'])}, {id_peak['position']}"),
+        ("IICG by b at the peak, k>=3", "0.44", f"{k_at.get('k>3', nan):.2f} (k>3), {k_at.get('k=3', nan):.2f} (k=3)"),
+        ("IICG by b at the peak, k<3", "0.28", f"{k_at.get('k<3', nan):.2f}"),
+        ("IICG by b, OOD", "0.004", f"{ood_max:.3f} (largest cell)"),
+        ("tracing (rank): x2 in early layers", "95-97% (layers 1-2)", f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"),
+        ("tracing (rank): last position, upper layers", "91-97% (from layer 3)",
+         f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"),
+        ("tracing: x1 after the embeddings", "never matters", f"at most {rank.loc[1:, 'x1'].max():.0%}"),
+    ]
+    return pd.DataFrame(rows, columns=["quantity", "paper (draft, 8 layers)", "this book (4 layers)"])

@@ -26,7 +26,7 @@ from covlib.figures.text import fmt
 from covlib.search.cells import Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_TABLE, cells_for, experiment_cells
 from covlib.tasks.datasets import DatasetConfig, decode, eligible_count, encode, generate, type_ids
-from covlib.training.shipped import ShippedRun
+from covlib.training.shipped import ShippedRun, archive_status, missing_archive_note
 
 DATA_DIR = "data/ambiguity"  # relative to the repository
 
@@ -278,18 +278,13 @@ def iicg_keys_chart(peaks: pd.DataFrame, title: str) -> alt.Chart:
 
 def models_status(preset: str, N: int, n_train: int, dest: Path, ready: dict[str, bool]) -> str:
     """The chapter's first line: the preset, the pair's N and n_train, and which models the archive holds."""
-    return (f"preset={preset}: twohop and nontree at N = {N}, n_train = {n_train:,}; models in {dest}: "
-            + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
+    return archive_status(f"preset={preset}: twohop and nontree at N = {N}, n_train = {n_train:,}; models", dest, ready)
 
 
 def missing_models_note(runs: dict[str, ShippedRun], ready: dict[str, bool]) -> str:
     """Markdown naming the models not in the cache and the commands that make them ("" when all are there)."""
-    missing = [name for name, ok in ready.items() if not ok]
-    if not missing:
-        return ""
-    return (f"**Not in the cache yet:** the model(s) {', '.join(missing)}. Sections 6.2-6.3 show what "
-            f"they can without them. Fill the cache with `{'`, `'.join(runs[m].command for m in missing)}` "
-            f"(about 15 CPU-minutes each; `data/ambiguity/COMMANDS.txt`).")
+    return missing_archive_note(runs, ready, "about 15 CPU-minutes each; `data/ambiguity/COMMANDS.txt`",
+                                after="Sections 6.2-6.3 show what they can without them. ")
 
 
 def merged_value(merged: pd.DataFrame, task: str, shared: str, column: str = "share") -> float:

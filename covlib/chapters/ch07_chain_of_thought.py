@@ -25,7 +25,7 @@ from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
 from covlib.search.summary import requirement_ratio as summary_ratio
 from covlib.training.evaluation import greedy_decode
-from covlib.training.shipped import ShippedRun
+from covlib.training.shipped import ShippedRun, archive_status, missing_archive_note
 
 DATA_DIR = "data/cot"
 
@@ -333,19 +333,14 @@ def _unfinished(summary: pd.DataFrame) -> pd.Series:
 
 def cache_line(preset: str, N: int, n_train: int, dest: os.PathLike, ready: Mapping[str, bool]) -> str:
     """One line saying where the four models are looked for and which of them are there."""
-    return (f"preset={preset}: four models at N = {N}, n_train = {n_train:,}; in {dest}: "
-            + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items()))
+    return archive_status(f"preset={preset}: four models at N = {N}, n_train = {n_train:,};", dest, ready)
 
 
 def missing_models_note(runs: Mapping[str, ShippedRun], ready: Mapping[str, bool]) -> str:
     """The commands that fill the cache with the models it lacks ("" when it holds them all)."""
-    missing = [name for name, ok in ready.items() if not ok]
-    if not missing:
-        return ""
-    return (f"**Not in the cache yet:** the model(s) {', '.join(missing)}. Fill the cache with "
-            f"`{'`, `'.join(runs[m].command for m in missing)}` (about 10 CPU-minutes each; "
-            "`data/cot/COMMANDS.txt`), or rerun this chapter with `recompute = True`. The sections below say "
-            "what each one needs.")
+    note = missing_archive_note(runs, ready, "about 10 CPU-minutes each; `data/cot/COMMANDS.txt`")
+    return note and note + (" Or rerun this chapter with `recompute = True`. The sections below say what each "
+                            "one needs.")
 
 
 def probe_tables(table: str, root: os.PathLike, miniature: bool) -> tuple[Path, Path]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,3 +130,17 @@ def ensure_shipped(runs: dict[str, ShippedRun], smoke: bool, data_dir: str, out_
         if (smoke and not shipped_ready(run, dest)) or (not smoke and recompute):
             ship_run(run, dest, work, progress=not smoke)
     return dest, work, {name: shipped_ready(run, dest) for name, run in runs.items()}
+
+
+def archive_status(what: str, dest: os.PathLike, ready: Mapping[str, bool]) -> str:
+    """One line: which of a chapter's archived models are in ``dest`` (``what`` names them and their size)."""
+    return f"{what} in {dest}: " + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items())
+
+
+def missing_archive_note(runs: Mapping[str, ShippedRun], ready: Mapping[str, bool], cost: str, after: str = "") -> str:
+    """Markdown naming the archived models that are missing and the commands that make them ("" if none is)."""
+    missing = [name for name, ok in ready.items() if not ok]
+    if not missing:
+        return ""
+    commands = "`, `".join(runs[name].command for name in missing)
+    return f"**Not in the cache yet:** the model(s) {', '.join(missing)}. {after}Fill the cache with `{commands}` ({cost})."
