@@ -54,7 +54,7 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.fits import power_fit
+from covlib.analyses.fits import describe_exponent, exponent_metrics, power_fit, summary_exponent
 from covlib.base.paper import theory_exponent
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
@@ -141,8 +141,8 @@ display(twohop)
 # exceed.
 
 # %%
-fit_twohop = how_much_data.fit_or_none(twohop, bootstrap_reps)
-print("two-hop, default model:", how_much_data.describe_fit(fit_twohop))
+fit_twohop = summary_exponent(twohop, bootstrap_reps)
+print("two-hop, default model:", describe_exponent(fit_twohop))
 
 # the coverage-predicted requirement (no training): smallest n whose ID items are k-covered
 cov_tables = how_much_data.coverage_tables(coverage_N)
@@ -171,7 +171,7 @@ pool_note = how_much_data.pool_note(twohop, twohop_rows, rules, fit_rule_decided
 c3 = how_much_data.coverage_exponent(cov_fit2, k=3, target=0.99)
 display(how_much_data.exponent_comparison(fit_twohop, c3).round(3))
 display(Markdown(
-    f"Measured on this CPU: **{how_much_data.describe_fit(fit_twohop)}**, against the paper's 2.26 (its superseded "
+    f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
     f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
     + pool_note))
@@ -219,7 +219,7 @@ display(Markdown(size_note))
 # against 2.26).
 
 # %%
-chain_fits = {name: how_much_data.fit_or_none(summaries.get(name, pd.DataFrame()), bootstrap_reps)
+chain_fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), bootstrap_reps)
               for name in how_much_data.CHAIN_TASKS}
 chains, chain_points = how_much_data.chain_table(summaries, experiments, chain_fits)
 display(chains.round(3))
@@ -259,14 +259,11 @@ display(Markdown(failure_note))
 
 # %%
 metrics = {
-    "exponent_twohop": fit_twohop["c"] if fit_twohop else float("nan"),
-    "exponent_twohop_ci_low": fit_twohop["c_low"] if fit_twohop else float("nan"),
-    "exponent_twohop_ci_high": fit_twohop["c_high"] if fit_twohop else float("nan"),
+    **exponent_metrics("twohop", fit_twohop),
     "r2_twohop": fit_twohop["r2"] if fit_twohop else float("nan"),
-    "n_values_twohop": int(twohop.dropna(subset=["n_req"])["N"].nunique()) if len(twohop) else 0,
-    "exponent_threehop": chain_fits["threehop"]["c"] if chain_fits.get("threehop") else float("nan"),
-    "exponent_parallel_twohop": chain_fits["parallel_twohop"]["c"] if chain_fits.get("parallel_twohop") else float("nan"),
-    "exponent_twohop_rule_decided": fit_rule_decided["c"] if fit_rule_decided else float("nan"),
+    **exponent_metrics("threehop", chain_fits.get("threehop")),
+    **exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
+    **exponent_metrics("twohop_rule_decided", fit_rule_decided),
     "param_ratio": param_ratio,
     **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
     "seed_spread_twohop": spread,
@@ -282,7 +279,7 @@ pd.Series(metrics, name="value").to_frame()
 
 # %%
 display(Markdown(how_much_data.summary_bullets(
-    fit_twohop, metrics["n_values_twohop"], c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours,
+    fit_twohop, c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours,
     threshold)))
 
 # %% [markdown]

@@ -56,7 +56,7 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.fits import fit_exponent
+from covlib.analyses.fits import summary_exponent
 from covlib.analyses.residuals import open_shipped
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.book.setup import setup_chapter
@@ -121,7 +121,7 @@ if pending_note and not chapter["miniature"]:
 # The exponent $c$ of $n_\text{req} \propto N^c$ with and without CoT, with bootstrap intervals.
 
 # %%
-fits = {name: fit_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
+fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
 display(chain_of_thought.exponent_table(fits, summaries).round(2))
 need_chart = chain_of_thought.required_data_chart(
     summaries, "the smoke search" if chapter["miniature"] else experiment_command(experiments["twohop_cot"]))

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
@@ -55,16 +56,19 @@ def test_search_cost_sums_probes_and_hours():
     assert how_much_data.search_cost({"a": pd.DataFrame()}) == (0, 0.0)
 
 
-def test_fit_or_none_recovers_an_exact_power_law_and_needs_two_values_of_N():
-    s = summary([(N, seed, 3.0 * N**2.5, "bracketed") for N in (10, 20, 40) for seed in (0, 1)]
-                + [(50, 0, None, "searching")])
-    fit = how_much_data.fit_or_none(s, reps=200)
-    assert fit["c"] == pytest.approx(2.5) and fit["r2"] == pytest.approx(1.0) and fit["points"] == 6
-    assert fit["c_low"] == pytest.approx(2.5) and fit["c_high"] == pytest.approx(2.5)  # exact data: no spread
-    assert how_much_data.fit_or_none(s[s["N"] == 10], reps=200) is None
-    assert how_much_data.fit_or_none(pd.DataFrame()) is None
-    assert "c = 2.50 (95% interval 2.50 to 2.50; R² = 1.000, 6 estimates)" == how_much_data.describe_fit(fit)
-    assert how_much_data.describe_fit(None) == "not enough finished cells to fit"
+def test_the_chapter_fits_finished_cells_with_the_designs_interval_and_says_its_support():
+    s = summary([(N, seed, 3.0 * N**2.5 * (1.02 if seed else 0.98), "bracketed") for N in (10, 20, 40, 80)
+                 for seed in (0, 1)] + [(50, 0, None, "searching")])
+    fit = summary_exponent(s, reps=200)
+    assert fit["c"] == pytest.approx(2.5) and fit["points"] == 8 and fit["interval"] == "resampled N-cells"
+    assert (fit["n_values"], fit["seeds"], fit["N_min"], fit["N_max"]) == (4, 2, 10, 80)
+    text = describe_exponent(fit)
+    assert text.startswith("c = 2.50 (95% interval") and "N = 10-80, 4 values of N, 2 seeds" in text
+    three = summary_exponent(s[s["N"] < 80], reps=200)
+    assert np.isnan(three["c_low"]) and how_much_data.interval_text(three) == "none (3 N)"
+    assert describe_exponent(three).startswith("c = 2.50 (no interval: 3 values of N are too few")
+    assert summary_exponent(s[s["N"] == 10], reps=200) is None
+    assert describe_exponent(None) == "not enough finished cells to fit"
 
 
 def test_coverage_fits_recover_each_k_and_give_the_theory():
@@ -90,12 +94,12 @@ def test_capped_cells_are_named_and_the_fit_without_them_is_given():
     s = summary([(N, 0, 3.0 * N**2, "bracketed") for N in (10, 20, 40)])
     s.loc[s["N"] == 40, "n_req"] = 3.0 * 40**3  # the capped cell sits above the law
     s.loc[s["N"] == 40, "low_capped"] = True
-    full = how_much_data.fit_or_none(s, reps=100)
+    full = summary_exponent(s, reps=100)
     decided = how_much_data.fit_rule_decided(s, full, reps=100)
     assert decided["c"] == pytest.approx(2.0) and full["c"] > 2.0
     note = how_much_data.capped_note(s, ProbeRules(step_cap=6000), decided)
     assert note.startswith(" At N = 40 (seed 0) the bracket's failing probe stopped at the 6,000-step cap")
-    assert note.endswith(f"gives {how_much_data.describe_fit(decided)}.")
+    assert note.endswith(f"gives {describe_exponent(decided)}.")
     uncapped = s.assign(low_capped=False)
     assert how_much_data.fit_rule_decided(uncapped, full) is full and how_much_data.capped_note(uncapped, ProbeRules(), full) == ""
 
@@ -143,7 +147,7 @@ def test_size_table_fits_each_size_on_the_shared_cells():
 def test_chain_table_and_note():
     three = summary([(10, 0, 1e4, "bracketed"), (12, 0, 1e4 * 1.2**2.5, "bracketed"), (14, 0, None, "unreachable")])
     summaries = {"twohop": pd.DataFrame(), "threehop": three.assign(task="threehop")}
-    fits = {name: how_much_data.fit_or_none(summaries.get(name, pd.DataFrame()), 100) for name in how_much_data.CHAIN_TASKS}
+    fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), 100) for name in how_much_data.CHAIN_TASKS}
     table, points = how_much_data.chain_table(summaries, {"threehop": {"N": [10, 12, 14]}}, fits)
     assert table["task"].tolist() == ["twohop", "parallel_twohop", "threehop"]
     assert table.set_index("task").loc["threehop", "exponent"] == pytest.approx(2.5)
@@ -163,13 +167,18 @@ def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
 
 
 def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
-    fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4}
-    text = how_much_data.summary_bullets(fit, 5, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
+    fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4, "interval": "resampled N-cells", "n_values": 5, "seeds": 2,
+           "N_min": 25, "N_max": 50, "r2": 0.97}
+    text = how_much_data.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     lines = text.split("\n")
     assert all(line.startswith("* ") for line in lines) and len(lines) == 4
-    assert "grows as N^2.10 (95% interval 1.80 to 2.40, 5 values of N)" in lines[0] and "is inside that interval" in lines[0]
+    assert "c = 2.10 (95% interval 1.80 to 2.40" in lines[0] and "N = 25-50, 5 values of N, 2 seeds" in lines[0]
+    assert "is inside that interval" in lines[0]
     assert "N^2.30, inside the measured interval" in lines[1]
     assert lines[2].startswith("* Model size: not measured yet")
     assert "took 10 probes and 1.5 run-hours" in lines[3]
-    text = how_much_data.summary_bullets({"c": 3.0, "c_low": 2.9, "c_high": 3.1}, 5, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
+    text = how_much_data.summary_bullets(fit | {"c": 3.0, "c_low": 2.9, "c_high": 3.1}, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
     assert "is outside that interval" in text and "* sizes" in text and "Coverage predicts" not in text
+    few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}
+    text = how_much_data.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
+    assert "too few values of N for an interval" in text and "inside" not in text and "outside" not in text

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from covlib.analyses.fits import fit_exponent
+from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.analyses.residuals import open_shipped
 from covlib.base.errors import CovlibError
 from covlib.book.setup import setup_chapter
@@ -74,17 +74,17 @@ def test_placeholder_share_places_the_placeholder_between_plain_and_cot_in_log_d
     assert placeholder_share(plain, with_cot, fake.iloc[:0]).empty
 
 
-def test_fit_exponent_recovers_a_power_law_and_gives_no_interval_from_two_N_values():
+def test_summary_exponent_fits_the_chapters_searches_and_gives_no_interval_below_four_N():
     Ns = np.array([20, 25, 30, 40, 50])
     summary = pd.DataFrame({"N": np.repeat(Ns, 2), "seed": [0, 1] * len(Ns),
                             "n_req": np.repeat(3.0 * Ns ** 2.2, 2) * np.tile([0.95, 1.05], len(Ns))})
-    fit = fit_exponent(summary, reps=300)
-    assert fit["c"] == pytest.approx(2.2, abs=0.01) and fit["n_values"] == 5
+    fit = summary_exponent(summary, reps=300)
+    assert fit["c"] == pytest.approx(2.2, abs=0.01) and fit["n_values"] == 5 and fit["seeds"] == 2
     assert fit["c_low"] <= fit["c"] <= fit["c_high"]
-    two = fit_exponent(summary[summary["N"].isin([20, 25])], reps=300)
-    assert two["n_values"] == 2 and np.isnan(two["c_low"]) and np.isnan(two["c_high"])
-    assert fit_exponent(summary[summary["N"] == 20]) is None  # one N: no slope
-    assert fit_exponent(summary.assign(n_req=np.nan)) is None
+    three = summary_exponent(summary[summary["N"].isin([20, 25, 30])], reps=300)
+    assert three["n_values"] == 3 and np.isnan(three["c_low"]) and np.isnan(three["c_high"])
+    assert summary_exponent(summary[summary["N"] == 20]) is None  # one N: no slope
+    assert summary_exponent(summary.assign(n_req=np.nan)) is None
 
 
 def test_split_labels_follow_the_type_numbering():
@@ -188,7 +188,8 @@ def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
 # ---- the notebook's functions ----
 
 def _fit(c: float, low: float, high: float, n_values: int = 5, points: int = 10) -> dict:
-    return {"c": c, "c_low": low, "c_high": high, "n_values": n_values, "points": points}
+    return {"c": c, "c_low": low, "c_high": high, "n_values": n_values, "points": points, "seeds": 2,
+            "N_min": 20, "N_max": 50, "r2": 0.99, "interval": "resampled N-cells"}
 
 
 def test_presets_cover_the_three_presets_and_an_unknown_one_is_an_error(tmp_path):
@@ -210,9 +211,9 @@ def test_probe_tables_smoke_writes_under_out_dir_and_an_explicit_table_wins(tmp_
 
 
 def test_fits_in_words_and_whether_their_intervals_separate():
-    assert chain_of_thought.describe_fit(None) == "not enough finished cells to fit"
-    assert "provisional" in chain_of_thought.describe_fit(_fit(2.0, np.nan, np.nan, n_values=2))
-    assert chain_of_thought.describe_fit(_fit(2.094, 1.9, 2.3)) == "c = 2.09 (95% interval 1.90 to 2.30, 10 estimates)"
+    assert describe_exponent(None) == "not enough finished cells to fit"
+    assert "no interval" in describe_exponent(_fit(2.0, np.nan, np.nan, n_values=2))
+    assert describe_exponent(_fit(2.094, 1.9, 2.3)).startswith("c = 2.09 (95% interval 1.90 to 2.30 by ")
     fits = {"twohop": _fit(2.5, 2.3, 2.7), "twohop_cot": _fit(1.8, 1.6, 2.0)}
     assert "CoT lowers the exponent" in chain_of_thought.compare_fits(fits, "twohop")
     fits["twohop_cot"] = _fit(2.4, 2.2, 2.6)
@@ -226,13 +227,15 @@ def test_fits_in_words_and_whether_their_intervals_separate():
     assert chain_of_thought.fit_text(_fit(2.0, 1.5, 2.5)) == "2.00 (1.50 to 2.50)"
 
 
-def test_exponent_table_counts_the_N_values_with_an_estimate():
+def test_exponent_table_says_what_each_fit_rests_on():
     done = pd.DataFrame({"N": [20, 20, 25, 30], "n_req": [1.0, np.nan, np.nan, 3.0]})
     summaries = {name: done for name in ("twohop", "twohop_cot", "threehop", "threehop_cot")}
-    fits = {"twohop": _fit(2.2, 2.0, 2.4), "twohop_cot": None, "threehop": None, "threehop_cot": None}
+    fits = {"twohop": _fit(2.2, 2.0, 2.4), "twohop_cot": _fit(2.0, np.nan, np.nan, n_values=3), "threehop": None,
+            "threehop_cot": None}
     table = chain_of_thought.exponent_table(fits, summaries)
-    assert table["N values"].tolist() == [2, 2, 2, 2]  # N = 20 (one of two seeds) and N = 30; not N = 25
-    assert table["c"].iloc[0] == 2.2 and table["c"].iloc[1:].isna().all()
+    assert table["N values"].tolist() == [5, 3, 0, 0] and table["seeds"].tolist() == [2, 2, 0, 0]
+    assert table["N range"].tolist() == ["20-50", "20-50", "", ""]
+    assert table["c"].iloc[0] == 2.2 and np.isnan(table["c_low"].iloc[1]) and table["c"].iloc[2:].isna().all()
     assert table["target"].tolist() == ["without CoT", "with CoT"] * 2
 
 

@@ -10,24 +10,6 @@ from scipy import stats
 from covlib.base.errors import CovlibError
 
 
-def fit_exponent(summary: pd.DataFrame, reps: int = 2000, min_n_values: int = 3) -> dict | None:
-    """The exponent c of n_req ~ N^c over a search summary's finished cells, with covlib.search's bootstrap
-    interval; None below two N values. Below ``min_n_values`` the bootstrap has nothing to resample (every
-    resample of two N values is the fit itself or degenerate), so the interval is left NaN rather than
-    reported with zero width. Adds ``n_values``."""
-
-    est = summary.dropna(subset=["n_req"])[["N", "n_req"]].astype(float) if len(summary) else pd.DataFrame()
-    n_values = int(est["N"].nunique()) if len(est) else 0
-    if n_values < 2:
-        return None
-    fit = bootstrap_exponent(est, reps=reps) | {"n_values": n_values}
-    if n_values < min_n_values:
-        fit |= {"c_low": float("nan"), "c_high": float("nan")}
-    return fit
-
-
-
-
 def power_fit(N: Sequence[float], n: Sequence[float]) -> dict:
     """Least squares of log n = log a + c log N: returns a, c and R^2."""
     x, y = np.log(np.asarray(N, float)), np.log(np.asarray(n, float))
@@ -38,29 +20,6 @@ def power_fit(N: Sequence[float], n: Sequence[float]) -> dict:
     ss_tot = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float((resid**2).sum()) / ss_tot if ss_tot > 0 else float("nan")
     return {"a": float(np.exp(log_a)), "c": float(c), "r2": r2, "points": int(len(x))}
-
-
-def bootstrap_exponent(estimates: pd.DataFrame, reps: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
-    """The fitted exponent with a bootstrap interval: resample the N values, and the seeds within each
-    N, with replacement (``estimates`` has columns N and n_req, one row per seed)."""
-    est = estimates.dropna(subset=["n_req"])
-    fit = power_fit(est["N"], est["n_req"])
-    groups = [g["n_req"].to_numpy(float) for _, g in est.groupby("N")]
-    Ns = np.array(sorted(est["N"].unique()), float)
-    rng = np.random.default_rng(seed)
-    cs = []
-    for _ in range(reps):
-        pick = rng.integers(0, len(Ns), len(Ns))
-        if len(np.unique(Ns[pick])) < 2:
-            continue
-        xs, ys = [], []
-        for i in pick:
-            vals = groups[i][rng.integers(0, len(groups[i]), len(groups[i]))]
-            xs += [np.log(Ns[i])] * len(vals)
-            ys += list(np.log(vals))
-        cs.append(np.polyfit(xs, ys, 1)[0])
-    lo, hi = np.quantile(cs, [(1 - level) / 2, (1 + level) / 2]) if cs else (np.nan, np.nan)
-    return fit | {"c_low": float(lo), "c_high": float(hi), "reps": len(cs)}
 
 
 MIN_N_FOR_INTERVAL = 4  # below this many distinct N, a slope interval is not worth printing (CONVENTIONS, Statistics)
@@ -124,3 +83,33 @@ def _cell_bootstrap(est: pd.DataFrame, level: float, reps: int, seed: int) -> tu
         slopes.append(np.polyfit(x, y, 1)[0])
     low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
+
+
+def summary_exponent(summary: pd.DataFrame, reps: int = 4000) -> dict | None:
+    """exponent_fit over a search summary's finished cells (columns N, seed, n_req); None below two N."""
+    finished = summary.dropna(subset=["n_req"]) if len(summary) else summary
+    return exponent_fit(finished[["N", "seed", "n_req"]], reps=reps) if len(finished) else None
+
+
+def describe_exponent(fit: dict | None) -> str:
+    """A fit in one phrase: the exponent, its interval or why there is none, the N range, values and seeds."""
+    if fit is None:
+        return "not enough finished cells to fit"
+    seeds = f"{fit['seeds']} seed{'s' if fit['seeds'] > 1 else ''}"
+    where = f"N = {fit['N_min']:.0f}-{fit['N_max']:.0f}, {fit['n_values']} values of N, {seeds}"
+    if np.isnan(fit["c_low"]):
+        return f"c = {fit['c']:.2f} (no interval: {fit['n_values']} values of N are too few; {where})"
+    return (f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f} by {fit['interval']}; "
+            f"{where}; R² = {fit['r2']:.3f})")
+
+
+def exponent_metrics(name: str, fit: dict | None) -> dict[str, float]:
+    """A fit as recorded metrics: exponent_<name>, its n_values and seeds, and ci_low / ci_high only where
+    the design gives an interval (4 or more values of N)."""
+    if fit is None:
+        return {f"exponent_{name}": float("nan"), f"exponent_{name}_n_values": 0, f"exponent_{name}_seeds": 0}
+    out = {f"exponent_{name}": fit["c"], f"exponent_{name}_n_values": fit["n_values"],
+           f"exponent_{name}_seeds": fit["seeds"]}
+    if not np.isnan(fit["c_low"]):
+        out |= {f"exponent_{name}_ci_low": fit["c_low"], f"exponent_{name}_ci_high": fit["c_high"]}
+    return out

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.fits import bootstrap_exponent, power_fit
+from covlib.analyses.fits import describe_exponent, power_fit, summary_exponent
 from covlib.base.paper import (
     EXPONENT_TWOHOP_DRAFT,
     EXPONENTS,
@@ -19,7 +19,7 @@ from covlib.base.paper import (
 from covlib.base.paths import repository_path
 from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_k
 from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
-from covlib.figures.required_data import fit_line_frame, required_data_chart, requirement_frame
+from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
 from covlib.search.probes import read_curve
@@ -107,21 +107,6 @@ def cache_status(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame({"experiment": list(summaries), "cells": [coverage_of_cache(s) for s in summaries.values()]})
 
 
-def fit_or_none(summary: pd.DataFrame, reps: int = 2000) -> dict | None:
-    """The exponent of n_req ~ N^c over a summary's finished cells with its bootstrap interval (``reps``
-    resamples); None below two values of N, where there is no slope to fit."""
-    est = summary.dropna(subset=["n_req"]) if len(summary) else summary
-    if len(est) == 0 or est["N"].nunique() < 2:
-        return None
-    return bootstrap_exponent(est[["N", "n_req"]], reps=reps)
-
-
-def describe_fit(fit: dict | None) -> str:
-    """A fit in one phrase for the prose: exponent, interval, R² and how many estimates it rests on."""
-    if fit is None:
-        return "not enough finished cells to fit"
-    return (f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f}; R² = {fit['r2']:.3f}, "
-            f"{fit['points']} estimates)")
 
 
 def coverage_tables(coverage_N: Mapping[str, Sequence[int]] | None) -> dict[str, pd.DataFrame]:
@@ -158,8 +143,7 @@ def twohop_chart(twohop: pd.DataFrame, cov2: pd.DataFrame, fit: dict | None) -> 
             lines.append(pd.DataFrame({"N": g["N"], "n": g["n_train"], "series": f"coverage: 99% of ID items {k}-covered",
                                        "dash": "coverage"}))
     if fit:
-        name = f"fit: c = {fit['c']:.2f}"
-        lines.append(fit_line_frame({name: fit}, {name: (twohop["N"].min(), 200)}).assign(dash="fit"))
+        lines.append(fit_with_extrapolation(fit, draw_to=200))
     authors = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n": list(REQUIRED_DATA_TWOHOP_AUTHORS.values()),
                             "series": "authors' 2-hop models (GPT-2, GPU)"})
     points = requirement_frame(twohop.assign(model="measured: 4-layer, width 128")) if len(twohop) else \
@@ -177,7 +161,7 @@ def fit_rule_decided(twohop: pd.DataFrame, fit: dict | None, reps: int = 2000) -
     """The fit without the cells whose bracket the step cap decided rather than the authors' rule (``fit``
     itself when there are none)."""
     capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
-    return fit_or_none(twohop[~twohop["low_capped"]], reps) if len(capped) else fit
+    return summary_exponent(twohop[~twohop["low_capped"]], reps) if len(capped) else fit
 
 
 def experiment_probes(probes: pd.DataFrame, experiment: Mapping) -> pd.DataFrame:
@@ -211,7 +195,7 @@ def capped_note(twohop: pd.DataFrame, rules: ProbeRules, rule_decided: dict | No
             + f" the bracket's failing probe stopped at the {rules.step_cap:,}-step cap before the give-up rule "
             f"({rules.give_up_epochs:.0f} epochs after fitting) could decide: those estimates are the data needed "
             f"within {rules.step_cap:,} steps, and may sit above what longer training needs. Without them the fit "
-            f"gives {describe_fit(rule_decided)}.")
+            f"gives {describe_exponent(rule_decided)}.")
 
 
 def raised_cap_note(twohop_rows: pd.DataFrame, rules: ProbeRules) -> str:
@@ -269,6 +253,15 @@ def exponent_comparison(fit: dict | None, c3: float) -> pd.DataFrame:
     ])
 
 
+def interval_text(fit: dict | None) -> str:
+    """A fit's interval for a table cell: "1.82 to 2.38", "none (3 N)" below four values of N, or "n/a"."""
+    if fit is None:
+        return "n/a"
+    if np.isnan(fit["c_low"]):
+        return f"none ({fit['n_values']} N)"
+    return f"{fit['c_low']:.2f} to {fit['c_high']:.2f}"
+
+
 def size_experiments(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
     """The model-size experiments present, smallest model first."""
     return [n for n in SIZE_EXPERIMENTS if n in summaries]
@@ -287,13 +280,11 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
         if not len(s):
             continue
         common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
-        f = fit_or_none(common, reps)
+        f = summary_exponent(common, reps)
         size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
         size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
                           "cells": len(common), "exponent": f["c"] if f else np.nan,
-                          # with two values of N every resample draws the same line: no interval to give
-                          "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f and common.dropna(subset=["n_req"])["N"].nunique() > 2
-                          else "n/a",
+                          "interval": interval_text(f),
                           "mean n_req": common["n_req"].mean(),
                           "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
                           "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
@@ -378,7 +369,7 @@ def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
         s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
         rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
                      "exponent": f["c"] if f else np.nan,
-                     "interval": f"{f['c_low']:.2f} to {f['c_high']:.2f}" if f else "n/a",
+                     "interval": interval_text(f), "seeds": f["seeds"] if f else 0,
                      "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
         if len(s):
             points.append(requirement_frame(s.assign(model=name)))
@@ -393,7 +384,7 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
         if not len(s):
             continue
         done = s.dropna(subset=["n_req"]).sort_values("N")
-        text = f"{name}: " + (describe_fit(f) + f" against the paper's {EXPONENTS[name]:.2f}" if f else "no fit yet")
+        text = f"{name}: " + (describe_exponent(f) + f" against the paper's {EXPONENTS[name]:.2f}" if f else "no fit yet")
         if len(done):
             text += " (n_req " + ", ".join(f"{v:,.0f} at N = {int(n)}" for n, v in zip(done["N"], done["n_req"])) + ")"
         lost = s[s["status"] == "unreachable"]
@@ -478,19 +469,21 @@ def fitted_failures_note(probes: pd.DataFrame) -> str:
             "training set (at least 99%) and still stayed below the threshold on the ID test.")
 
 
-def summary_bullets(fit_twohop: dict | None, n_values_twohop: int, c3: float, chain_fits: Mapping[str, dict | None],
+def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str, dict | None],
                     size_note: str, measured_size_count: int, own_probes: int, own_hours: float,
                     threshold: float) -> str:
     """The chapter's findings as a markdown list: the two-hop law, coverage's prediction, longer chains,
     model size (only when two sizes are measured) and the compute it took."""
     bullets = []
+    has_interval = bool(fit_twohop) and not np.isnan(fit_twohop["c_low"])
     if fit_twohop:
-        inside = fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
+        inside = has_interval and fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
+        verdict = (f"the paper's {EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval"
+                   if has_interval else "too few values of N for an interval")
         bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
-                       f"N^{fit_twohop['c']:.2f} (95% interval {fit_twohop['c_low']:.2f} to {fit_twohop['c_high']:.2f}, "
-                       f"{n_values_twohop} values of N), measured by training on a CPU; the paper's "
-                       f"{EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval.")
-    if not np.isnan(c3) and fit_twohop:
+                       f"a power of N, n_req ~ N^c with {describe_exponent(fit_twohop)}, measured by training on a "
+                       f"CPU; {verdict}.")
+    if not np.isnan(c3) and has_interval:
         bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
                        f"items grows as N^{c3:.2f}, "
                        + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]
@@ -499,8 +492,7 @@ def summary_bullets(fit_twohop: dict | None, n_values_twohop: int, c3: float, ch
     measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
     if measured_chains:
         bullets.append("Longer chains at small N: " + ", ".join(
-            f"{n} c = {chain_fits[n]['c']:.2f} ({chain_fits[n]['c_low']:.2f} to {chain_fits[n]['c_high']:.2f}; paper "
-            f"{EXPONENTS[n]:.2f})" for n in measured_chains) + ".")
+            f"{n} {describe_exponent(chain_fits[n])}, paper {EXPONENTS[n]:.2f}" for n in measured_chains) + ".")
     bullets.append(size_note if measured_size_count > 1 else
                    "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
     bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "

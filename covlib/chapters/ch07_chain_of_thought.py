@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from covlib.analyses.curves import combine_curves, final_value, step_reached
+from covlib.analyses.fits import describe_exponent, exponent_metrics
 from covlib.analyses.iicg import iicg_map, iicg_peaks, item_groups
 from covlib.analyses.residuals import residual_streams, split_items
 from covlib.base.errors import CovlibError
@@ -374,15 +375,16 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
 
 
 def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The fitted exponents with and without CoT per task, their intervals, how many N values they rest on
-    and the paper's values."""
+    """The fitted exponents with and without CoT per task: value, interval (none below 4 values of N), the
+    N range, values of N and seeds they rest on, and the paper's values."""
     rows = []
     for task in TASKS:
         for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
             f = fits[name]
             rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
                          "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
-                         "N values": int(summaries[name]["n_req"].notna().groupby(summaries[name]["N"]).any().sum()),
+                         "N range": f"{f['N_min']:.0f}-{f['N_max']:.0f}" if f else "",
+                         "N values": f["n_values"] if f else 0, "seeds": f["seeds"] if f else 0,
                          "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
     return pd.DataFrame(rows)
 
@@ -396,13 +398,6 @@ def required_data_chart(summaries: Mapping[str, pd.DataFrame], command: str) -> 
     return pending_chart("Required data with and without CoT", command)
 
 
-def describe_fit(fit: dict | None) -> str:
-    """An exponent fit in words: the value with its interval, or why there is no interval (or no fit)."""
-    if fit is None:
-        return "not enough finished cells to fit"
-    if np.isnan(fit["c_low"]):
-        return f"c = {fit['c']:.2f} from {fit['n_values']} N values only (too few for an interval: provisional)"
-    return f"c = {fit['c']:.2f} (95% interval {fit['c_low']:.2f} to {fit['c_high']:.2f}, {fit['points']} estimates)"
 
 
 def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
@@ -420,8 +415,8 @@ def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
 
 def exponent_text(fits: Mapping[str, dict | None]) -> str:
     """The measured exponents beside the paper's, and whether the intervals separate them."""
-    parts = [f"{task}: with CoT {describe_fit(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
-             f"without, {describe_fit(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
+    parts = [f"{task}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
+             f"without, {describe_exponent(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
 
 
@@ -803,15 +798,10 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
                      decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
                      placeholder: pd.DataFrame) -> dict[str, float]:
     """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
-    def fitted(name: str, field: str) -> float:
-        return fits[name][field] if fits[name] else float("nan")
-
     gap = context_gaps(at_bridge)
     return {
-        "exponent_twohop_cot": fitted("twohop_cot", "c"),
-        "exponent_twohop_cot_ci_low": fitted("twohop_cot", "c_low"),
-        "exponent_twohop_cot_ci_high": fitted("twohop_cot", "c_high"),
-        "exponent_threehop_cot": fitted("threehop_cot", "c"),
+        **exponent_metrics("twohop_cot", fits["twohop_cot"]),
+        **exponent_metrics("threehop_cot", fits["threehop_cot"]),
         "data_ratio_twohop_cot": by_task["twohop"],
         "data_ratio_threehop_cot": by_task["threehop"],
         "final_type0_twohop_plain": final_type0["twohop"],

@@ -27,6 +27,17 @@ def fit_line_frame(fits: Mapping[str, dict], Ns: Mapping[str, tuple[float, float
     return pd.DataFrame(rows)
 
 
+def fit_with_extrapolation(fit: dict, draw_to: float, label: str = "fit") -> pd.DataFrame:
+    """A fitted law a N^c as two lines: solid over the measured N range, dashed (its own legend entry) where
+    it is drawn beyond the largest measured N, so an extrapolation is never read as a measurement."""
+    name = f"{label}: c = {fit['c']:.2f} (measured N = {fit['N_min']:.0f}-{fit['N_max']:.0f})"
+    lines = [fit_line_frame({name: fit}, {name: (fit["N_min"], fit["N_max"])}).assign(dash="fit")]
+    if draw_to > fit["N_max"]:
+        beyond = f"{label} extrapolated beyond N = {fit['N_max']:.0f}"
+        lines.append(fit_line_frame({beyond: fit}, {beyond: (fit["N_max"], draw_to)}).assign(dash="extrapolation"))
+    return pd.concat(lines, ignore_index=True)
+
+
 def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd.DataFrame | None = None,
                         title: str = "Required data against the token-set size", colors: Mapping[str, str] | None = None
                         ) -> alt.LayerChart:
