@@ -106,8 +106,8 @@ heat = chapter.save(layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the 
 display(heat)
 
 # %%
-# the largest gap anywhere, the embeddings (layer 0) included
-peaks = {label: iicg_peaks(iicg_b[iicg_b["selection"] == label], min_layer=0).iloc[0] for label in splits}
+# the largest gap over every layer, leaving out cells high by construction
+peaks = {label: iicg_peaks(iicg_b[iicg_b["selection"] == label]).iloc[0] for label in splits}
 display(pd.DataFrame(peaks).T[["layer", "position", "iicg", "within", "between", "items", "groups"]])
 id_peak = peaks["ID test"]
 display(Markdown(
@@ -173,7 +173,8 @@ display(trace_heat)
 rank = inside_the_model.rank_map(trace, "x2")
 display(rank.round(2))
 last = f"x{m}"
-display(Markdown(inside_the_model.tracing_note(rank, L, last)))
+rank_x1 = inside_the_model.rank_map(trace, "x1")
+display(Markdown(inside_the_model.tracing_note(rank, rank_x1, L, last)))
 
 # %% [markdown]
 # Does the route differ between well- and barely-covered items? The same tracing with clean
@@ -231,8 +232,8 @@ results = {
     "iicg_train_peak": float(peaks["ID train"]["iicg"]), "iicg_ood_max": float(peaks["OOD (first hop unseen)"]["iicg"]),
     **{f"iicg_{k}": float(v) for k, v in k_at.items()},
     "iicg_accuracy_correlation": corr,
-    "trace_rank_x2_layer1": float(rank.loc[1, "x2"]), "trace_rank_last_final": float(rank.loc[L, last]),
-    "trace_rank_x1_max_after_embedding": float(rank.loc[1:, "x1"].max()),
+    "trace_rank_x2_layer1": float(rank.loc[1, "x2"]), "trace_rank_last_before_output": float(rank.loc[L - 1, last]),
+    "trace_rank_x1_changed_x2_layer1": float(rank_x1.loc[1, "x2"]),
     "trace_pairs": int(trace["pairs"].iloc[0]),
     "lens_bridge_top1_best": float(b_best["top1"]), "lens_answer_top1_last": float(t_last),
 }
@@ -255,7 +256,7 @@ my_peak_position = None  # e.g. "x3"
 
 # %% tags=["solution"]
 by_t = iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
-truth = iicg_peaks(by_t, min_layer=0).iloc[0]
+truth = iicg_peaks(by_t).iloc[0]
 if my_peak_layer is None:
     print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")
 else:

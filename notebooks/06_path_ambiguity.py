@@ -334,6 +334,8 @@ results = {
     "final_type0_twohop": final_type0["twohop"], "final_type0_nontree": final_type0["nontree"],
     "iicg_max_twohop_by_b": iicg_max[("twohop", "b")], "iicg_max_nontree_by_b": iicg_max[("nontree", "b")],
     "iicg_max_nontree_by_bx2": iicg_max[("nontree", "b,x2")], "iicg_max_nontree_by_x2": iicg_max[("nontree", "x2")],
+    "iicg_nontree_bx2_gain_over_x2": iicg_max[("nontree", "b,x2")] - x2_same_cell if x2_same_cell is not None
+    else float("nan"),
     "lens_bridge_top1_twohop": lens_best.get("twohop", float("nan")),
     "lens_bridge_top1_nontree": lens_best.get("nontree", float("nan")),
     "trace_keep_b_x2_upper_nontree": path_ambiguity.trace_cell(rank, "nontree", "x2_keep_b", "x2") if len(rank)

@@ -82,15 +82,19 @@ def rank():
     return inside_the_model.rank_map(pd.DataFrame(rows), "x2")
 
 
-def test_rank_map_and_tracing_note(rank):
+def test_rank_map_and_tracing_note_read_no_cell_fixed_by_construction(rank):
     assert rank.shape == (5, 3) and rank.loc[3, "x3"] == 0.8
-    assert inside_the_model.tracing_note(rank, 4, "x3") == (
-        "Changing $x_2$: patching position $x_2$ flips 96% of predictions at layer 1 and 90% at layer 2; position x3 "
-        "flips 95% at the last layer, and from layer 3 on at least half. The bridge sits at $x_2$ in layers 1, 2, then "
-        "moves to the last position. Position $x_1$ never matters after the embeddings (at most 2%).")
+    rank_x1 = pd.DataFrame({"x1": [1.0, 0.7, 0.1, 0.0, 0.0], "x2": [0.0, 0.6, 0.5, 0.1, 0.0], "x3": [0.0] * 5})
+    note = inside_the_model.tracing_note(rank, rank_x1, 4, "x3")
+    assert note.startswith("Changing $x_2$: patching position $x_2$ flips 96% of predictions at layer 1 and 90% at "
+                           "layer 2; position x3 flips 80% at layer 3, and from layer 3 on at least half.")
+    assert "95%" not in note  # the last position after the last block is the output itself
+    assert "2%" not in note  # x1 under x2 corruption is an identity patch
+    assert note.endswith("patching position $x_1$ flips 70% of predictions at layer 1 and position $x_2$ 60%: the "
+                         "information of $x_1$ leaves its own position for the bridge's, as $b = f_1(x_1, x_2)$ requires.")
 
 
-def test_paper_comparison_averages_the_early_and_upper_layers(rank):
+def test_paper_comparison_leaves_out_the_cells_fixed_by_construction(rank):
     table = inside_the_model.paper_comparison(pd.Series({"layer": 2, "position": "x2"}),
                                               pd.Series({"k<3": 0.3, "k=3": 0.4}), 0.0123, rank, 4, "x3")
     this_book = table.set_index("quantity")["this book (4 layers)"]
@@ -98,8 +102,8 @@ def test_paper_comparison_averages_the_early_and_upper_layers(rank):
     assert this_book["IICG by b at the peak, k>=3"] == "nan (k>3), 0.40 (k=3)"
     assert this_book["IICG by b, OOD"] == "0.012 (largest cell)"
     assert this_book["tracing (rank): x2 in early layers"] == "93% (layers 1-2)"  # (0.96 + 0.9) / 2
-    assert this_book["tracing (rank): last position, upper layers"] == "88% (layers 3-4)"  # (0.8 + 0.95) / 2
-    assert this_book["tracing: x1 after the embeddings"] == "at most 2%"
+    assert this_book["tracing (rank): last position, upper layers"] == "80% (layer 3; layer 4 is the output itself)"
+    assert this_book["tracing: x1 after the embeddings"].startswith("fixed by construction")
 
 
 def test_the_smoke_model_is_trained_and_its_weights_saved_like_the_shipped_ones(tmp_path):

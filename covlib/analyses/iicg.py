@@ -10,14 +10,14 @@ from covlib.base.errors import CovlibError
 from covlib.tasks.folders import DatasetFolder
 
 
-def iicg_peaks(table: pd.DataFrame, min_layer: int = 1) -> pd.DataFrame:
-    """Per grouping key (and any selection columns), the (layer, position) of the largest IICG at layers
-    >= ``min_layer``: the embedding layer is left out by default, since grouping by a key that contains an
-    input (x2, (b,x2)) makes the embeddings at that input's position trivially identical within a group."""
+def iicg_peaks(table: pd.DataFrame) -> pd.DataFrame:
+    """Per grouping key (and any selection columns), the (layer, position) of the largest IICG, over every
+    layer but never at a cell that is high by construction (column ``by_construction``, see by_construction):
+    such a cell says nothing about what the model learned."""
     if table.empty:
         raise CovlibError("no IICG rows to read peaks from")
-    keep = table[table["layer"] >= min_layer]
-    by = [c for c in ("task", "model", "split", "k_group", "group_by") if c in keep]
+    keep = table[~table["by_construction"].astype(bool)] if "by_construction" in table else table
+    by = [c for c in ("task", "model", "split", "k_group", "group_by", "selection") if c in keep]
     idx = keep.groupby(by, sort=False)["iicg"].idxmax()
     return keep.loc[idx.to_numpy()].reset_index(drop=True)
 
@@ -43,11 +43,15 @@ GROUP_KEYS: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {
 
 
 
-def fixed_positions(nodes: tuple[str, ...] | list[str], positions: list[str]) -> set[int]:
+def fixed_positions(nodes: tuple[str, ...] | list[str], positions: list[str], bridges_written: bool = True) -> set[int]:
     """Indices of the sequence positions whose token a grouping key fixes: an input the key names (x2 at
-    position x2), or a bridge written out in the sequence (b1 at position b1 of a chain-of-thought target)."""
-    names = {"b1" if node == "b" else node for node in nodes}
-    return {i for i, position in enumerate(positions) if position in names}
+    position x2), or a bridge written out in the sequence (b at the bridge position of a chain-of-thought
+    target; not when the position holds a placeholder, ``bridges_written=False``)."""
+    def canonical(name: str) -> str:
+        return "b1" if name == "b" else name
+
+    names = {canonical(n) for n in nodes if bridges_written or not canonical(n).startswith("b")}
+    return {i for i, position in enumerate(positions) if canonical(position) in names}
 
 
 def by_construction(layer: int, position: int, fixed: set[int]) -> bool:

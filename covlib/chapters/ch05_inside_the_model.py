@@ -155,17 +155,23 @@ def rank_map(trace: pd.DataFrame, variant: str = "x2") -> pd.DataFrame:
                                                                                      values="value")
 
 
-def tracing_note(rank: pd.DataFrame, n_layers: int, last: str) -> str:
-    """Where patching flips the prediction: x2 in the early layers, the last position later, x1 never."""
-    x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
-    last_layers = [int(lay) for lay in rank.index if rank.loc[lay, last] >= 0.5 and lay > 0]
+def tracing_note(rank: pd.DataFrame, rank_x1: pd.DataFrame, n_layers: int, last: str) -> str:
+    """Where patching flips the prediction (x2 changed: x2 in the early layers, then the last position), read
+    only from cells that are not fixed by construction, and where x1's information goes when x1 is changed."""
     L = n_layers
+    x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
+    last_layers = [int(lay) for lay in rank.index if 0 < lay < L and rank.loc[lay, last] >= 0.5]
     return (
         f"Changing $x_2$: patching position $x_2$ flips {rank.loc[1, 'x2']:.0%} of predictions at layer 1 and "
-        f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L, last]:.0%} at the last "
-        f"layer, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits at $x_2$ "
-        f"in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Position $x_1$ never "
-        f"matters after the embeddings (at most {rank.loc[1:, 'x1'].max():.0%}).")
+        f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L - 1, last]:.0%} at "
+        f"layer {L - 1}, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits "
+        f"at $x_2$ in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Two kinds "
+        f"of cell are greyed and read nowhere here: position $x_1$, which comes before the changed token, so under the "
+        f"causal mask its corrupted residual is the clean one (every patch there is an identity and moves nothing), "
+        f"and position {last} after the last block, which is the output itself (it moves everything). The paper's "
+        f"'x1 never matters' is such a cell. Changing $x_1$ instead asks the question: patching position $x_1$ flips "
+        f"{rank_x1.loc[1, 'x1']:.0%} of predictions at layer 1 and position $x_2$ {rank_x1.loc[1, 'x2']:.0%}: the "
+        f"information of $x_1$ leaves its own position for the bridge's, as $b = f_1(x_1, x_2)$ requires.")
 
 
 def tracing_by_cutoff(model, ds: DatasetFolder, tables: TaskTables, max_pairs: int = 1000
@@ -188,7 +194,7 @@ def paper_comparison(id_peak: pd.Series, k_at: pd.Series, ood_max: float, rank: 
     """This model's IICG and tracing numbers beside the authors' draft figures (8-layer GPT-2)."""
     L = n_layers
     x2_rank_l12 = rank.loc[1:min(2, L), "x2"].mean()
-    last_rank_upper = rank.loc[max(2, L - 1):, last].mean()
+    last_rank_upper = rank.loc[L - 1, last]  # after the last block the last position is the output itself
     nan = float("nan")
     rows = [  # (quantity, the authors' draft figure, this model)
         ("IICG by b, peak (layer, position)", "layer 3, x2", f"layer {int(id_peak['layer'])}, {id_peak['position']}"),
@@ -197,7 +203,7 @@ def paper_comparison(id_peak: pd.Series, k_at: pd.Series, ood_max: float, rank: 
         ("IICG by b, OOD", "0.004", f"{ood_max:.3f} (largest cell)"),
         ("tracing (rank): x2 in early layers", "95-97% (layers 1-2)", f"{x2_rank_l12:.0%} (layers 1-{min(2, L)})"),
         ("tracing (rank): last position, upper layers", "91-97% (from layer 3)",
-         f"{last_rank_upper:.0%} (layers {max(2, L - 1)}-{L})"),
-        ("tracing: x1 after the embeddings", "never matters", f"at most {rank.loc[1:, 'x1'].max():.0%}"),
+         f"{last_rank_upper:.0%} (layer {L - 1}; layer {L} is the output itself)"),
+        ("tracing: x1 after the embeddings", "never matters", "fixed by construction (x2 corrupted): not evidence"),
     ]
     return pd.DataFrame(rows, columns=["quantity", "paper (draft, 8 layers)", "this book (4 layers)"])

@@ -260,14 +260,14 @@ def need_lines(need: pd.DataFrame, k: int = 3, target: float = 0.99, population:
 
 
 def iicg_keys_chart(peaks: pd.DataFrame, title: str) -> alt.Chart:
-    """Peak IICG (layers >= 1) per grouping key, one bar per task and key: ambiguity.iicg_peaks rows with a
-    task column."""
+    """Peak IICG per grouping key (cells high by construction left out), one bar per task and key:
+    covlib.analyses.iicg.iicg_peaks rows with a task column."""
     data = peaks.assign(where=peaks["layer"].astype(str).radd("layer ") + ", " + peaks["position"])
     keys = list(dict.fromkeys(data["group_by"]))
     bars = alt.Chart(data).mark_bar().encode(
         alt.X("group_by:N", title="items grouped by", sort=keys, axis=alt.Axis(labelAngle=0)),
         alt.XOffset("task:N", sort=list(TASK_COLORS)),
-        alt.Y("iicg:Q", title="largest IICG (layers 1..L)"),
+        alt.Y("iicg:Q", title="largest IICG (no cell high by construction)"),
         alt.Color("task:N", title="task", scale=_task_scale(data["task"])),
         tooltip=["task", "group_by", "where", alt.Tooltip("iicg:Q", format=".3f")])
     return bars.properties(width=360, height=240, title=alt.TitleParams(title, anchor="start"))
@@ -541,6 +541,8 @@ def trace_cell(rank: pd.DataFrame, task: str, variant: str, position: str, layer
     """The largest share of predictions flipped by patching ``position`` (rank rows of causal tracing), at the
     upper layers (from max(2, L - 1)) or, with ``layers="all"``, at layers 1 and up; NaN without rows."""
     sel = rank[(rank["task"] == task) & (rank["variant"] == variant) & (rank["position"] == position)]
+    if "by_construction" in sel:
+        sel = sel[~sel["by_construction"].astype(bool)]
     if not len(sel):
         return float("nan")
     top = int(sel["layer"].max())

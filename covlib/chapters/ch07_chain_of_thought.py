@@ -12,7 +12,7 @@ import torch
 
 from covlib.analyses.curves import combine_curves, final_value, step_reached
 from covlib.analyses.fits import describe_exponent, exponent_metrics
-from covlib.analyses.iicg import iicg_map, iicg_peaks, item_groups
+from covlib.analyses.iicg import GROUP_KEYS, by_construction, fixed_positions, iicg_map, iicg_peaks, item_groups
 from covlib.analyses.residuals import residual_streams, split_items
 from covlib.base.errors import CovlibError
 from covlib.base.paper import COT_DATA_RATIO, EXPONENTS, EXPONENTS_COT, NONTREE_COT_FAILS_AT
@@ -223,16 +223,16 @@ def decoding_summary(model, ds, splits: Sequence[str] = ("type_0",), max_items: 
     return pd.DataFrame(rows)
 
 
-def iicg_peak_table(table: pd.DataFrame, position: str | None = None, min_layer: int = 1) -> pd.DataFrame:
+def iicg_peak_table(table: pd.DataFrame, position: str | None = None) -> pd.DataFrame:
     """Per model and grouping key of an ``iicg_sequence_table`` (with a ``model`` column): the largest IICG
-    at layers >= ``min_layer`` (the embeddings left out, covlib.analyses.iicg.iicg_peaks), over every position
+    over every layer but never at a cell high by construction (covlib.analyses.iicg.iicg_peaks), over every position
     or at one ``position``. Indexed by (model, group_by); columns iicg, layer, position."""
 
     sel = table if position is None else table[table["position"] == position]
     if sel.empty:
         raise CovlibError(f"no IICG rows at position {position!r}; positions here: "
                           f"{', '.join(dict.fromkeys(table['position'])) if len(table) else 'none'}")
-    return iicg_peaks(sel, min_layer).set_index(["model", "group_by"])[["iicg", "layer", "position"]]
+    return iicg_peaks(sel).set_index(["model", "group_by"])[["iicg", "layer", "position"]]
 
 
 def sequence_positions(ds) -> list[str]:
@@ -245,23 +245,26 @@ def iicg_sequence_table(model, ds, tables, keys: Sequence[str], split: str = "ty
                         ) -> pd.DataFrame:
     """IICG maps over every position of the teacher-forced sequence (prompt and bridge positions): the
     covlib.analyses grouping (one item per determining fragment) on the residuals of prompt + true target
-    tokens but the last. Long table (split, group_by, layer, position, iicg, within, between, items, groups)."""
+    tokens but the last. Long table (split, group_by, layer, position, iicg, within, between, items, groups,
+    by_construction)."""
 
     idx = split_items(ds, split)[:max_items]
     inputs = ds.test.inputs[idx]
     sequences = np.concatenate([inputs, ds.test.targets[idx][:, :-1]], axis=1)
     resid = residual_streams(model, sequences)
     positions = sequence_positions(ds)
+    written = not (ds.meta or {}).get("config", {}).get("fake_bridge", False)
     rows = []
     for key in keys:
         kept, labels = item_groups(tables, inputs, key)
         res = iicg_map(resid[kept], labels)
+        fixed = fixed_positions(GROUP_KEYS[tables.task.name][key][0], positions, bridges_written=written)
         for layer in range(resid.shape[1]):
             for p, pos in enumerate(positions):
                 rows.append({"split": split, "group_by": key, "layer": layer, "position": pos,
                              "iicg": float(res["iicg"][layer, p]), "within": float(res["within"][layer, p]),
                              "between": float(res["between"][layer, p]), "items": res["items"],
-                             "groups": res["groups"]})
+                             "groups": res["groups"], "by_construction": by_construction(layer, p, fixed)})
     return pd.DataFrame(rows)
 
 

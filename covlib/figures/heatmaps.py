@@ -4,22 +4,36 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+BY_CONSTRUCTION = "high or fixed by construction: not evidence"
+
 
 def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: str | None = None,
                            domain: tuple[float, float] | None = None, scheme: str = "blues", fmt: str = ".2f",
                            columns: int = 4, positions: list[str] | None = None) -> alt.TopLevelMixin:
     """A layers (rows, 0 = embeddings at the bottom) x positions (columns) heatmap of ``value``, with the
     numbers written in the cells; one panel per value of ``facet``. ``positions`` orders the columns
-    (default: as they first appear in the table, e.g. x1, x2, x3, b)."""
+    (default: as they first appear in the table, e.g. x1, x2, x3, b). Cells whose ``by_construction`` column
+    is true are greyed, with a legend entry: their value is fixed whatever the model learned."""
     scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    table = table.assign(by_construction=table["by_construction"].astype(bool)) if "by_construction" in table \
+        else table.assign(by_construction=False)
+    tooltip = ["layer", "position", alt.Tooltip(f"{value}:Q", format=".3f"), "by_construction"]
+    tooltip += [c for c in ("pairs", "items", "groups") if c in table]
     base = alt.Chart(table).encode(
         alt.X("position:N", title="position", axis=alt.Axis(labelAngle=0),
               sort=positions or list(dict.fromkeys(table["position"]))),
         alt.Y("layer:O", title="layer", sort="descending"))
-    rect = base.mark_rect().encode(alt.Color(f"{value}:Q", title=value, scale=scale),
-                                   tooltip=["layer", "position", alt.Tooltip(f"{value}:Q", format=".3f")])
-    text = base.mark_text(fontSize=11).encode(alt.Text(f"{value}:Q", format=fmt))
-    chart = alt.layer(rect, text).properties(width=150, height=150)
+    rect = base.mark_rect().encode(alt.Color(f"{value}:Q", title=value, scale=scale), tooltip=tooltip)
+    layers = [rect]
+    if table["by_construction"].any():
+        marked = base.transform_filter("datum.by_construction").transform_calculate(cell=f"'{BY_CONSTRUCTION}'")
+        layers.append(marked.mark_rect(stroke="white", strokeWidth=1).encode(
+            alt.Color("cell:N", title=None, scale=alt.Scale(domain=[BY_CONSTRUCTION], range=["#d9d9d9"]),
+                      legend=alt.Legend(orient="bottom", labelLimit=400)), tooltip=tooltip))
+    text = base.mark_text(fontSize=11).encode(
+        alt.Text(f"{value}:Q", format=fmt),
+        color=alt.condition("datum.by_construction", alt.value("#8a8a8a"), alt.value("black")))
+    chart = alt.layer(*layers, text).resolve_scale(color="independent").properties(width=150, height=150)
     if facet:
         chart = chart.facet(alt.Facet(f"{facet}:N", title=None, sort=list(dict.fromkeys(table[facet]))), columns=columns)
     return chart.properties(title=alt.TitleParams(title, anchor="start"))
