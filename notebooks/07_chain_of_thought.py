@@ -265,7 +265,7 @@ display(chain_of_thought.comparison_table(fits, ratio_by_task, final_type0, cont
 
 # %%
 results = chain_of_thought.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                            placeholder)
+                                            placeholder, ratios)
 record_metrics(results)
 pd.Series(results, name="value").to_frame()
 

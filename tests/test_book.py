@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from covlib.base.errors import CovlibError
-from covlib.book.runner import discover_chapters, format_table, run_book, run_chapter, select_chapters
+from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, run_chapter, select_chapters
 from covlib.book.sweep import notebook_parameters
 from covlib.cli.main import main
 
@@ -40,6 +40,45 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path):
     executed = json.loads(result.output.read_text())
     injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert injected and 'preset = "smoke"' in "".join(injected[0]["source"])
+    shipped = {p.stem for p in (chapter.parent.parent / "papers_figures").glob(f"{prefix}*.png")}
+    assert {p.stem for p in pngs} == shipped, "papers_figures/ must hold exactly the figures the chapter writes"
+    metrics = json.loads(metrics_path(chapter.stem, "smoke", tmp_path / "build").read_text())
+    assert metrics, f"{chapter.stem} recorded no metrics"
+    assert not out_of_range(metrics), f"{chapter.stem} recorded impossible values: {out_of_range(metrics)}"
+
+
+# What a recorded number can be, by what its name says it is (checked on every chapter's smoke run).
+RANGES = [  # (what the name matches, lowest, highest): the first match decides
+    (re.compile(r"(_layer|_seeds|_n_values|population_type_\d|count|minutes|hours|probes|pairs|steps|cells|^N$|n_train)"),
+     0, float("inf")),
+    (re.compile(r"correlation"), -1.0, 1.0),
+    (re.compile(r"(placeholder_data_share|context_gap|gain)"), -2.0, 2.0),
+    (re.compile(r"(ratio|spread)"), 0.0, float("inf")),
+    (re.compile(r"exponent"), 0.0, 8.0),
+    (re.compile(r"^iicg"), -2.0, 2.0),
+    (re.compile(r"(^|_)(acc|accuracy|share|coverage|purity|covered|final|tf_answer|greedy_exact|lens|trace_rank|"
+                r"top1|edge_final)(_|$)"), 0.0, 1.0),
+]
+
+
+def out_of_range(metrics: dict) -> dict:
+    """The metrics whose value is impossible for what their name says (NaN means "not in this run": allowed)."""
+    bad = {}
+    for key, value in metrics.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+            continue
+        for pattern, low, high in RANGES:
+            if pattern.search(key):
+                if not low <= value <= high:
+                    bad[key] = value
+                break
+    return bad
+
+
+def test_the_range_check_catches_an_impossible_value():
+    assert out_of_range({"final_type0_twohop": 0.93, "exponent_twohop": 2.1, "iicg_id_peak": 0.4}) == {}
+    assert out_of_range({"final_type0_twohop": 1.3, "exponent_twohop_seeds": 2, "cpu_hours": -1}) == {
+        "final_type0_twohop": 1.3, "cpu_hours": -1}
 
 
 CHAPTER_OK = '''# ---
@@ -109,9 +148,3 @@ def test_preset_values_take_the_readers_settings_over_the_preset():
         preset_values(presets, "huge")
 
 
-def test_papers_figures_holds_exactly_what_the_chapters_write():
-    written = set()
-    for chapter in CHAPTERS:
-        written |= set(re.findall(r'save_figure\([^,]+, "([0-9A-Za-z_]+)"', chapter.read_text()))
-    shipped = {p.stem for p in (chapter.parent.parent / "papers_figures").glob("*.png")}
-    assert shipped == written, f"stale: {sorted(shipped - written)}; missing: {sorted(written - shipped)}"

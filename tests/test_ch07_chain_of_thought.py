@@ -239,6 +239,13 @@ def test_exponent_table_says_what_each_fit_rests_on():
     assert table["target"].tolist() == ["without CoT", "with CoT"] * 2
 
 
+def test_ratio_range_records_the_spread_of_the_pairs():
+    ratios = pd.DataFrame({"task": ["twohop", "twohop", "threehop"], "ratio": [1.7, 2.8, 6.1]})
+    assert chain_of_thought.ratio_range(ratios) == {
+        "data_ratio_twohop_cot_min": 1.7, "data_ratio_twohop_cot_max": 2.8, "data_ratio_twohop_cot_pairs": 2,
+        "data_ratio_threehop_cot_min": 6.1, "data_ratio_threehop_cot_max": 6.1, "data_ratio_threehop_cot_pairs": 1}
+
+
 def test_ratios_by_task_and_their_text():
     ratios = pd.DataFrame({"N": [20, 25, 10], "seed": [0, 0, 0], "ratio": [2.0, 8.0, 3.0],
                            "task": ["twohop", "twohop", "threehop"]})
@@ -348,9 +355,11 @@ def test_recorded_metrics_and_summary_without_any_result():
     finals = {name: nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
     empty = pd.DataFrame()
     results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan}, finals, empty, empty, 0.0,
-                                                pd.DataFrame(columns=["share"]))
-    assert len(results) == 20 and results["cot_search_cpu_minutes"] == 0.0
-    assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes")
+                                                pd.DataFrame(columns=["share"]), empty)
+    counts = {k for k in results if k.endswith(("_pairs", "_n_values", "_seeds"))}
+    assert len(results) == 28 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
+    assert "exponent_twohop_cot_ci_low" not in results  # no fit, no interval
+    assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes" and k not in counts)
     assert chain_of_thought.summary_text(
         fits=fits, ratios=empty, by_task={"twohop": nan}, metrics={}, final_type0=finals, placeholder=empty,
         decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000) == "The cache holds no results yet."

@@ -797,12 +797,24 @@ def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
     return pd.DataFrame(rows)
 
 
+def ratio_range(ratios: pd.DataFrame) -> dict[str, float]:
+    """Each task's data ratios as recorded metrics: the smallest, the largest and how many (N, seed) pairs."""
+    out = {}
+    for task in TASKS:
+        rows = ratios[ratios["task"] == task] if len(ratios) else ratios
+        out |= {f"data_ratio_{task}_cot_min": float(rows["ratio"].min()) if len(rows) else float("nan"),
+                f"data_ratio_{task}_cot_max": float(rows["ratio"].max()) if len(rows) else float("nan"),
+                f"data_ratio_{task}_cot_pairs": int(len(rows))}
+    return out
+
+
 def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
                      decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
-                     placeholder: pd.DataFrame) -> dict[str, float]:
+                     placeholder: pd.DataFrame, ratios: pd.DataFrame) -> dict[str, float]:
     """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
     gap = context_gaps(at_bridge)
     return {
+        **ratio_range(ratios),
         **exponent_metrics("twohop_cot", fits["twohop_cot"]),
         **exponent_metrics("threehop_cot", fits["threehop_cot"]),
         "data_ratio_twohop_cot": by_task["twohop"],

@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
+from pathlib import Path
 
+from covlib.base.errors import CovlibError
+from covlib.base.paths import REPO
+from covlib.book.readme import refresh_readme
 from covlib.book.runner import PRESETS, run_book
+from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,11 +21,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "else OUT/PRESET/papers_figures)")
     p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+    p.add_argument("--check", metavar="SNAPSHOT", default=None,
+                   help="compare the metrics the chapters recorded with this snapshot (e.g. tests/snapshots/"
+                        "metrics_default.json); exit 1 on a difference")
+    p.add_argument("--snapshot", metavar="SNAPSHOT", default=None,
+                   help="write the metrics the chapters recorded as the new snapshot (needs --reason)")
+    p.add_argument("--reason", default="", help="with --snapshot: one line saying what changed the results")
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
-
+    if args.snapshot and not args.reason.strip():
+        raise CovlibError("--snapshot needs --reason: one line saying what changed the results, and why")
     # papermill logs what cells print (training progress included) at INFO: show it, prefixed
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("    | %(message)s"))
@@ -33,4 +45,20 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"book: {len(failed)} chapter(s) failed: {', '.join(r.name for r in failed)}")
         return 1
+    metrics_dir = Path(args.out) / args.preset / "metrics"
+    if args.snapshot:
+        chosen = {r.name for r in results}
+        metrics = {name: values for name, values in read_metrics(metrics_dir).items() if name in chosen}
+        written = write_snapshot(metrics, args.snapshot, args.reason, args.preset)
+        refreshed = refresh_readme(REPO / "README.md", read_snapshot(written)["chapters"])
+        print(f"book: snapshot of {len(metrics)} chapter(s) written to {written}"
+              + ("; README findings rewritten" if refreshed else "; README findings unchanged"))
+    if args.check:
+        chosen = {r.name for r in results}
+        snapshot = read_snapshot(args.check)
+        snapshot["chapters"] = {k: v for k, v in snapshot["chapters"].items() if k in chosen}
+        problems = compare({k: v for k, v in read_metrics(metrics_dir).items() if k in chosen}, snapshot)
+        print("\n".join(["book: the recorded metrics differ from the snapshot:", *problems]) if problems
+              else f"book: the recorded metrics match {args.check}")
+        return 1 if problems else 0
     return 0

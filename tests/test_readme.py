@@ -1,0 +1,23 @@
+"""The README's findings are the snapshot's numbers: written by covlib.book.readme, never by hand."""
+from __future__ import annotations
+
+from covlib.base.paths import REPO
+from covlib.book.readme import findings, findings_block
+from covlib.book.snapshot import read_snapshot
+
+SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
+
+
+def test_the_readme_states_the_snapshots_numbers():
+    written = findings_block((REPO / "README.md").read_text(encoding="utf-8"))
+    expected = findings(read_snapshot(SNAPSHOT)["chapters"])
+    assert written == expected, ("README findings differ from the snapshot; rewrite them with "
+                                 "`covlib book --preset default --only 02 04 05 06 07 08 09 --snapshot "
+                                 "tests/snapshots/metrics_default.json --reason ...`")
+
+
+def test_a_changed_number_changes_the_findings():
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    ch4 = next(name for name in chapters if name.startswith("04"))
+    moved = {**chapters, ch4: {**chapters[ch4], "exponent_twohop": chapters[ch4]["exponent_twohop"] + 0.5}}
+    assert findings(moved) != findings(chapters)
