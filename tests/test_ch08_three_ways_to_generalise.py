@@ -18,6 +18,7 @@ from covlib.chapters.ch08_three_ways_to_generalise import (
     covered_share,
     findings,
     not_training,
+    property_groups,
     property_numbers,
     property_table,
     reachable_counts,
@@ -26,6 +27,7 @@ from covlib.chapters.ch08_three_ways_to_generalise import (
     shared_groups,
     shared_numbers,
     shared_table,
+    shared_verdict,
     steps_text,
     symmetry_reach,
     taxonomy_metrics,
@@ -190,11 +192,12 @@ def test_taxonomy_tables_read_the_shipped_cache():
 
 
 def test_steps_minutes_and_description():
-    assert steps_text(META) == "300 steps per model (shared: 100)"
+    assert steps_text(META).startswith("300 steps per model (shared: 100); the shared model(s) trained for fewer")
+    assert steps_text({**META, "steps_of": {"shared": 300}}) == "300 steps per model (shared: 300)"
     assert steps_text({**META, "steps_of": {}}) == "300 steps per model"
     assert training_minutes(META) == pytest.approx(0.75)  # the missing time is skipped
     assert run_description({**META, "training_minutes": {"commutative": 0.5}}) == (
-        "twohop, N=8, n_train=200, 300 steps per model (shared: 100), k=3; training: commutative 0.5 min")
+        f"twohop, N=8, n_train=200, {steps_text(META)}, k=3; training: commutative 0.5 min")
 
 
 def test_property_and_shared_numbers_read_their_rows():
@@ -205,7 +208,8 @@ def test_property_and_shared_numbers_read_their_rows():
     assert prop["n_control"] == at["distinct", "mirror_covered"].n
     assert prop["acc_ctrl_id"] == at["distinct", "type:type_0"].acc
     assert prop["id_cov"] == at["distinct", "type:type_0"].covered_share
-    shared = shared_numbers(table)
+    shared = shared_numbers(table, 8)
+    assert np.isnan(shared["acc_uncovered"]) and shared["n_uncovered"] == 0 and shared["chance"] == 1 / 8
     assert shared["acc_ood"] == at["shared", "cross_role"].acc and shared["n_control"] == at["distinct", "cross_role"].n
     assert covered_share(table, "shared", "cross_role") == at["shared", "cross_role"].covered_share
     with pytest.raises(CovlibError, match="no row"):
@@ -225,17 +229,34 @@ def test_pivots_and_figure_groups():
 
 def test_summary_metrics_and_findings():
     table = _groups_table()
-    prop, shared = property_numbers(table), shared_numbers(table)
+    prop, shared = property_numbers(table), shared_numbers(table, 8)
     summary = taxonomy_summary(prop, shared)
     assert len(summary) == 5 and summary["measured accuracy"].tolist()[1] == prop["acc_reachable"]
     metrics = taxonomy_metrics(prop, shared, META)
     assert list(metrics) == ["acc_property_reachable", "acc_property_control", "acc_shared_ood", "acc_shared_control",
                              "acc_covered", "acc_id", "n_property_reachable", "n_shared_ood",
-                             "shared_ood_covered_share", "training_minutes", "N", "n_train"]
+                             "shared_ood_covered_share", "training_minutes", "acc_shared_uncovered",
+                             "acc_shared_uncovered_control", "n_shared_uncovered", "chance_shared", "N", "n_train"]
     assert metrics["N"] == 8 and metrics["training_minutes"] == pytest.approx(0.75)
     text = findings(prop, shared, META, seconds=12.4)
     assert len(text.splitlines()) == 5 and text.endswith("this chapter ran in 12 s.")
     assert f"{prop['n_reachable']} inputs lie outside 3-coverage" in text
+
+
+def test_the_shared_operator_verdict_follows_the_numbers_whichever_way_they_fall():
+    base = {"chance": 1 / 30, "acc_uncovered_control": 0.05}
+    assert "not demonstrated" in shared_verdict(base | {"n_uncovered": 11_000, "acc_uncovered": 0.06})
+    assert "generalises beyond coverage" in shared_verdict(base | {"n_uncovered": 11_000, "acc_uncovered": 0.19})
+    assert "not demonstrated" in shared_verdict(base | {"n_uncovered": 12, "acc_uncovered": 0.17})  # 2 of 12: noise
+    assert shared_verdict(base | {"n_uncovered": 0, "acc_uncovered": float("nan")}).startswith("Not measured yet")
+
+
+def test_property_groups_keep_covered_inputs_with_an_unseen_fact_apart():
+    old = _groups_table()
+    assert property_groups(old)[0] == "covered"
+    new = pd.concat([old, pd.DataFrame([{"condition": "distinct", "group": "covered_all_facts_seen", "n": 5,
+                                         "acc": 0.9, "covered_share": 1.0}])])
+    assert property_groups(new)[:2] == ["covered_all_facts_seen", "covered_a_fact_unseen"]
 
 
 def test_exercise_answers():
