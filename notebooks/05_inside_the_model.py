@@ -149,7 +149,8 @@ else:
 over = inside_the_model.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
 display(over.round(3))
 over_chart = chapter.save(over_training_chart(inside_the_model.over_training_frame(over, id_peak),
-                                              "Bridge clusters and ID accuracy over training"), "05_iicg_over_training")
+                                              "Bridge clusters and ID accuracy over training",
+                                              y_title="IICG at the peak cell / ID accuracy"), "05_iicg_over_training")
 display(over_chart)
 corr = inside_the_model.checkpoint_correlation(over)
 

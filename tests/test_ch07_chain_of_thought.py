@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from covlib.analyses.fits import describe_exponent, summary_exponent
-from covlib.analyses.residuals import open_shipped
+from covlib.analyses.iicg import iicg_bruteforce, item_groups
+from covlib.analyses.residuals import open_shipped, residual_streams, split_items
 from covlib.base.errors import CovlibError
 from covlib.book.setup import setup_chapter
 from covlib.chapters import ch07_chain_of_thought as chain_of_thought
@@ -139,12 +140,22 @@ def test_sequence_iicg_covers_the_bridge_position(shipped):
     table = iicg_sequence_table(model, ds, tables, ["b"], max_items=300)
     assert set(table["position"]) == {"x1", "x2", "x3", "b"}
     assert table["layer"].nunique() == model.cfg.n_layers + 1
-    assert table["iicg"].between(-2, 2).all()
-    # at the bridge position the embedding is the bridge token itself: items of one bridge are identical there
+    # an independent oracle: the pairwise brute force on the same residuals and groups, at every cell
+    idx = split_items(ds, "type_0")[:300]
+    inputs = ds.test.inputs[idx]
+    resid = residual_streams(model, np.concatenate([inputs, ds.test.targets[idx][:, :-1]], axis=1))
+    kept, labels = item_groups(tables, inputs, "b")
+    brute = iicg_bruteforce(resid[kept], labels)
+    positions = list(dict.fromkeys(table["position"]))
+    for row in table.itertuples():
+        assert row.iicg == pytest.approx(brute[row.layer, positions.index(row.position)], abs=1e-6)
+    # at the bridge position the embedding is the bridge token itself: items of one bridge are identical there,
+    # so that cell is flagged high by construction and no peak is read from it
     emb = table[(table["layer"] == 0) & (table["position"] == "b")].iloc[0]
-    assert emb["within"] == pytest.approx(1.0, abs=1e-5)
+    assert emb["within"] == pytest.approx(1.0, abs=1e-5) and emb["by_construction"]
+    assert table["by_construction"].sum() == 1
     peaks = iicg_peak_table(table.assign(model="twohop_cot"), position="b")
-    assert peaks.index.tolist() == [("twohop_cot", "b")] and peaks["layer"].iloc[0] >= 1  # embeddings left out
+    assert peaks.index.tolist() == [("twohop_cot", "b")] and peaks["layer"].iloc[0] >= 1
     at_b = table[(table["position"] == "b") & (table["layer"] >= 1)]
     assert peaks["iicg"].iloc[0] == pytest.approx(at_b["iicg"].max())
     with pytest.raises(CovlibError, match="no IICG rows at position 'b9'"):

@@ -155,7 +155,10 @@ def sanity_datasets():
 def test_sanity_figure(sanity_datasets):
     tables = [wide_table(coverage_by_k(ds, 8)) for ds in sanity_datasets]
     type0 = np.mean([t.loc["type_0"].to_numpy() for t in tables], axis=0)
-    assert np.all(np.abs(type0 - SPEC_TYPE0) <= 6), type0
+    # a tolerance per k, in points, sized to the value: three seeds agree within about 2 points at every k, and
+    # the book sits about 5 points above the SPEC's rounded figure at k = 5 and 6 (the same on every seed)
+    tolerance = np.array([1, 1, 3, 3, 6, 5, 2, 1])
+    assert np.all(np.abs(type0 - SPEC_TYPE0) <= tolerance), type0
     assert np.all(np.diff(type0) <= 0)
     for table in tables:
         assert (table.loc["train_inferred"] == 100).all()

@@ -429,7 +429,7 @@ def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> al
     failure_curve = accuracy_curves_chart(wide, series, f"Two-hop N={key['N']}, seed {key['seed']}: "
                                                         "just below and just above the required data",
                                           colors=dict(zip(series, palette)), chance=1 / key["N"])
-    cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered")
+    cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered", legend_title="training set")
     return alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
 
 

@@ -255,7 +255,14 @@ def need_lines(need: pd.DataFrame, k: int = 3, target: float = 0.99, population:
         if len(reached):
             lines.append(pd.DataFrame({"N": reached["N"], "n": reached["n_train"], "dash": "coverage",
                                        "series": f"{task}: {target:.0%} of {population} {k}-covered"}))
-        lines.append(pd.DataFrame({"N": g["N"], "n": g["eligible"], "dash": "pool", "series": f"{task}: ID pool"}))
+    pools = sel.pivot_table(index="N", columns="task", values="eligible").dropna()
+    if len(pools.columns) == 2 and np.allclose(pools.iloc[:, 0], pools.iloc[:, 1], rtol=0.02):
+        lines.append(pd.DataFrame({"N": pools.index, "n": pools.iloc[:, 0].to_numpy(), "dash": "pool",
+                                   "series": "ID pool (two-hop and non-tree, within 2%)"}))  # one line, not two on top
+    else:
+        for task, g in sel.groupby("task"):
+            g = g.sort_values("N")
+            lines.append(pd.DataFrame({"N": g["N"], "n": g["eligible"], "dash": "pool", "series": f"{task}: ID pool"}))
     return pd.concat(lines, ignore_index=True) if lines else pd.DataFrame(columns=["N", "n", "dash", "series"])
 
 
@@ -432,7 +439,10 @@ def required_data_frames(twohop_summary: pd.DataFrame, nontree_summary: pd.DataF
                         (("twohop", twohop_summary), ("nontree", nontree_summary)) if s["n_req"].notna().any()]
                        or [pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])], ignore_index=True)
     lost = nontree_summary[nontree_summary["status"] == "unreachable"]
-    reference = pd.DataFrame({"N": lost["N"], "n": lost["largest_n"], "series": "nontree: no success at this size"})
+    capped = lost["low_capped"].astype(bool) if "low_capped" in lost else pd.Series(False, index=lost.index)
+    reference = pd.DataFrame({"N": lost["N"], "n": lost["largest_n"],
+                              "series": np.where(capped, "nontree: no success at this size, stopped by the step cap",
+                                                 "nontree: no success at this size (the authors' rule)")})
     lines = need_lines(need, k) if len(need) else pd.DataFrame(columns=["N", "n", "dash", "series"])
     return points, lines, reference
 

@@ -302,18 +302,23 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
     color = alt.Color("task:N", title=None, scale=alt.Scale(domain=["twohop", "threehop"], range=["#1565c0", "#c62828"]))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(zero=False, nice=False, padding=20))
     layers = []
+    measured, at_least = "measured ratio (one seed, one N)", "at least (no success without CoT)"
+    shape = alt.Scale(domain=[measured, at_least], range=["circle", "triangle-up"])
     if band:
-        layers.append(alt.Chart(pd.DataFrame({"lo": [band[0]], "hi": [band[1]], "what": ["paper: 5-10x"]}))
-                      .mark_rect(opacity=0.15, color="#6a1b9a").encode(alt.Y("lo:Q"), alt.Y2("hi:Q"), tooltip=["what"]))
-    layers.append(alt.Chart(ratios).mark_point(filled=True, size=70).encode(
+        layers.append(alt.Chart(pd.DataFrame({"lo": [band[0]], "hi": [band[1]], "what": [f"paper: {band[0]:.0f}-{band[1]:.0f}x"]}))
+                      .mark_rect(opacity=0.15).encode(
+                          alt.Y("lo:Q"), alt.Y2("hi:Q"), tooltip=["what"],
+                          fill=alt.Fill("what:N", title=None, scale=alt.Scale(range=["#6a1b9a"]),
+                                        legend=alt.Legend(orient="bottom"))))
+    layers.append(alt.Chart(ratios.assign(what=measured)).mark_point(filled=True, size=70).encode(
         x, alt.Y("ratio:Q", title="n_req without CoT / with CoT", scale=alt.Scale(zero=True)), color,
+        alt.Shape("what:N", title=None, scale=shape, legend=alt.Legend(orient="bottom")),
         tooltip=["task", "N", "seed", alt.Tooltip("n_req_plain:Q", format=",.0f"),
                  alt.Tooltip("n_req_cot:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=".2f")]))
     if bounds is not None and len(bounds):
         bounds = bounds if "task" in bounds else bounds.assign(task="")
-        layers.append(alt.Chart(bounds.assign(what="at least (no success without CoT)")).mark_point(
-            shape="triangle-up", size=90, filled=False, strokeWidth=2).encode(
-            x, alt.Y("ratio_at_least:Q"), color,
+        layers.append(alt.Chart(bounds.assign(what=at_least)).mark_point(size=90, filled=False, strokeWidth=2).encode(
+            x, alt.Y("ratio_at_least:Q"), color, alt.Shape("what:N", title=None, scale=shape),
             tooltip=["task", "N", "seed", "what", alt.Tooltip("plain_fails_at:Q", format=",.0f"),
                      alt.Tooltip("n_req_cot:Q", format=",.0f"), alt.Tooltip("ratio_at_least:Q", format=".2f")]))
     return alt.layer(*layers).properties(width=320, height=220, title=alt.TitleParams(title, anchor="start"))

@@ -9,14 +9,14 @@ from covlib.figures.style import TYPE_COLORS, _type_scale
 
 
 def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
-                        reference: dict[int, float] | None = None) -> alt.LayerChart:
+                        reference: dict[int, float] | None = None, legend_title: str = "test type") -> alt.LayerChart:
     """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve."""
     data = table.assign(percent=table["covered"] * 100)
     types = data["type"].drop_duplicates().tolist()
     lines = alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
         alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
-        alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types),
+        alt.Color("type:N", title=legend_title, scale=_type_scale(types), sort=types),
         tooltip=["type", "k", alt.Tooltip("percent:Q", format=".1f"), "n"],
     )
     layers = [lines]
@@ -48,8 +48,10 @@ def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: 
     layers = [lines]
     if chance is not None:
         rule = pd.DataFrame({"accuracy": [chance], "label": [f"chance (1/N = {chance:.3f})"]})
-        layers.append(alt.Chart(rule).mark_rule(strokeDash=[5, 4], color="black").encode(
-            alt.Y("accuracy:Q"), tooltip=["label"]))
+        layers.append(alt.Chart(rule).mark_rule(color="black").encode(
+            alt.Y("accuracy:Q"), tooltip=["label"],
+            strokeDash=alt.StrokeDash("label:N", title=None, scale=alt.Scale(range=[[5, 4]]),
+                                      legend=alt.Legend(orient="bottom"))))
     return alt.layer(*layers).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
 
 

@@ -65,7 +65,14 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     if reference is not None and len(reference):
         layers.append(alt.Chart(reference).mark_point(shape="triangle-up", size=70, filled=False, strokeWidth=2).encode(
             x, alt.Y("n:Q", scale=LOG), color, tooltip=["series", "N", alt.Tooltip("n:Q", format=",.0f")]))
-    return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(title, anchor="start"))
+    subtitle = []
+    if len(points):
+        subtitle.append("bars: the bracket (largest failing to smallest succeeding training set); dots: its "
+                        "geometric mean, the estimate of n_req")
+    if reference is not None and len(reference):
+        subtitle.append("open triangles: published reference points")
+    return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(
+        title, subtitle=subtitle or alt.Undefined, anchor="start"))
 
 
 

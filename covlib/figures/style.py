@@ -10,6 +10,7 @@ import pandas as pd
 
 from covlib.base.paths import default_figures_dir
 
+SPECS_ENV = "COVLIB_SPECS_DIR"  # where save_figure also writes each chart's Vega-Lite spec (tests set it)
 TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
 
 
@@ -33,11 +34,15 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
         folder / f"{name}.png": vlc.vegalite_to_png(spec, scale=scale),
         folder / f"{name}.svg": vlc.vegalite_to_svg(spec).encode("utf-8"),
     }
+    specs = os.environ.get(SPECS_ENV)
+    if specs:  # the Vega-Lite spec too, for tests that read what every chart shows (tests/test_book.py)
+        Path(specs).mkdir(parents=True, exist_ok=True)
+        outputs[Path(specs) / f"{name}.vl.json"] = spec.encode("utf-8")
     for path, payload in outputs.items():
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(payload)
         os.replace(tmp, path)
-    return list(outputs)
+    return [p for p in outputs if p.suffix != ".json"]
 
 
 def pending_chart(title: str, command: str, lead: str = "not computed yet; fill the cache with") -> alt.Chart:
