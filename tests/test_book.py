@@ -6,11 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
+from figure_checks import unexplained_layers
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, run_chapter, select_chapters
 from covlib.book.sweep import notebook_parameters
 from covlib.cli.main import main
+from covlib.figures.style import SPECS_ENV
 
 CHAPTERS = discover_chapters()
 
@@ -22,10 +24,11 @@ def test_chapters_are_discovered():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path):
+def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path, monkeypatch):
     declared = notebook_parameters(chapter)
     assert "preset" in declared, f"{chapter.name} declares no preset parameter"
     figures = tmp_path / "figures"
+    monkeypatch.setenv(SPECS_ENV, str(tmp_path / "specs"))  # save_figure also writes each chart's spec there
     extra = {"out_dir": str(tmp_path / "data")}  # datasets and runs go to tmp when the chapter allows it
     result = run_chapter(chapter, "smoke", tmp_path / "build", figures, extra=extra, progress_bar=False)
     assert result.status == "done", f"{chapter.stem} failed: {result.error} (see {result.output})"
@@ -42,6 +45,8 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path):
     assert injected and 'preset = "smoke"' in "".join(injected[0]["source"])
     shipped = {p.stem for p in (chapter.parent.parent / "papers_figures").glob(f"{prefix}*.png")}
     assert {p.stem for p in pngs} == shipped, "papers_figures/ must hold exactly the figures the chapter writes"
+    for spec in sorted((tmp_path / "specs").glob("*.vl.json")):
+        assert not unexplained_layers(json.loads(spec.read_text())), f"{spec.name}: a mark nothing explains"
     metrics = json.loads(metrics_path(chapter.stem, "smoke", tmp_path / "build").read_text())
     assert metrics, f"{chapter.stem} recorded no metrics"
     assert not out_of_range(metrics), f"{chapter.stem} recorded impossible values: {out_of_range(metrics)}"
@@ -73,6 +78,18 @@ def out_of_range(metrics: dict) -> dict:
                     bad[key] = value
                 break
     return bad
+
+
+def test_the_figure_check_finds_a_mark_nothing_explains():
+    line = {"mark": "line", "encoding": {"color": {"field": "series", "type": "nominal"}}}
+    rule = {"mark": "rule", "encoding": {"y": {"field": "chance", "type": "quantitative"}}}
+    dashed = {"mark": "rule", "encoding": {"strokeDash": {"field": "label", "type": "nominal"}}}
+    hidden = {"mark": "rule", "encoding": {"strokeDash": {"field": "label", "type": "nominal", "legend": None}}}
+    assert unexplained_layers({"layer": [line, rule]}) == ["chart.layer[1] (rule): no legend entry of its own and no subtitle"]
+    assert unexplained_layers({"layer": [line, dashed]}) == []
+    assert len(unexplained_layers({"layer": [line, hidden]})) == 1
+    assert unexplained_layers({"title": {"text": "t", "subtitle": "dashed: chance"}, "layer": [line, rule]}) == []
+    assert len(unexplained_layers({"hconcat": [{"layer": [line, rule]}]})) == 1
 
 
 def test_the_range_check_catches_an_impossible_value():

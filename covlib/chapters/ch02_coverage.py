@@ -181,7 +181,9 @@ def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
         tooltip=["k", "merged_pairs", alt.Tooltip("purity:Q", format=".1%")])
     return alt.layer(bars, line).resolve_scale(y="independent").properties(
         width=420, height=240,
-        title=alt.TitleParams("What equivalence classes group together, P = {x1, x2}", anchor="start"))
+        title=alt.TitleParams("What equivalence classes group together, P = {x1, x2}", anchor="start",
+                              subtitle="bars (left axis): fragment pairs merged; green line (right axis): share of "
+                                       "them that share the bridge"))
 
 
 def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.Chart:

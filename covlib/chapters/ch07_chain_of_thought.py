@@ -289,8 +289,8 @@ def decoding_chart(summary: pd.DataFrame, title: str, row: str = "model") -> alt
     ticks = alt.Chart(summary.assign(what="teacher-forced answer accuracy")).mark_tick(
         color="black", thickness=3, size=22).encode(alt.X("tf_answer:Q"), y,
                                                    tooltip=[row, "what", alt.Tooltip("tf_answer:Q", format=".3f")])
-    return alt.layer(bars, ticks).properties(width=420, height=30 * len(rows) + 20,
-                                             title=alt.TitleParams(title, anchor="start"))
+    return alt.layer(bars, ticks).properties(width=420, height=30 * len(rows) + 20, title=alt.TitleParams(
+        title, anchor="start", subtitle="bars: greedy decoding outcomes; black tick: teacher-forced answer accuracy"))
 
 
 def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | None = None,

@@ -40,8 +40,9 @@ def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: s
 
 
 def over_training_chart(frame: pd.DataFrame, title: str, y_title: str = "value") -> alt.LayerChart:
-    """Lines over training steps (columns step, value, series) with points at the analysed checkpoints."""
+    """Lines over training steps (columns step, value, series) with points at the analysed checkpoints (said in
+    the subtitle)."""
     base = alt.Chart(frame).encode(alt.X("step:Q", title="training step"),
                                    alt.Y("value:Q", title=y_title), alt.Color("series:N", title=None))
     return alt.layer(base.mark_line(strokeWidth=2), base.mark_point(filled=True, size=50)).properties(
-        width=440, height=240, title=alt.TitleParams(title, anchor="start"))
+        width=440, height=240, title=alt.TitleParams(title, anchor="start", subtitle="points: the checkpoints analysed"))

@@ -29,7 +29,8 @@ def dose_chart(runs: pd.DataFrame, fit: dict | None, budget: int) -> alt.LayerCh
         grid = np.geomspace(runs["n_unique"].min(), runs["n_unique"].max(), 80)
         curve = pd.DataFrame({"n_unique": grid, ACC: dose_curve(fit, grid)})
         layers.append(alt.Chart(curve).mark_line(color="firebrick").encode(x=x, y=y))
-    title = f"Dose-response at a fixed budget of {budget:,} forward passes"
+    title = alt.TitleParams(f"Dose-response at a fixed budget of {budget:,} forward passes", anchor="start",
+                            subtitle="dots: runs; black diamonds: the mean of each level; red line: the fitted logistic")
     return alt.layer(*layers, title=title).properties(width=420, height=260)
 
 
@@ -64,7 +65,9 @@ def spread_chart(spread: pd.DataFrame, chosen: dict[str, int]) -> alt.LayerChart
     marks = spread.assign(chosen=[chosen.get(m) == t for m, t in zip(spread["measure"], spread["threshold"])])
     ring = alt.Chart(marks[marks["chosen"]]).mark_point(size=220, shape="circle", filled=False, color="black").encode(
         x="threshold:O", y="sd:Q")
-    return alt.layer(base.mark_line(point=True), ring, title="Where the measures tell sets of one size apart").properties(
+    title = alt.TitleParams("Where the measures tell sets of one size apart", anchor="start",
+                            subtitle="open black circles: the threshold each contrast selects on")
+    return alt.layer(base.mark_line(point=True), ring, title=title).properties(
         width=420, height=220)
 
 
@@ -107,5 +110,6 @@ def contrast_chart(runs: pd.DataFrame) -> alt.Chart:
         alt.layer(base.mark_line(opacity=0.35, color="gray"), base.mark_circle(size=60).encode(color=alt.Color("arm:N", legend=None)))
         .properties(width=160, height=240)
         .facet(column=alt.Column("experiment:N", title="selected on"))
-        .properties(title="Same number of distinct examples, extreme coverage")
+        .properties(title=alt.TitleParams("Same number of distinct examples, extreme coverage", anchor="start",
+                                          subtitle="dots: runs; grey lines join the two runs of one model seed"))
     )
