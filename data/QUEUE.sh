@@ -3,9 +3,12 @@
 # Every step resumes from what is on disk (probe and run tables skip finished rows), so rerunning
 # this script after an interruption continues where it stopped.
 #
-# Run it with the code of a worktree pinned to a commit, writing into the main checkout's data/:
+# Run it with the code of a worktree pinned to a commit, writing into the main checkout's data/ (run a copy of
+# this file: bash reads a script as it goes, so editing the running file would change what it runs):
 #   git worktree add /work/queue <commit> --detach
-#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup bash /work/main/data/QUEUE.sh &
+#   cp /work/main/data/QUEUE.sh /work/queue-run.sh
+#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup setsid bash /work/queue-run.sh &
+# Stop it with its process group (kill -- -PGID): its pool workers are not named after covlib.
 # (PYTHONPATH makes the worktree's covlib win over the venv's editable install of the main checkout.)
 # Budgets are one-thread CPU estimates from the `minutes` column of data/scaling/probes.csv; two
 # one-thread workers run at once (--jobs 2).
@@ -33,7 +36,7 @@ for s in 1 2; do
 done
 wait
 for s in 1 2; do
-  "$PY" -c "from covlib.learning import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.learning.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
+  "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.learning.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
 
 # 3. chain of thought (chapter 7), ~2 h: a second two-hop CoT seed; non-tree with CoT searched
@@ -43,9 +46,18 @@ step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 -
 # 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
 step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
 
-# 6. the shared-operator control trained as long as the treated models (chapter 8), ~0.4 h
+# 5. the audit's coverage and surface contrasts with 20 training sets per arm instead of 6 (chapter 9), ~1 h;
+#    the 6 most extreme sets of each arm are among the 20, so their runs are kept
+step audit_contrasts
+covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/diversity/runs.csv" --work build/diversity --jobs 2
+
+# 6. the shared-operator control trained as long as the treated models, and the uncovered cross-role group
+#    (chapter 8), ~0.4 h: all three models at 2,000 steps
 step taxonomy
-"$PY" -c "import torch; torch.set_num_threads(1); from covlib.taxonomy import run_taxonomy; run_taxonomy('$DATA/taxonomy', 'build/taxonomy')"
+"$PY" -c "import torch; torch.set_num_threads(1); from covlib.chapters.ch08_three_ways_to_generalise import run_taxonomy; run_taxonomy('$DATA/taxonomy', 'build/taxonomy')"
+
+# issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first)
+step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
 
 # 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
 step twohop_70;        covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"

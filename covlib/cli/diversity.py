@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
+from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     BOOK_PLAN,
     SMOKE_PLAN,
@@ -24,17 +26,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
                        help="any of: dose factorial coverage surface (default: all, in that order)")
         s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")
+        s.add_argument("--per-arm", type=int, default=None,
+                       help="training sets per arm of the coverage and surface contrasts (default: the plan's)")
         if name == "run":
             s.add_argument("--work", default="build/diversity", help="datasets/ and runs/ of the audit")
             s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
 
 
-def plan_named(name: str):
-    return BOOK_PLAN if name == "book" else SMOKE_PLAN
+def plan_named(name: str, per_arm: int | None = None):
+    """The named plan, with ``per_arm`` training sets per contrast arm when given (the arms of a smaller plan
+    are the most extreme of a larger one: its runs are kept)."""
+    plan = BOOK_PLAN if name == "book" else SMOKE_PLAN
+    if per_arm is not None and per_arm < 2:
+        raise CovlibError(f"--per-arm {per_arm}: a contrast needs at least 2 training sets per arm")
+    return dataclasses.replace(plan, per_arm=per_arm) if per_arm else plan
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = plan_named(args.plan)
+    plan = plan_named(args.plan, args.per_arm)
     if args.action == "run":
         for exp in args.experiments:  # one experiment at a time: a finished one is usable before the next starts
             run_audit(plan, [exp], args.table, args.work, jobs=args.jobs)
