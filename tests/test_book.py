@@ -9,10 +9,9 @@ import pytest
 from figure_checks import unexplained_layers
 
 from covlib.base.errors import CovlibError
-from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, run_chapter, select_chapters
+from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, select_chapters
 from covlib.book.sweep import notebook_parameters
 from covlib.cli.main import main
-from covlib.figures.style import SPECS_ENV
 
 CHAPTERS = discover_chapters()
 
@@ -24,17 +23,15 @@ def test_chapters_are_discovered():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path, monkeypatch):
+def test_chapter_runs_at_smoke_preset(chapter: Path, smoke_book):
+    build, results = smoke_book
     declared = notebook_parameters(chapter)
     assert "preset" in declared, f"{chapter.name} declares no preset parameter"
-    figures = tmp_path / "figures"
-    monkeypatch.setenv(SPECS_ENV, str(tmp_path / "specs"))  # save_figure also writes each chart's spec there
-    extra = {"out_dir": str(tmp_path / "data")}  # datasets and runs go to tmp when the chapter allows it
-    result = run_chapter(chapter, "smoke", tmp_path / "build", figures, extra=extra, progress_bar=False)
+    result = results[chapter.stem]
     assert result.status == "done", f"{chapter.stem} failed: {result.error} (see {result.output})"
-    assert result.output == tmp_path / "build" / "smoke" / f"{chapter.stem}.ipynb" and result.output.is_file()
+    assert result.output == build / "smoke" / f"{chapter.stem}.ipynb" and result.output.is_file()
     prefix = chapter.stem.split("_")[0] + "_"
-    pngs = sorted(figures.glob(f"{prefix}*.png"))
+    pngs = sorted((build / "figures").glob(f"{prefix}*.png"))
     assert pngs, f"{chapter.stem} saved no figure {prefix}*.png to the figures dir it was given"
     for png in pngs:
         svg = png.with_suffix(".svg")
@@ -45,9 +42,9 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, tmp_path: Path, monkeypatch
     assert injected and 'preset = "smoke"' in "".join(injected[0]["source"])
     shipped = {p.stem for p in (chapter.parent.parent / "papers_figures").glob(f"{prefix}*.png")}
     assert {p.stem for p in pngs} == shipped, "papers_figures/ must hold exactly the figures the chapter writes"
-    for spec in sorted((tmp_path / "specs").glob("*.vl.json")):
+    for spec in sorted((build / "specs").glob(f"{prefix}*.vl.json")):
         assert not unexplained_layers(json.loads(spec.read_text())), f"{spec.name}: a mark nothing explains"
-    metrics = json.loads(metrics_path(chapter.stem, "smoke", tmp_path / "build").read_text())
+    metrics = json.loads(metrics_path(chapter.stem, "smoke", build).read_text())
     assert metrics, f"{chapter.stem} recorded no metrics"
     assert not out_of_range(metrics), f"{chapter.stem} recorded impossible values: {out_of_range(metrics)}"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from covlib.base.errors import CovlibError
-from covlib.book.runner import discover_chapters, run_chapter
+from covlib.book.runner import discover_chapters
 from covlib.book.site import build_site, chapter_summary, prepare_notebook
 
 CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
@@ -24,16 +24,14 @@ CSS_IMPORT = re.compile(r"(?:@import|url\()\s*['\"]?https?://", re.I)
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    """The whole book executed at the smoke preset (about a minute), then built as a site.
-    COVLIB_SITE_BUILD=DIR reuses a folder whose smoke/ already holds the executed chapters."""
+def site(smoke_book) -> Path:
+    """The smoke book the chapter tests executed (tests/conftest.py), built as a site.
+    COVLIB_SITE_BUILD=DIR builds from a folder whose smoke/ already holds the executed chapters instead."""
     reuse = os.environ.get("COVLIB_SITE_BUILD")
     if reuse:
         return build_site("smoke", reuse)
-    build = tmp_path_factory.mktemp("book")
-    results = [run_chapter(c, "smoke", build, build / "figures", extra={"out_dir": str(build / "data")},
-                           progress_bar=False) for c in CHAPTERS]
-    failed = [f"{r.name}: {r.error}" for r in results if r.status != "done"]
+    build, results = smoke_book
+    failed = [f"{name}: {r.error}" for name, r in results.items() if r.status != "done"]
     assert not failed, f"chapters failed at smoke: {failed}"
     return build_site("smoke", build)
 

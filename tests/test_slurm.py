@@ -40,7 +40,10 @@ def partition():
                              timeout=300)
     if started.returncode != 0:
         subprocess.run(["bash", str(HERE / "slurm" / "stop_slurm.sh"), "--clean"], env=env, capture_output=True)
-        pytest.skip("the private SLURM cluster did not start: " + " | ".join(started.stderr.strip().splitlines()[-4:]))
+        why = "the private SLURM cluster did not start: " + " | ".join(started.stderr.strip().splitlines()[-4:])
+        if os.environ.get("CI"):  # on CI SLURM is installed: a cluster that cannot start is a failure, not a skip
+            pytest.fail(why)
+        pytest.skip(why)
     print(f"\nSLURM cluster up in {time.perf_counter() - t0:.1f} s")
     values = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
     saved = os.environ.get("SLURM_CONF")
@@ -79,12 +82,14 @@ def test_a_cancelled_task_is_recorded_as_cancelled(partition, tmp_path: Path):
         PROBE, {"x": [3], "sleep_s": [300]}, tmp_path, executor="slurm", slurm=slurm, progress=False)))
     worker.start()
     status_file = tmp_path / config_slug({"x": 3, "sleep_s": 300}) / "status.json"
-    deadline = time.time() + 60
-    while time.time() < deadline:
+    # wait for the signal that the notebook started inside its SLURM task (no wall-clock deadline: a loaded
+    # machine starts kernels slowly); a generous cap only keeps a broken cluster from hanging the suite
+    started, cap = False, time.monotonic() + 900
+    while not started and worker.is_alive() and time.monotonic() < cap:
         status = json.loads(status_file.read_text()) if status_file.is_file() else {}
-        if status.get("status") == "running":  # the notebook has started inside the SLURM task
-            break
+        started = status.get("status") == "running"
         time.sleep(0.5)
+    assert started, "the notebook never started running in its task"
     queued = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
     assert queued, "the task never reached the queue"
     subprocess.run(["scancel", *queued], check=True)
@@ -92,7 +97,6 @@ def test_a_cancelled_task_is_recorded_as_cancelled(partition, tmp_path: Path):
     assert not worker.is_alive(), "run_sweep did not notice the cancellation"
     (result,) = box["results"]
     assert result.status == "cancelled", result
-    assert time.time() < deadline, "the notebook never started running in its task"
     recorded = json.loads(status_file.read_text())
     assert recorded["status"] == "cancelled" and "CANCELLED" in recorded["error"].upper()
 

@@ -1,0 +1,43 @@
+"""Fixtures several test files share: the whole book executed once at the smoke preset."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from covlib.book.runner import ChapterResult, discover_chapters, run_chapter
+from covlib.figures.style import SPECS_ENV
+
+CHAPTERS = discover_chapters()
+
+
+@pytest.fixture(scope="session")
+def smoke_book(tmp_path_factory) -> tuple[Path, dict[str, ChapterResult]]:
+    """Every chapter executed once at the smoke preset into one build folder (executed notebooks in smoke/,
+    figures in figures/, each chart's Vega-Lite spec in specs/, metrics in smoke/metrics/), shared by the
+    chapter tests (tests/test_book.py) and the site tests (tests/test_site.py)."""
+    build = tmp_path_factory.mktemp("smoke-book")
+    saved = os.environ.get(SPECS_ENV)
+    os.environ[SPECS_ENV] = str(build / "specs")  # save_figure also writes each chart's spec (kernels inherit it)
+    try:
+        results = {c.stem: run_chapter(c, "smoke", build, build / "figures", extra={"out_dir": str(build / "data")},
+                                       progress_bar=False) for c in CHAPTERS}
+    finally:
+        if saved is None:
+            os.environ.pop(SPECS_ENV, None)
+        else:
+            os.environ[SPECS_ENV] = saved
+    return build, results
+
+
+# Fixtures that train models, execute notebooks, start a cluster or a browser: every test using one is slow,
+# so that `pytest -m "not slow"` is a quick loop while developing (make test runs everything).
+SLOW_FIXTURES = {"smoke_book", "default_metrics", "site", "served", "browser_context", "partition", "run", "shipped",
+                 "sanity_datasets"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
