@@ -183,3 +183,40 @@ def test_presets_name_every_book_preset_and_refuse_others():
     assert setup_chapter("06", "paper", PRESETS)["note"]
     with pytest.raises(CovlibError, match="smoke, default, paper"):
         setup_chapter("06", "big", PRESETS)
+
+
+# ---- the exercises ----
+
+def test_exercise_1_share_of_merged_pairs_sharing_x2_and_its_check(pair):
+    truth = path_ambiguity.merged_share(pair["nontree"], 2)
+    rows = merged_pairs(pair["nontree"], k=2).set_index("shared")
+    assert truth == pytest.approx(rows.loc["x2", "share"]) and 0 <= truth <= 1
+    check = path_ambiguity.check_share_x2
+    assert check(truth, truth).startswith("correct") and check(round(truth, 3), truth).startswith("correct")
+    assert check(truth - 0.05, truth).startswith("not quite") and check(truth + 0.02, truth).startswith("not quite")
+    assert "not a percentage" in check(truth * 100, truth)
+    assert check("most", truth).startswith("not quite")
+    unanswered = check(None, truth)
+    assert unanswered.startswith("no answer yet") and "merged_pairs" in unanswered
+    assert check(0.5, float("nan")).startswith("cannot check")
+
+
+def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
+    # the default preset's pair: twice its 10,000 examples would not fit in non-tree's pool of 13,255 inputs
+    default = paired_datasets(30, 10_000, seed=0, test_size_per_type=1000)
+    assert default["nontree"].eligible_count == 13_255
+    assert path_ambiguity.largest_train_size(default) == 13_255 - 1000 < 2 * 10_000
+    # at the smoke preset's size (seconds): the truth is what the reader's route through coverage_comparison reads
+    small = paired_datasets(8, 200, seed=0, test_size_per_type=100)
+    n_big = path_ambiguity.largest_train_size(small)
+    assert n_big < min(ds.eligible_count for ds in small.values())
+    truth = path_ambiguity.pool_coverage(8, n_big, 3, test_size_per_type=100)
+    cov = path_ambiguity.coverage_comparison(8, n_big, test_size_per_type=100)
+    assert truth == pytest.approx(path_ambiguity.cov_at(cov, "nontree", "id_pool", 3)) and 0 <= truth < 1
+    assert path_ambiguity.pool_coverage(8, n_big, 3, test_size_per_type=100, task="twohop") == pytest.approx(
+        path_ambiguity.cov_at(cov, "twohop", "id_pool", 3))
+    check = path_ambiguity.check_pool_coverage
+    assert check(truth, truth).startswith("correct") and check(truth + 0.005, truth, k=3).startswith("correct")
+    assert check(truth + 0.1, truth).startswith("not quite") and check(1.0, truth).startswith("not quite")
+    unanswered = check(None, truth, k=3)
+    assert unanswered.startswith("no answer yet") and "coverage_comparison" in unanswered and "k = 3" in unanswered

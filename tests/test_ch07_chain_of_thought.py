@@ -379,3 +379,78 @@ def test_recorded_metrics_and_summary_without_any_result():
     assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 7
     assert table.iloc[4, 2] == "4.0x" and table.iloc[0, 2] == "n/a (not in the cache)"
     assert table.iloc[6, 2] == "IICG by (b, x2) minus by b: 0.25 (two-hop CoT n/a (not in the cache))"
+
+
+# ---- the exercises ----
+
+def test_exercise_1_bridge_wrong_share_and_its_check():
+    decoding = pd.DataFrame({"model": ["twohop_cot", "twohop_cot"], "split": ["type_0", "type_2"],
+                             "bridge right, answer right": [0.9, 0.05], "bridge right, answer wrong": [0.05, 0.05],
+                             "bridge wrong, answer right": [0.01, 0.03], "bridge wrong, answer wrong": [0.04, 0.87]})
+    truth = chain_of_thought.bridge_wrong_share(decoding)
+    assert truth == pytest.approx(0.9)  # type_2: 0.03 + 0.87
+    assert chain_of_thought.bridge_wrong_share(decoding, split="type_0") == pytest.approx(0.05)
+    assert np.isnan(chain_of_thought.bridge_wrong_share(decoding, "nontree_cot"))  # a model not in the table
+    check = chain_of_thought.check_bridge_wrong
+    assert check(0.9, truth).startswith("correct") and check(0.902, truth).startswith("correct")
+    assert check(0.87, truth).startswith("not quite")  # only the wrong bridges followed by a wrong answer
+    assert check(0.1, truth).startswith("not quite") and "not a percentage" in check(90, truth)
+    assert check(None, truth).startswith("no answer yet") and "'bridge wrong'" in check(None, truth)
+    assert "not in the cache" in check(0.9, float("nan"))
+
+
+@pytest.fixture(scope="module")
+def untrained_cot(tmp_path_factory):
+    """A tiny CoT two-hop dataset (N = 6) and a freshly initialised one-layer model (seconds, no training): its
+    greedy bridges are mostly wrong, and some are no entity at all."""
+    from covlib.analyses.residuals import task_tables
+    from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+    from covlib.tasks.folders import load_dataset
+    from covlib.training.batches import sequence_length
+    from covlib.training.model import ModelConfig, build_model
+
+    root = tmp_path_factory.mktemp("cot-exercise")
+    ds = load_dataset(ensure_dataset(DatasetConfig("twohop", 6, 80, seed=0, test_size_per_type=40, cot=True), root))
+    plain = load_dataset(ensure_dataset(DatasetConfig("twohop", 6, 80, seed=0, test_size_per_type=40), root))
+    model = build_model(ModelConfig(n_layers=1, d_model=32, n_heads=2), len(ds.vocab), sequence_length(ds), seed=1,
+                        device="cpu")
+    return model, ds, task_tables(ds), plain
+
+
+def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot):
+    model, ds, tables, plain = untrained_cot
+    chains = chain_of_thought.written_chains(model, ds, tables, split="type_2", max_items=30, batch_size=8)
+    assert len(chains) == min(30, len(split_items(ds, "type_2")))
+    assert {"x1", "x2", "x3", "b", "b_written", "t", "t_written", "t_of_written", "last_fact_seen"} <= set(chains)
+    values = tables.values(chains[["x1", "x2", "x3"]].to_numpy())
+    assert (chains["b"] == values["b1"]).all() and (chains["t"] == values["t"]).all()
+    # t_of_written against the task's own evaluation: an input (x1', x2', x3) whose bridge is the written one
+    f1 = tables.tables[tables.task.table_of_hop(tables.same_functions)[0]]
+    for row in chains.itertuples():
+        if row.b_written >= ds.num_tokens:  # no entity: nowhere to lead
+            assert row.t_of_written == -1 and not row.last_fact_seen
+            continue
+        x1, x2 = np.argwhere(f1 == row.b_written)[0] if (f1 == row.b_written).any() else (None, None)
+        if x1 is not None:
+            assert tables.values(np.array([[x1, x2, row.x3]]))["t"][0] == row.t_of_written
+    # the written bridge and answer are greedy decoding's: the same outcomes as decoding_summary on those items
+    summary = decoding_summary(model, ds, splits=("type_2",), max_items=30)
+    assert (chains["b_written"] != chains["b"]).mean() == pytest.approx(chain_of_thought.bridge_wrong_share(
+        summary.assign(model="twohop_cot")))
+    assert (chains["t_written"] == chains["t"]).mean() == pytest.approx(summary["greedy_answer"].iloc[0])
+    # the truth against a hand count, on these items and on a toy table, then the check
+    wrong = chains[chains["b_written"] != chains["b"]]
+    assert len(wrong) and chain_of_thought.follows_written_bridge(chains) == pytest.approx(
+        (wrong["t_written"] == wrong["t_of_written"]).mean())
+    toy = pd.DataFrame({"b": [1, 2, 3, 4], "b_written": [1, 5, 6, 7], "t": [0, 0, 0, 0], "t_written": [0, 3, 2, 9],
+                        "t_of_written": [0, 3, 2, -1]})
+    assert chain_of_thought.follows_written_bridge(toy) == pytest.approx(2 / 3)  # the right bridge is left out
+    assert np.isnan(chain_of_thought.follows_written_bridge(toy.iloc[:1]))
+    with pytest.raises(CovlibError, match="no bridge columns"):
+        chain_of_thought.follows_written_bridge(toy.drop(columns="b_written"))
+    check = chain_of_thought.check_follows_written_bridge
+    assert check(2 / 3, 2 / 3).startswith("correct") and check(0.6, 2 / 3).startswith("not quite")
+    assert check(None, 2 / 3).startswith("no answer yet") and "written_chains" in check(None, 2 / 3)
+    assert check(0.5, float("nan")).startswith("cannot check")
+    with pytest.raises(CovlibError, match="writes no bridge"):
+        chain_of_thought.written_chains(model, plain, tables)

@@ -11,13 +11,21 @@ import pytest
 from covlib.base.errors import CovlibError
 from covlib.book.setup import preset_values, setup_chapter
 from covlib.chapters.ch08_three_ways_to_generalise import (
+    EXERCISE_N,
     PRESETS,
     all_inputs,
-    closer_to,
+    check_agreement,
+    check_cross_role,
+    check_reachable,
     commutative_swap,
     covered_share,
+    cross_role_counts,
+    exercise_datasets,
     findings,
+    id_pool,
+    mirror_agreement,
     not_training,
+    outside_training,
     property_groups,
     property_numbers,
     property_table,
@@ -34,7 +42,6 @@ from covlib.chapters.ch08_three_ways_to_generalise import (
     taxonomy_summary,
     taxonomy_tables,
     training_minutes,
-    trend,
 )
 from covlib.coverage.exact import coverage_sweep
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
@@ -259,18 +266,67 @@ def test_property_groups_keep_covered_inputs_with_an_unseen_fact_apart():
     assert property_groups(new)[:2] == ["covered_all_facts_seen", "covered_a_fact_unseen"]
 
 
-def test_exercise_answers():
-    assert closer_to(0.7, 0.8, 10) == "covered" and closer_to(0.15, 0.8, 10) == "chance"
-    assert trend({3: 5, 4: 7}, 3, 4) == "grows" and trend({3: 5, 4: 2}, 3, 4) == "shrinks"
-    assert trend({3: 5}, 3, 3) == "stays"
+# ----------------------------------------------------------------------------- exercises
 
 
-def test_reachable_counts_match_coverage_of_inputs_and_mirrors():
-    counts = reachable_counts((2, 3), num_tokens=8, n_train=150)
-    ds = generate(DatasetConfig("twohop", 8, 150, seed=0, test_size_per_type=10, commutative=("f1",)))
-    train = set(map(tuple, ds.train_inputs.tolist()))
-    q = np.array([x for x in np.ndindex(8, 8, 8) if x not in train])
+@pytest.fixture(scope="module")
+def small_sets():
+    n_tok = 7
+    return exercise_datasets(n_tok, id_pool(n_tok, 0) // 2, 0)
+
+
+def test_exercise_datasets_are_the_three_conditions_below_their_pools(small_sets):
+    assert list(small_sets) == ["commutative", "distinct", "shared"] and EXERCISE_N >= 8
+    assert small_sets["commutative"].config.commutative == ("f1",)
+    assert small_sets["shared"].config.same_functions and small_sets["shared"].config.include_atomic
+    assert all(len(ds.train_inputs) == id_pool(7, 0) // 2 for ds in small_sets.values())
+    with pytest.raises(CovlibError, match="smallest ID pool"):
+        exercise_datasets(7, id_pool(7, 0), 0)
+    outside = outside_training(small_sets["distinct"])
+    assert len(outside) == 7**3 - len(small_sets["distinct"].train_inputs)
+
+
+def test_exercise_reachable_counts_and_their_check(small_sets):
+    ds = small_sets["commutative"]
+    truth = reachable_counts(ds, (3, 4))
+    train = set(map(tuple, ds.train_inputs.tolist()))  # by brute force: coverage of every input and of its mirror
+    q = np.array([x for x in np.ndindex(7, 7, 7) if x not in train])
     answers = ds.evaluate(ds.train_inputs)["t"]
-    direct = coverage_sweep(ds.train_inputs, answers, 8, q).cutoffs
-    mirrored = coverage_sweep(ds.train_inputs, answers, 8, q[:, [1, 0, 2]]).cutoffs
-    assert counts == {k: int(((direct < k) & (mirrored >= k)).sum()) for k in (2, 3)}
+    direct = coverage_sweep(ds.train_inputs, answers, 7, q).cutoffs
+    mirrored = coverage_sweep(ds.train_inputs, answers, 7, q[:, [1, 0, 2]]).cutoffs
+    assert truth == {k: int(((direct < k) & (mirrored >= k)).sum()) for k in (3, 4)} and truth[3] > 0
+    assert check_reachable((truth[3], truth[4]), truth).startswith("correct")
+    assert check_reachable(dict(truth), truth).startswith("correct")
+    assert check_reachable((truth[3], truth[4] + 1), truth).startswith("not quite")
+    assert check_reachable((truth[4], truth[3]), truth).startswith("not quite") or truth[3] == truth[4]
+    assert check_reachable("wrong", truth).startswith("not quite")
+    assert "symmetry_reach" in check_reachable(None, truth)
+    same = reachable_counts(ds, (3, 3))
+    assert check_reachable((same[3], same[3]), same).startswith("correct")
+
+
+def test_exercise_mirror_agreement_and_its_check(small_sets):
+    ds = small_sets["distinct"]
+    truth = mirror_agreement(ds)
+    q = outside_training(ds)
+    frame = symmetry_reach(ds, q, 3, swap=(0, 1))
+    assert truth == pytest.approx(frame.same_output[q[:, 0] != q[:, 1]].mean())
+    assert 1 / 7 < truth < 3 / 7  # f1 agreeing, or f2 sending two bridges to one answer: about 2/N
+    assert mirror_agreement(small_sets["commutative"]) == 1.0
+    assert check_agreement(round(truth, 3), truth, 7).startswith("correct")
+    assert check_agreement(1 / 7, truth, 7).startswith("not quite")
+    assert check_agreement("a lot", truth, 7).startswith("not quite")
+    assert "same_output" in check_agreement(None, truth, 7)
+
+
+def test_exercise_cross_role_counts_and_their_check(small_sets):
+    ds = small_sets["shared"]
+    truth = cross_role_counts(ds)
+    q = outside_training(ds)
+    assert truth == tuple(int(_brute_roles(ds, q, atomic).sum()) for atomic in (False, True))
+    assert truth[1] > truth[0]
+    assert check_cross_role(truth, truth).startswith("correct")
+    assert check_cross_role(list(truth), truth).startswith("correct")
+    assert check_cross_role((truth[1], truth[0]), truth).startswith("not quite")
+    assert check_cross_role((truth[0],), truth).startswith("not quite")
+    assert "role_reach" in check_cross_role(None, truth)

@@ -18,7 +18,10 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     AuditSetup,
     arm_balance,
     candidates_path,
+    check_coverage,
+    check_extremes,
     contrast_arms,
+    coverage_column,
     coverage_growth,
     coverage_profile,
     describe_setup,
@@ -26,6 +29,8 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     draw_subset,
     ensure_candidates,
     entropy,
+    extreme_draws,
+    growth_sizes,
     make_pool,
     measures_correlation,
     most_variable_thresholds,
@@ -36,6 +41,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     spread_by_threshold,
     subset_dataset,
     surface_profile,
+    typical_mask,
 )
 from covlib.chapters.ch09_diversity_exposure_coverage.figures import pending_figure
 from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
@@ -387,3 +393,46 @@ def test_pending_figure_names_the_command():
     chart = pending_figure("Dose-response", "dose")
     assert chart.data["line"].tolist() == ["not run yet; fill the table with",
                                            "covlib diversity run --experiments dose --table data/diversity/runs.csv"]
+
+
+# ----------------------------------------------------------------------------- exercises
+
+
+def test_exercise_coverage_column_and_its_check(pool):
+    plan = dataclasses.replace(SMOKE_PLAN, dose_levels=(150, 250), diversity=(200,), contrast_n=250)
+    assert growth_sizes(plan) == [150, 200, 250]
+    truth = coverage_column(pool, plan, 3)
+    growth = coverage_growth(pool, plan).set_index("n_unique")["coverage k=3"]
+    assert truth == growth.to_dict() and truth[250] > 0  # the 9.1 table's own column, at k = 3
+    at_5 = coverage_column(pool, plan, 5)
+    train = pool.pool[draw_subset(pool, 250, 0)]
+    cut = k_cutoffs(train, pool.base.evaluate(train)["t"], SETUP.N, queries=pool.test)
+    assert at_5[250] == (cut >= 5).mean() and at_5[250] <= truth[250]
+    assert check_coverage(truth, truth).startswith("correct")
+    assert check_coverage([round(c, 3) for c in truth.values()], truth).startswith("correct")
+    assert check_coverage(pd.Series(truth), truth).startswith("correct")
+    assert check_coverage({**truth, 250: truth[250] + 0.01}, truth).startswith("not quite")
+    assert check_coverage(list(truth.values())[:2], truth).startswith("not quite")
+    assert check_coverage(0.5, truth).startswith("not quite")
+    assert "coverage_profile" in check_coverage(None, truth)
+
+
+def test_exercise_extreme_draws_keep_ties_and_agree_with_the_selection():
+    rng = np.random.default_rng(5)
+    c = pd.DataFrame({"draw": range(40), "surf_3": rng.integers(0, 4, 40) / 4, "cov_5": rng.random(40),
+                      "entropy_t": rng.random(40), "entropy_b": rng.random(40)})
+    typical = c[typical_mask(c)]
+    for column in ("surf_3", "cov_5"):
+        truth = extreme_draws(c, column)
+        assert truth["low"] == sorted(typical.loc[typical[column] == typical[column].min(), "draw"])
+        assert truth["high"] == sorted(typical.loc[typical[column] == typical[column].max(), "draw"])
+        arms = select_extremes(c, column, 1)  # what the contrasts would choose is always right
+        assert check_extremes((arms["low"][0], arms["high"][0]), truth).startswith("correct")
+        assert check_extremes((arms["high"][0], arms["low"][0]), truth).startswith("not quite")
+    truth = extreme_draws(c, "surf_3")
+    assert len(truth["low"]) > 1  # a tie: any of the tied draws is right
+    assert check_extremes((truth["low"][-1], truth["high"][0]), truth).startswith("correct")
+    assert check_extremes(7, truth).startswith("not quite")
+    assert "select_extremes" in check_extremes(None, truth)
+    with pytest.raises(CovlibError, match="not a column"):
+        extreme_draws(c, "cov_99")

@@ -223,3 +223,25 @@ def test_trace_cells_flagged_by_construction_are_exactly_zero_or_one(run):
                 assert trivial and value == pytest.approx(1.0, abs=1e-4) and res["rank"][layer, p] == 1.0
             else:
                 assert not trivial
+
+
+def test_tracing_with_true_answers_traces_the_pairs_the_model_gets_right_on_both(run):
+    """trace_table passes the true answers: only pairs the model answers right on both inputs are traced, and
+    t' is the corrupted input's true answer. The same maps come from tracing those pairs alone, by hand."""
+    model, ds, tables = open_run(*run)
+    inputs = ds.test.inputs[split_items(ds, "train_inferred")][:200]
+    clean, corrupted = corrupted_pairs(tables, inputs, "x2")  # the pairs trace_table draws from these inputs
+    t_clean, t_corr = tables.values(clean)["t"], tables.values(corrupted)["t"]
+    with_answers = trace_map(model, clean, corrupted, answers=(t_clean, t_corr))
+    with torch.no_grad():
+        pred_c = model(torch.as_tensor(clean))[:, -1].argmax(-1).numpy()
+        pred_r = model(torch.as_tensor(corrupted))[:, -1].argmax(-1).numpy()
+    right = (pred_c == t_clean) & (pred_r == t_corr) & (t_clean != t_corr)
+    assert with_answers["pairs"] == int(right.sum()) > 0
+    by_hand = trace_map(model, clean[right], corrupted[right])  # t' = the model's own (right) prediction
+    np.testing.assert_allclose(with_answers["rank"], by_hand["rank"], atol=1e-9)
+    np.testing.assert_allclose(with_answers["prob"], by_hand["prob"], atol=1e-6)
+    table = trace_table(model, tables, inputs, ["x2"], max_pairs=len(clean))
+    rank = table[table["metric"] == "rank"].pivot(index="layer", columns="position", values="value").to_numpy()
+    assert table["pairs"].iloc[0] == with_answers["pairs"]
+    np.testing.assert_allclose(rank, with_answers["rank"], atol=1e-9)

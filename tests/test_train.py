@@ -295,3 +295,40 @@ def test_cli_end_to_end(ds8, tmp_path, capsys):
     assert main(["train", str(ds8), "--out", str(tmp_path / "x"), "--preset", "big"]) == 2
     assert "unknown preset 'big'" in capsys.readouterr().err
     assert main(["train", str(ds8), "--out", str(tmp_path / "x"), "--set", "nokey"]) == 2
+
+
+def test_early_stop_inside_the_loop_stops_at_the_first_evaluation_that_reaches_the_threshold(ds10, tmp_path):
+    straight = train(ds10, tmp_path / "straight", preset="smoke", overrides=FAST, progress=False)
+    curve = straight.metrics.set_index("step")["acc/type_0"]
+    assert curve.loc[40] > curve.loc[0]  # the smoke model learns something by step 40
+    threshold = float(curve.loc[20:40].max())
+    first = int(curve[curve >= threshold].index[0])
+    assert first > 0
+    stopped = train(ds10, tmp_path / "stopped", preset="smoke", progress=False,
+                    overrides=FAST | {"early_stop": True, "threshold": threshold})
+    assert stopped.stopped == "early_stop" and stopped.final["step"] == first == stopped.first_step_type0_above
+    prefix = straight.metrics[straight.metrics["step"] <= first].drop(columns="elapsed").reset_index(drop=True)
+    assert stopped.metrics.drop(columns="elapsed").reset_index(drop=True).equals(prefix)
+
+
+def test_a_run_killed_after_an_evaluation_that_follows_its_checkpoint_resumes_exactly(ds10, tmp_path):
+    """Checkpoint at 40, evaluations at 40 and 50, killed at 55: the row of step 50 is dropped on resume and
+    recomputed, and the resumed run equals one trained in one go."""
+    cadence = FAST | {"eval_every": 10, "checkpoint_every": 40}
+    straight = train(ds10, tmp_path / "straight", preset="smoke", overrides=cadence, progress=False)
+
+    class Killed(Exception):
+        pass
+
+    def kill_at_55(step, row):
+        if step == 55:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(ds10, tmp_path / "resumed", preset="smoke", overrides=cadence, progress=False, callback=kill_at_55)
+    assert 50 in set(load_metrics(tmp_path / "resumed")["step"])  # the evaluation after the checkpoint was written
+    resumed = train(ds10, tmp_path / "resumed", preset="smoke", overrides=cadence, progress=False, resume=True)
+    assert list(resumed.metrics["step"]) == list(range(0, 61, 10))
+    assert straight.metrics.drop(columns="elapsed").equals(resumed.metrics.drop(columns="elapsed"))
+    wa, wb = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
