@@ -20,7 +20,7 @@ from covlib.chapters.ch01_tasks_and_data import (
     type_share_frame,
 )
 from covlib.figures.charts import sweep_chart
-from covlib.figures.style import TRAIN_LABEL, enable_png_renderer, pending_chart, save_figure
+from covlib.figures.style import TRAIN_LABEL, enable_png_renderer, pending_chart, rounded, save_figure
 from covlib.tasks.datasets import DatasetConfig, generate
 from covlib.tasks.graphs import TASKS
 
@@ -134,3 +134,14 @@ def test_pending_chart_names_the_missing_figure_and_its_command():
     assert spec["title"]["text"] == "Dose-response"
     lines = [row["line"] for row in chart.data.to_dict("records")]
     assert lines == ["not run yet", "covlib diversity run --experiments dose"]
+
+
+def test_saved_charts_round_float_noise_away(tmp_path):
+    """Two computations that differ in the last bits write the same SVG (the digits a reader sees survive)."""
+    def chart(value):
+        return alt.Chart(pd.DataFrame({"x": [1, 2], "y": [value, 0.5]})).mark_point().encode(x="x:Q", y="y:Q",
+                                                                                           tooltip=["y"])
+    a = save_figure(chart(0.000694515276207), "a", tmp_path)
+    b = save_figure(chart(0.000694514708544), "b", tmp_path)
+    assert a[1].read_bytes() == b[1].read_bytes() and a[0].read_bytes() == b[0].read_bytes()
+    assert rounded({"v": [23881.34, 0.1234567, 7]}) == {"v": [23881.3, 0.123457, 7]}

@@ -1,12 +1,16 @@
 """One style for the book: palettes, renderer, saving PNG and SVG."""
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import pandas as pd
+import vl_convert as vlc
 
 from covlib.base.paths import default_figures_dir
 
@@ -25,11 +29,9 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
 
     ``directory`` defaults to ``default_figures_dir()``; an empty string means the default too.
     """
-    import vl_convert as vlc
-
     folder = Path(directory) if directory else default_figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    spec = chart.to_json()
+    spec = json.dumps(rounded(json.loads(chart.to_json())))
     outputs = {
         folder / f"{name}.png": vlc.vegalite_to_png(spec, scale=scale),
         folder / f"{name}.svg": vlc.vegalite_to_svg(spec).encode("utf-8"),
@@ -43,6 +45,21 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
         tmp.write_bytes(payload)
         os.replace(tmp, path)
     return [p for p in outputs if p.suffix != ".json"]
+
+
+SIGNIFICANT_DIGITS = 6  # the saved files keep what a reader can see, not float noise that differs between machines
+
+
+def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
+    """A chart spec (parsed JSON) with every float rounded to ``digits`` significant digits, so that the PNG and
+    SVG files a chapter writes do not change with the last bits of a computation."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, list):
+        return [rounded(v, digits) for v in value]
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    return value
 
 
 def pending_chart(title: str, command: str, lead: str = "not computed yet; fill the cache with") -> alt.Chart:
