@@ -356,18 +356,22 @@ display(Markdown(path_ambiguity.summary_text(merged, cov, N, n_train, k, final_t
 # %% [markdown]
 # ## Exercises
 #
-# 1. **What do the classes need?** Compute `path_ambiguity.merged_pairs(pair["nontree"], k=2)`. What share of
-#    the merged pairs share $x_2$ at $k = 2$? Write it below; the check tells you whether it is right.
-# 2. **More data, more coverage?** Compute `path_ambiguity.coverage_comparison(N, 2 * n_train)` (if that is still
-#    below the ID pool) or at a smaller $n_\text{train}$. Does non-tree's coverage of the *whole ID
-#    pool* at $k = 3$ approach 100%? Why not? (Hint: `type0_population` against the pool's size.)
+# 1. **What do the classes need?** Lower the evidence threshold to $k = 2$: what share of the pairs of non-tree
+#    fragments that fall into one 2-equivalence class share $x_2$? Compute it with `path_ambiguity.merged_pairs`
+#    on the non-tree dataset of `pair` and write it below. Is it higher or lower than at $k = 3$ (the chart above),
+#    and why does weaker evidence let in pairs that do not share $x_2$?
+# 2. **More data, more coverage?** `n_big` below is the largest training set the required-data search would try
+#    at this $N$: the smaller of the two ID pools less a test set (twice $n_\text{train}$ does not fit in the pool
+#    at the default preset). Compute `path_ambiguity.coverage_comparison` at `n_big` (same `N`, and
+#    `test_size_per_type=test_size`) and write non-tree's $k$-covered share of its *whole ID pool* below. Does it
+#    approach 100%? Why not? (Hint: compare it with the pool's `type0_population` over its size `n`.)
 
 # %%
-my_share_x2_k2 = None  # exercise 1: share of merged non-tree fragment pairs (k = 2) that share x2, e.g. 0.97
+n_big = path_ambiguity.largest_train_size(pair)  # exercise 2's training-set size, computed from the two ID pools
+my_share_x2_k2 = None  # exercise 1: share of merged non-tree fragment pairs (k = 2) that share x2, e.g. 0.5
+my_pool_coverage = None  # exercise 2: non-tree's k-covered share of its whole ID pool at n_big, e.g. 0.9
 
 # %% tags=["solution"]
-truth = path_ambiguity.merged_pairs(pair["nontree"], k=2).set_index("shared").loc["x2", "share"]
-if my_share_x2_k2 is None:
-    print("Exercise 1: run path_ambiguity.merged_pairs(pair['nontree'], k=2) and read the 'share' of the row 'x2'.")
-else:
-    print("Exercise 1:", "correct" if abs(float(my_share_x2_k2) - truth) < 0.01 else f"not quite: it is {truth:.3f}")
+print(f"Exercise 1: {path_ambiguity.check_share_x2(my_share_x2_k2, path_ambiguity.merged_share(pair['nontree'], 2))}")
+truth_pool = path_ambiguity.pool_coverage(N, n_big, k, test_size_per_type=test_size)
+print(f"Exercise 2 (n_big = {n_big:,}): {path_ambiguity.check_pool_coverage(my_pool_coverage, truth_pool, k)}")

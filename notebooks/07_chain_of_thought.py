@@ -281,23 +281,24 @@ display(Markdown(chain_of_thought.summary_text(
 # ## Exercises
 #
 # 1. **Where does decoding fail?** For the CoT two-hop model, what share of the OOD items with an
-#    unseen first fact (type_2) does greedy decoding get wrong *at the bridge*? Read it from
-#    `decoding` (columns "bridge wrong, answer right" and "bridge wrong, answer wrong") and write it
-#    below. Why is the answer after a wrong bridge sometimes right?
-# 2. **A longer chain.** `chain_of_thought.shipped_runs()` builds its datasets from plain dictionaries. Make a
-#    three-hop CoT run of your own (`ShippedRun("threehop_cot", {...})`), train it with
-#    `ship_run` at a small $N$, and compare its greedy exact match with its teacher-forced answer
-#    accuracy: with two bridges, which gap do you expect?
+#    unseen first fact (type_2) does greedy decoding get wrong *at the bridge*, whatever answer follows? Compute it
+#    from `decoding` (its outcome columns) and write it below. Why is the answer after a wrong bridge
+#    sometimes right?
+# 2. **Does the answer follow the bridge the model wrote?** On those type_2 items where the CoT two-hop model
+#    writes a wrong bridge $b'$, is its answer $f_2(b', x_3)$, the answer its own bridge leads to, or something
+#    else? `chain_of_thought.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
+#    `models["twohop_cot"]`, and `max_items` so that the items are those of `decoding`) and gives, per item, the
+#    true and the written bridge and answer and `t_of_written`, the answer the written bridge leads to. Keep
+#    the items whose written bridge is wrong and write below the share whose written answer equals
+#    `t_of_written`. Why is it not 1? (Hint: split those items by `last_fact_seen`, whether the model ever saw
+#    the fact $f_2(b', x_3)$.)
 
 # %%
-my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding, e.g. 0.05
+my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding, e.g. 0.5
+my_follows_bridge = None  # exercise 2: share of the wrong-bridge type_2 items whose answer is f2(b', x3), e.g. 0.5
 
 # %% tags=["solution"]
-truth = (chain_of_thought.decoded(decoding, "twohop_cot", "bridge wrong, answer right", "type_2")
-         + chain_of_thought.decoded(decoding, "twohop_cot", "bridge wrong, answer wrong", "type_2")
-         if "twohop_cot" in models else float("nan"))
-if my_bridge_wrong is None:
-    print("Exercise 1: add the two 'bridge wrong' columns of the twohop_cot, type_2 row of `decoding`. A wrong "
-          f"bridge can still lead to the right answer by chance (about 1/N = {1 / N:.3f}) or when f2(b', x3) = f2(b, x3).")
-else:
-    print("Exercise 1:", "correct" if abs(float(my_bridge_wrong) - truth) < 0.005 else f"not quite: it is {truth:.3f}")
+print("Exercise 1:", chain_of_thought.check_bridge_wrong(my_bridge_wrong, chain_of_thought.bridge_wrong_share(decoding)))
+truth_follows = (chain_of_thought.follows_written_bridge(chain_of_thought.written_chains(
+    *models["twohop_cot"][:3], split="type_2", max_items=max_items)) if "twohop_cot" in models else float("nan"))
+print("Exercise 2:", chain_of_thought.check_follows_written_bridge(my_follows_bridge, truth_follows))

@@ -430,8 +430,9 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
         if row.b_written >= ds.num_tokens:  # no entity: nowhere to lead
             assert row.t_of_written == -1 and not row.last_fact_seen
             continue
-        x1, x2 = np.argwhere(f1 == row.b_written)[0] if (f1 == row.b_written).any() else (None, None)
-        if x1 is not None:
+        sources = np.argwhere(f1 == row.b_written)  # every (x1', x2') whose bridge is the written one
+        if len(sources):
+            x1, x2 = sources[0]
             assert tables.values(np.array([[x1, x2, row.x3]]))["t"][0] == row.t_of_written
     # the written bridge and answer are greedy decoding's: the same outcomes as decoding_summary on those items
     summary = decoding_summary(model, ds, splits=("type_2",), max_items=30)

@@ -892,3 +892,94 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
         summary.append(f"Inside, non-tree's bridge position groups by (b, x2) {more} by b (a gap of "
                        f"{two_decimals(gap['nontree_cot'])}, two-hop with CoT {two_decimals(gap['twohop_cot'])}).")
     return "\n".join(f"* {line}" for line in summary) or "The cache holds no results yet."
+
+
+# ---- the exercises: the quantity each asks for, and its check ----
+
+def _check_share(answer, truth: float, what: str, run: str, missing: str, tol: float = 0.005) -> str:
+    """The message of a check whose answer is a share in [0, 1]: "correct ..." within ``tol`` of ``truth``,
+    "not quite ..." otherwise, what to ``run`` when the answer is still None, and ``missing`` when the truth
+    is NaN (the model it rests on is not in the cache)."""
+    if answer is None:
+        return f"no answer yet: {run}."
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return f"not quite: the answer is a share between 0 and 1, a number, not {answer!r}."
+    if np.isnan(truth):
+        return f"cannot check: {missing}."
+    if abs(value - truth) < tol:
+        return f"correct: {what} is {truth:.3f}."
+    percent = (" (write it as a share between 0 and 1, not a percentage)" if value > 1 and abs(value / 100 - truth) < tol
+               else "")
+    return f"not quite: {what} is {truth:.3f}, not {value:.3f}{percent}."
+
+
+def bridge_wrong_share(decoding: pd.DataFrame, name: str = "twohop_cot", split: str = "type_2") -> float:
+    """Exercise 1's quantity: the share of a model's items of one split whose bridge greedy decoding writes
+    wrong, whatever follows it (the two "bridge wrong" outcomes of ``decoding_table``; NaN when absent)."""
+    return (decoded(decoding, name, "bridge wrong, answer right", split)
+            + decoded(decoding, name, "bridge wrong, answer wrong", split))
+
+
+def check_bridge_wrong(answer, truth: float) -> str:
+    """Exercise 1's check: the share of type_2 items with a wrong bridge under greedy decoding (twohop_cot)."""
+    return _check_share(answer, truth, "the share of type_2 items whose greedy bridge is wrong",
+                        "add the two 'bridge wrong' outcome columns of the twohop_cot, type_2 row of `decoding`",
+                        "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)")
+
+
+@torch.no_grad()
+def written_chains(model, ds, tables, split: str = "type_2", max_items: int | None = None,
+                   batch_size: int = 2048) -> pd.DataFrame:
+    """Per item of one test split of a CoT dataset, what greedy decoding writes and where it leads. Columns:
+    the inputs (x1..), each bridge (b, or b1, b2, ...) beside the one the model wrote (b_written, ...), the
+    answer t beside the written one (t_written), the answer the last written bridge leads to under the task's
+    last hop (t_of_written; -1 where the model wrote a token that is no entity) and whether that fact of the
+    last hop was in training (last_fact_seen). The items are the first ``max_items`` of the split, as in
+    ``decoding_summary``."""
+    targets = ds.test.targets
+    if targets.shape[1] < 2 or (ds.meta or {}).get("config", {}).get("fake_bridge", False):
+        raise CovlibError(f"{ds.name} writes no bridge before its answer: written_chains needs a CoT dataset")
+    idx = split_items(ds, split)[:max_items]
+    inputs = ds.test.inputs[idx]
+    device = next(model.parameters()).device
+    written = np.concatenate([
+        greedy_decode(model, torch.as_tensor(inputs[s : s + batch_size], dtype=torch.long, device=device),
+                      targets.shape[1]).cpu().numpy()
+        for s in range(0, len(inputs), batch_size)] or [np.zeros((0, targets.shape[1]), dtype=np.int64)])
+    task, values = tables.task, tables.values(inputs)
+    names = target_layout(ds)[:-1]  # the reader's bridge names, in the order of task.bridges
+    frame = {x: inputs[:, i] for i, x in enumerate(task.input_names)}
+    by_node = {}
+    for j, (node, name) in enumerate(zip(task.bridges, names)):
+        frame[name], frame[f"{name}_written"] = values[node], written[:, j]
+        by_node[node] = written[:, j]
+    frame["t"], frame["t_written"] = values["t"], written[:, -1]
+    last, table_name = task.hops[-1], task.table_of_hop(tables.same_functions)[-1]
+    table = tables.tables[table_name]
+    args = [by_node[a] if a in by_node else values[a] for a in last.inputs]
+    entity = np.all([a < ds.num_tokens for a in args], axis=0)
+    flat = np.ravel_multi_index(tuple(np.where(entity, a, 0) for a in args), table.shape)
+    frame["t_of_written"] = np.where(entity, table.reshape(-1)[flat], -1)
+    frame["last_fact_seen"] = entity & tables.seen[table_name].reshape(-1)[flat]
+    return pd.DataFrame(frame)
+
+
+def follows_written_bridge(chains: pd.DataFrame) -> float:
+    """Exercise 2's quantity: among the items of ``written_chains`` whose written bridge is wrong, the share
+    whose written answer is the one that wrong bridge leads to (t_written == t_of_written); NaN without any."""
+    bridges = [c for c in chains.columns if c != "t" and f"{c}_written" in chains.columns]
+    if not bridges:
+        raise CovlibError("no bridge columns (b and b_written, ...): pass a table of written_chains")
+    sel = chains[np.any([chains[b] != chains[f"{b}_written"] for b in bridges], axis=0)]
+    return float((sel["t_written"] == sel["t_of_written"]).mean()) if len(sel) else float("nan")
+
+
+def check_follows_written_bridge(answer, truth: float) -> str:
+    """Exercise 2's check: the share of wrong-bridge type_2 items whose answer follows the written bridge."""
+    return _check_share(answer, truth, "the share of wrong-bridge type_2 items whose answer is f2(written bridge, x3)",
+                        "call chain_of_thought.written_chains with the twohop_cot model, its dataset and tables "
+                        "(models['twohop_cot']) on type_2 and max_items, keep the rows whose written bridge is "
+                        "wrong and compare t_written with t_of_written",
+                        "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)")
