@@ -160,27 +160,45 @@ print(three_ways.findings(prop, shared, meta, seconds=time.perf_counter() - star
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Does the symmetry help?** Before looking at 8.2: is the commutative model's accuracy on
-#    inputs reachable only through the symmetry closer to its accuracy on covered inputs or to
-#    chance? Write `"covered"` or `"chance"` below.
-# 2. **How big is the reachable set?** Set `exercise_k` to 2 or 4 and guess whether the number
-#    of inputs reachable through the symmetry grows or shrinks (`"grows"` / `"shrinks"`); the
-#    check recomputes it exactly on a small commutative dataset.
+# The next cell builds the three conditions' datasets (commutative $f_1$, distinct tables, one shared
+# table) at a size small enough to enumerate every input: `exercise_N` tokens and `exercise_n_train`
+# training inputs, below every condition's ID pool. Change `exercise_N`, `exercise_k` or
+# `exercise_n_train` and run the cells again; the checks recompute the truth for whatever you set.
+#
+# 1. **The symmetry-reachable set, counted.** On the commutative dataset, count the inputs outside
+#    training that are reachable only through the symmetry, at the chapter's `k` and at `exercise_k`
+#    (`three_ways.symmetry_reach` marks them; call it once per threshold). Set
+#    `my_reachable = (count at k, count at exercise_k)`. Does a higher threshold make the set grow or
+#    shrink? It tightens two conditions at once: the input must be outside coverage (easier) and its
+#    mirror inside it (harder); which one wins here, and why?
+# 2. **What "by chance" means for the control.** On the distinct-table dataset, what share of the
+#    inputs outside training with $x_1 \ne x_2$ have a mirror with the same answer? `symmetry_reach`
+#    reports it per input (`same_output`); the control has no commutative primitive, so name the
+#    positions to swap yourself. Set `my_agreement` to the share and compare it with $1/N$: why is it
+#    nearer $2/N$? (Count the ways $f_2(f_1(a,b),c)$ and $f_2(f_1(b,a),c)$ can agree.)
+# 3. **What the atomic facts add.** On the shared-table dataset, count the cross-role inputs outside
+#    training when atomic facts are not counted and when they are (`three_ways.role_reach`, its
+#    `include_atomic` argument). Set `my_cross_role = (without, with)`. Which of the two conditions
+#    of "cross-role" does teaching every fact as an atomic item change, and what does the difference
+#    say about where the shared model's cross-role inputs of 8.3 come from?
 
 # %%
-my_symmetry_answer = None  # exercise 1: "covered" or "chance"
-exercise_k = 4  # exercise 2
-my_size_answer = None  # exercise 2: "grows" or "shrinks"
+exercise_N = min(N, three_ways.EXERCISE_N)  # tokens of the exercises' datasets
+exercise_n_train = min(n_train, three_ways.id_pool(exercise_N, data_seed) // 2)  # below every condition's ID pool
+exercise_k = k + 1  # exercise 1: a second evidence threshold
+small_sets = three_ways.exercise_datasets(exercise_N, exercise_n_train, data_seed)  # condition -> Dataset
+outside = {name: three_ways.outside_training(ds) for name, ds in small_sets.items()}  # inputs that are not training
+print(f"exercise datasets: twohop, N={exercise_N}, n_train={exercise_n_train}, seed {data_seed}; inputs outside "
+      "training: " + ", ".join(f"{name} {len(q):,}" for name, q in outside.items()))
+
+my_reachable = None  # exercise 1: (count at k, count at exercise_k)
+my_agreement = None  # exercise 2: a share between 0 and 1
+my_cross_role = None  # exercise 3: (without atomic facts, with them)
 
 # %% tags=["solution"]
-closer = three_ways.closer_to(prop["acc_reachable"], prop["acc_comm_covered"], N)
-if my_symmetry_answer is None:
-    print("Exercise 1: compare acc on 'symmetry_reachable' with 'covered' and with 1/N in the table of 8.2.")
-else:
-    print("Exercise 1:", "right" if my_symmetry_answer == closer else f"not quite: it is closer to {closer}")
-n_at = three_ways.reachable_counts((k, exercise_k))  # exact, on a 12-token commutative dataset
-truth = three_ways.trend(n_at, k, exercise_k)
-if my_size_answer is None:
-    print("Exercise 2: a higher k makes coverage stricter on both an input and its mirror; which effect wins?")
-else:
-    print("Exercise 2:", "right" if my_size_answer == truth else f"not quite: it {truth}", n_at)
+truth_reachable = three_ways.reachable_counts(small_sets["commutative"], (k, exercise_k))
+print("Exercise 1:", three_ways.check_reachable(my_reachable, truth_reachable))
+truth_agreement = three_ways.mirror_agreement(small_sets["distinct"])
+print("Exercise 2:", three_ways.check_agreement(my_agreement, truth_agreement, exercise_N))
+truth_cross_role = three_ways.cross_role_counts(small_sets["shared"])
+print("Exercise 3:", three_ways.check_cross_role(my_cross_role, truth_cross_role))

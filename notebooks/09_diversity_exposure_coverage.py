@@ -239,27 +239,30 @@ print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Where coverage saturates.** Using the table of 9.1, find the smallest number of distinct
-#    examples at which exact 3-coverage of the ID test passes 99%. Compare it with the midpoint of
-#    the dose-response: is 3-coverage a sufficient condition for this model, or only a necessary one?
-# 2. **A selector of your own.** Pick another column of `candidates` (say `cov_10`) and find the two
-#    draws with the lowest and the highest value among the typical candidates.
+# 1. **Coverage at a threshold of your choice.** The table of 9.1 shows exact coverage at k = 3 and at
+#    the contrast's k. Compute the column it lacks: the exact `exercise_k`-coverage of the fixed ID test
+#    by the training set of every size in that table (each size's draw 0). `audit.draw_subset` gives a
+#    size's training set as indices into `pool.pool`; `audit.coverage_profile` gives a training set's
+#    coverage at the thresholds you pass. Set `my_coverage = {n_unique: share, ...}`. Then: at which
+#    size (if any) does it pass 99%, and how does that compare with the midpoint of the dose-response
+#    (9.2)? Is exact coverage at this threshold a sufficient condition for this model, or only a
+#    necessary one?
+# 2. **A selector of your own.** The contrasts of 9.4 select on one column of `candidates`. Pick
+#    another (`exercise_column`: any `cov_k`, k = 3 to 12, or `surf_m`, m = 1 to 12; the cell starts
+#    you one pair count above the plan's surface threshold) and find the sets a contrast of one set per
+#    arm would train on: the lowest and the highest value among the typical candidates.
+#    `audit.select_extremes` is how the contrasts choose their arms: change the column it selects on
+#    and the number of sets per arm. Set `my_extremes = (lowest draw, highest draw)`. Are those among
+#    the draws of the plan's own arms (the variable `arms` of 9.4 holds them), and why, or why not?
 
 # %%
-my_saturation_n = None  # exercise 1: the smallest n_unique in the 9.1 table with coverage k=3 >= 0.99
-my_extremes = None  # exercise 2: (lowest draw, highest draw) for cov_10 among typical candidates, with per_arm=1
+exercise_k = 5  # exercise 1: an evidence threshold the 9.1 table does not show
+exercise_column = f"surf_{plan.surface_min + 1}"  # exercise 2: a column of candidates
+my_coverage = None  # exercise 1: {n_unique: exact exercise_k-coverage of the ID test} for every size of the 9.1 table
+my_extremes = None  # exercise 2: (lowest draw, highest draw) of exercise_column among the typical candidates
 
 # %% tags=["solution"]
-saturated = profile.loc[profile["coverage k=3"] >= 0.99, "n_unique"]
-truth_sat = int(saturated.min()) if len(saturated) else None
-if my_saturation_n is None:
-    print("Exercise 1: read the first row of the 9.1 table whose 'coverage k=3' is at least 0.99.")
-else:
-    print("Exercise 1:", "correct" if my_saturation_n == truth_sat else f"not quite: {truth_sat}")
-if "cov_10" in candidates:
-    pick = audit.select_extremes(candidates, "cov_10", 1)
-    truth_ext = (pick["low"][0], pick["high"][0])
-    if my_extremes is None:
-        print("Exercise 2: audit.select_extremes(candidates, 'cov_10', 1) gives the answer.")
-    else:
-        print("Exercise 2:", "correct" if tuple(my_extremes) == truth_ext else f"not quite: {truth_ext}")
+truth_coverage = audit.coverage_column(pool, plan, exercise_k)
+print("Exercise 1:", audit.check_coverage(my_coverage, truth_coverage))
+truth_extremes = audit.extreme_draws(candidates, exercise_column)
+print("Exercise 2:", audit.check_extremes(my_extremes, truth_extremes))

@@ -167,18 +167,24 @@ def spread_by_threshold(candidates: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def typical_mask(candidates: pd.DataFrame, band: float = 0.5) -> np.ndarray:
+    """The candidates of typical make-up: both entropies (answers, bridges) within the central ``band`` of
+    their distributions."""
+    lo_q, hi_q = (1 - band) / 2, (1 + band) / 2
+    typical = np.ones(len(candidates), dtype=bool)
+    for col in ("entropy_t", "entropy_b"):
+        lo, hi = candidates[col].quantile([lo_q, hi_q])
+        typical &= candidates[col].between(lo, hi).to_numpy()
+    return typical
+
+
 def select_extremes(candidates: pd.DataFrame, measure: str, per_arm: int, band: float = 0.5) -> dict[str, list[int]]:
     """The draws with the lowest and highest ``measure`` (a column such as cov_8 or surf_1) among
     candidates of typical make-up: both entropies within the central ``band`` of their distributions
     (so the arms differ in the measure, not in how skewed their answers and bridges are)."""
     if measure not in candidates:
         raise CovlibError(f"measure={measure!r} is not a column of the candidates; choose one of cov_k or surf_m")
-    lo_q, hi_q = (1 - band) / 2, (1 + band) / 2
-    typical = np.ones(len(candidates), dtype=bool)
-    for col in ("entropy_t", "entropy_b"):
-        lo, hi = candidates[col].quantile([lo_q, hi_q])
-        typical &= candidates[col].between(lo, hi).to_numpy()
-    pick = candidates[typical].sort_values([measure, "draw"])
+    pick = candidates[typical_mask(candidates, band)].sort_values([measure, "draw"])
     if len(pick) < 2 * per_arm:
         raise CovlibError(f"only {len(pick)} typical candidates for {2 * per_arm} selections; score more candidates")
     return {"low": pick["draw"].head(per_arm).tolist(), "high": pick["draw"].tail(per_arm).tolist()}
@@ -413,11 +419,16 @@ def describe_setup(setup: AuditSetup, runs: pd.DataFrame, table: str | os.PathLi
             f"({runs['minutes'].sum():.0f} CPU-minutes of training)")
 
 
+def growth_sizes(plan: AuditPlan) -> list[int]:
+    """Every number of distinct examples the plan trains on, in increasing order (the rows of coverage_growth)."""
+    return sorted({*plan.dose_levels, *plan.diversity, plan.contrast_n})
+
+
 def coverage_growth(pool: Pool, plan: AuditPlan) -> pd.DataFrame:
     """Exact coverage (k = 3 and the contrast's k) and the surface measure (m = 1 and the contrast's m) of the
     ID test by one random training set (draw 0) of every size the plan trains on."""
     rows = []
-    for n in sorted({*plan.dose_levels, *plan.diversity, plan.contrast_n}):
+    for n in growth_sizes(plan):
         train_set = pool.pool[draw_subset(pool, n, 0)]
         cov = coverage_profile(pool, train_set, sorted({3, plan.contrast_k}))
         surf = surface_profile(pool, train_set, sorted({1, plan.surface_min}))
@@ -472,3 +483,57 @@ def arm_balance(candidates: pd.DataFrame, arms: dict[str, dict[str, list[int]]],
                          surf_col: chosen[surf_col].mean(), "entropy_t": chosen["entropy_t"].mean(),
                          "entropy_b": chosen["entropy_b"].mean()})
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- exercises
+
+
+def coverage_column(pool: Pool, plan: AuditPlan, k: int) -> dict[int, float]:
+    """Exercise 1: exact k-coverage of the ID test by draw 0 of every size of coverage_growth's table."""
+    return {n: coverage_profile(pool, pool.pool[draw_subset(pool, n, 0)], [k])[k] for n in growth_sizes(plan)}
+
+
+def check_coverage(answer, truth: dict[int, float], tolerance: float = 5e-4) -> str:
+    """Exercise 1: a reader's {n_unique: coverage} (or the shares in the table's order) against coverage_column."""
+    if answer is None:
+        return ("no answer yet: set my_coverage to {n_unique: share}; run audit.coverage_profile at exercise_k on "
+                "draw 0 (audit.draw_subset) of every size in the 9.1 table")
+    shown = ", ".join(f"{n:,}: {c:.3f}" for n, c in truth.items())
+    try:
+        given = ({int(n): float(c) for n, c in answer.items()} if hasattr(answer, "items")
+                 else dict(zip(truth, (float(c) for c in answer), strict=True)))
+        right = given.keys() == truth.keys() and all(abs(given[n] - c) <= tolerance for n, c in truth.items())
+    except (TypeError, ValueError):
+        right = False
+    if right:
+        return f"correct: {shown}"
+    return f"not quite: the coverage by size is {shown}"
+
+
+def extreme_draws(candidates: pd.DataFrame, measure: str, band: float = 0.5) -> dict[str, list[int]]:
+    """Exercise 2: among the typical candidates (typical_mask), every draw with the lowest and every draw with
+    the highest value of ``measure`` (ties kept: any of them is what an arm of one set may take)."""
+    if measure not in candidates:
+        raise CovlibError(f"measure={measure!r} is not a column of the candidates; choose one of cov_k or surf_m")
+    typical = candidates[typical_mask(candidates, band)]
+    if typical.empty:
+        raise CovlibError("no typical candidates; score more candidates")
+    values = typical[measure]
+    return {"low": sorted(typical.loc[values == values.min(), "draw"].astype(int)),
+            "high": sorted(typical.loc[values == values.max(), "draw"].astype(int))}
+
+
+def check_extremes(answer, truth: dict[str, list[int]]) -> str:
+    """Exercise 2: a reader's (lowest draw, highest draw) against extreme_draws (any tied draw is right)."""
+    if answer is None:
+        return ("no answer yet: set my_extremes to (lowest draw, highest draw); run audit.select_extremes on "
+                "exercise_column with one set per arm")
+    shown = f"lowest: draw {' or '.join(map(str, truth['low']))}; highest: draw {' or '.join(map(str, truth['high']))}"
+    try:
+        low, high = (int(d) for d in answer)
+        right = low in truth["low"] and high in truth["high"]
+    except (TypeError, ValueError):
+        right = False
+    if right:
+        return f"correct: {shown}"
+    return f"not quite: {shown} (you gave {answer!r})"
