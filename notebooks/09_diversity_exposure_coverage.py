@@ -198,8 +198,10 @@ chapter.save(audit_figures.candidates_chart(candidates, cov_col, surf_col, arms)
 # %% [markdown]
 # Each arm trains one model per selected set, with model seeds paired across arms, for the same
 # budget. The contrast is the mean accuracy of the high arm minus the low arm: a two-sided
-# permutation test (scipy) of the difference, and an equivalence test (two one-sided t-tests,
-# statsmodels) against a margin of 3 percentage points, as in the study. The design's smallest
+# permutation test (scipy) of the difference, and an equivalence test (two one-sided Welch t-tests,
+# statsmodels) against a margin of 3 percentage points, as in the study. Welch's test, because the two
+# arms need not vary alike; it is the same t as the 90% interval printed with it, so "equivalent within
+# 3 points" holds exactly when that interval lies inside ±3 points. The design's smallest
 # detectable difference (80% power at 5%) is printed beside each, so that "no difference" is read
 # against what the design could have seen.
 
