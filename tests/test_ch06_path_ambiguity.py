@@ -111,11 +111,12 @@ def test_the_verdict_and_the_chart_frames_name_the_unreachable_cell():
     assert reference[["N", "n"]].values.tolist() == [[12, 750]]
 
 
-def test_iicg_peaks_skip_the_embeddings_and_refuse_empty_tables():
+def test_iicg_peaks_skip_cells_high_by_construction_and_refuse_empty_tables():
     table = pd.DataFrame({"task": "nontree", "split": "type_0", "group_by": "x2", "layer": [0, 1, 2],
-                          "position": "x2", "iicg": [0.9, 0.3, 0.5]})
+                          "position": "x2", "iicg": [0.9, 0.3, 0.5], "by_construction": [True, False, False]})
     peak = iicg_peaks(table)
     assert peak["layer"].tolist() == [2] and iicg_at(table, 0, "x2", "x2") == pytest.approx(0.9)
+    assert iicg_peaks(table.drop(columns="by_construction"))["layer"].tolist() == [0]  # nothing flagged: any layer
     with pytest.raises(CovlibError, match="no IICG rows"):
         iicg_peaks(table.iloc[:0])
     with pytest.raises(CovlibError, match="no IICG for b"):
@@ -127,14 +128,14 @@ def test_the_bridge_peak_is_read_against_x2_at_the_same_cell():
     for key, values in {"b,x2": [0.9, 0.2, 0.6, 0.4], "x2": [0.95, 0.1, 0.35, 0.5], "b": [0.1, 0.05, 0.02, 0.03]}.items():
         for layer, value in enumerate(values):
             rows.append({"task": "nontree", "split": "type_0", "group_by": key, "layer": layer, "position": "x2",
-                         "iicg": value})
+                         "iicg": value, "by_construction": layer == 0 and "x2" in key})  # x2's own embedding
     iicg = pd.DataFrame(rows)
     peaks = iicg_peaks(iicg)
-    assert path_ambiguity.peak_value(peaks, "nontree", "b,x2") == pytest.approx(0.6)  # layer 0 left out
+    assert path_ambiguity.peak_value(peaks, "nontree", "b,x2") == pytest.approx(0.6)  # the flagged layer 0 left out
     assert path_ambiguity.x2_at_bridge_peak(iicg, peaks) == pytest.approx(0.35)  # x2 at layer 2, not its own peak
     assert path_ambiguity.peak_of(peaks, "twohop", "b") is None
     maxima = path_ambiguity.iicg_maxima(peaks)
-    assert maxima[("nontree", "b")] == pytest.approx(0.05) and np.isnan(maxima[("twohop", "b")])
+    assert maxima[("nontree", "b")] == pytest.approx(0.1) and np.isnan(maxima[("twohop", "b")])  # b fixes no token
     assert path_ambiguity.x2_at_bridge_peak(iicg, peaks[peaks["group_by"] != "b,x2"]) is None
 
 

@@ -179,7 +179,8 @@ def test_decoding_chart_has_one_bar_per_row_and_a_tick_at_the_answer():
     bounds = pd.DataFrame({"N": [20], "seed": [0], "plain_fails_at": [2931.0], "n_req_cot": [1465.5],
                            "ratio_at_least": [2.0], "task": ["twohop"]})
     layers = ratio_chart(ratios.iloc[:0], "r", bounds=bounds).to_dict()["layer"]
-    assert len(layers) == 2 and layers[1]["mark"]["shape"] == "triangle-up"
+    assert len(layers) == 2 and layers[1]["encoding"]["shape"]["field"] == "what"
+    assert layers[1]["encoding"]["shape"]["scale"]["range"][1] == "triangle-up"  # the lower bounds, in the legend
 
 
 def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
