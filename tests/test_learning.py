@@ -55,7 +55,7 @@ def test_archive_run_copies_small_files_with_commands(tmp_path):
     dest = archive_run(run, tmp_path / "shipped", ["covlib train x --out run"])
     assert sorted(p.name for p in dest.iterdir()) == ["COMMANDS.txt", "config.json", "metrics.jsonl", "result.json"]
     assert (dest / "COMMANDS.txt").read_text() == "covlib train x --out run\n"
-    assert repository_path("covlib/learning.py").is_file()
+    assert repository_path("covlib/training/shipped.py").is_file()
 
 
 def test_the_shipped_edge_run_matches_its_recorded_commands():
