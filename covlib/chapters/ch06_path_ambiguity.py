@@ -20,6 +20,7 @@ from covlib.base.paper import IICG_NONTREE_DRAFT, NONTREE_FAILS_AT
 from covlib.base.paths import repository_path
 from covlib.coverage.exact import class_purity, coverage_sweep, fragment_classes
 from covlib.coverage.requirement import first_crossing
+from covlib.figures.exercises import check_share
 from covlib.figures.required_data import requirement_frame
 from covlib.figures.style import TASK_COLORS
 from covlib.figures.text import fmt
@@ -645,24 +646,6 @@ def summary_text(merged: pd.DataFrame, cov: pd.DataFrame, N: int, n_train: int, 
 # --- the exercises: the quantity each asks for, and its check ------------------------------------------------------
 
 
-def _check_share(answer, truth: float, what: str, run: str, tol: float = 0.01) -> str:
-    """The message of a check whose answer is a share in [0, 1]: "correct ..." within ``tol`` of ``truth``,
-    "not quite ..." otherwise, and what to ``run`` when the answer is still None."""
-    if answer is None:
-        return f"no answer yet: {run}."
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return f"not quite: the answer is a share between 0 and 1, a number, not {answer!r}."
-    if np.isnan(truth):
-        return f"cannot check: {what} could not be computed here."
-    if abs(value - truth) < tol:
-        return f"correct: {what} is {truth:.3f}."
-    percent = (" (write it as a share between 0 and 1, not a percentage)" if value > 1 and abs(value / 100 - truth) < tol
-               else "")
-    return f"not quite: {what} is {truth:.3f}, not {value:.3f}{percent}."
-
-
 def merged_share(dataset, k: int, shared: str = "x2") -> float:
     """Exercise 1's quantity: the share of the merged pairs of training fragments (``merged_pairs`` at ``k``)
     whose two fragments share ``shared`` (b, x2, or "b and x2")."""
@@ -671,9 +654,9 @@ def merged_share(dataset, k: int, shared: str = "x2") -> float:
 
 def check_share_x2(answer, truth: float) -> str:
     """Exercise 1's check: the share of merged non-tree fragment pairs at k = 2 that share x2."""
-    return _check_share(answer, truth, "the share of merged non-tree pairs (k = 2) that share x2",
-                        "call path_ambiguity.merged_pairs on the non-tree dataset of `pair` with k = 2 and read "
-                        "the share of its row 'x2'")
+    return check_share(answer, truth, "the share of merged non-tree pairs (k = 2) that share x2",
+                       "call path_ambiguity.merged_pairs on the non-tree dataset of `pair` with k = 2 and read "
+                       "the share of its row 'x2'")
 
 
 def largest_train_size(pair: dict) -> int:
@@ -694,6 +677,6 @@ def pool_coverage(N: int, n_train: int, k: int, seed: int = 0, test_size_per_typ
 
 def check_pool_coverage(answer, truth: float, k: int = 3) -> str:
     """Exercise 2's check: non-tree's k-covered share of its whole ID pool at the largest training set."""
-    return _check_share(answer, truth, f"non-tree's {k}-covered share of its whole ID pool at that size",
-                        "call path_ambiguity.coverage_comparison at N and n_big (with test_size) and read "
-                        f"non-tree's 'id_pool' row at k = {k} (path_ambiguity.cov_at)")
+    return check_share(answer, truth, f"non-tree's {k}-covered share of its whole ID pool at that size",
+                       "call path_ambiguity.coverage_comparison at N and n_big (with test_size) and read "
+                       f"non-tree's 'id_pool' row at k = {k} (path_ambiguity.cov_at)")

@@ -18,6 +18,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.paper import COT_DATA_RATIO, EXPONENTS, EXPONENTS_COT, NONTREE_COT_FAILS_AT
 from covlib.base.paths import repository_path
 from covlib.figures.charts import accuracy_curves_chart
+from covlib.figures.exercises import check_share
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
@@ -896,25 +897,6 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
 
 # ---- the exercises: the quantity each asks for, and its check ----
 
-def _check_share(answer, truth: float, what: str, run: str, missing: str, tol: float = 0.005) -> str:
-    """The message of a check whose answer is a share in [0, 1]: "correct ..." within ``tol`` of ``truth``,
-    "not quite ..." otherwise, what to ``run`` when the answer is still None, and ``missing`` when the truth
-    is NaN (the model it rests on is not in the cache)."""
-    if answer is None:
-        return f"no answer yet: {run}."
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return f"not quite: the answer is a share between 0 and 1, a number, not {answer!r}."
-    if np.isnan(truth):
-        return f"cannot check: {missing}."
-    if abs(value - truth) < tol:
-        return f"correct: {what} is {truth:.3f}."
-    percent = (" (write it as a share between 0 and 1, not a percentage)" if value > 1 and abs(value / 100 - truth) < tol
-               else "")
-    return f"not quite: {what} is {truth:.3f}, not {value:.3f}{percent}."
-
-
 def bridge_wrong_share(decoding: pd.DataFrame, name: str = "twohop_cot", split: str = "type_2") -> float:
     """Exercise 1's quantity: the share of a model's items of one split whose bridge greedy decoding writes
     wrong, whatever follows it (the two "bridge wrong" outcomes of ``decoding_table``; NaN when absent)."""
@@ -924,9 +906,9 @@ def bridge_wrong_share(decoding: pd.DataFrame, name: str = "twohop_cot", split: 
 
 def check_bridge_wrong(answer, truth: float) -> str:
     """Exercise 1's check: the share of type_2 items with a wrong bridge under greedy decoding (twohop_cot)."""
-    return _check_share(answer, truth, "the share of type_2 items whose greedy bridge is wrong",
-                        "add the two 'bridge wrong' outcome columns of the twohop_cot, type_2 row of `decoding`",
-                        "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)")
+    return check_share(answer, truth, "the share of type_2 items whose greedy bridge is wrong",
+                       "add the two 'bridge wrong' outcome columns of the twohop_cot, type_2 row of `decoding`",
+                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005)
 
 
 @torch.no_grad()
@@ -978,8 +960,8 @@ def follows_written_bridge(chains: pd.DataFrame) -> float:
 
 def check_follows_written_bridge(answer, truth: float) -> str:
     """Exercise 2's check: the share of wrong-bridge type_2 items whose answer follows the written bridge."""
-    return _check_share(answer, truth, "the share of wrong-bridge type_2 items whose answer is f2(written bridge, x3)",
-                        "call chain_of_thought.written_chains with the twohop_cot model, its dataset and tables "
-                        "(models['twohop_cot']) on type_2 and max_items, keep the rows whose written bridge is "
-                        "wrong and compare t_written with t_of_written",
-                        "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)")
+    return check_share(answer, truth, "the share of wrong-bridge type_2 items whose answer is f2(written bridge, x3)",
+                       "call chain_of_thought.written_chains with the twohop_cot model, its dataset and tables "
+                       "(models['twohop_cot']) on type_2 and max_items, keep the rows whose written bridge is "
+                       "wrong and compare t_written with t_of_written",
+                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005)
