@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, run_book
-from covlib.book.snapshot import compare, read_metrics, read_snapshot
+from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "metrics_default.json"
 CACHED_CHAPTERS = ["02", "04", "05", "06", "07", "08", "09"]  # deterministic at default: they read caches
@@ -49,3 +50,13 @@ def test_compare_fails_on_a_wrong_number_a_missing_key_and_a_new_one():
     assert compare({"04_x": {"exponent_twohop": math.nan, "probes": 94, "note": "a"}}, snapshot) == [
         "04_x.exponent_twohop: nan, snapshot 2.108"]
     assert compare({}, snapshot) == ["04_x: recorded no metrics (the snapshot has 3)"]
+
+
+def test_a_new_snapshot_of_some_chapters_keeps_the_others(tmp_path):
+    path = tmp_path / "snapshot.json"
+    write_snapshot({"04_x": {"a": 1.0}, "05_y": {"b": 2.0}}, path, "first", "default")
+    write_snapshot({"05_y": {"b": 3.0}}, path, "05 moved", "default")
+    doc = read_snapshot(path)
+    assert doc["chapters"] == {"04_x": {"a": 1.0}, "05_y": {"b": 3.0}} and doc["reason"] == "05 moved"
+    with pytest.raises(CovlibError, match="reason"):
+        write_snapshot({}, path, " ", "default")

@@ -60,7 +60,7 @@ def test_the_chapter_fits_finished_cells_with_the_designs_interval_and_says_its_
     s = summary([(N, seed, 3.0 * N**2.5 * (1.02 if seed else 0.98), "bracketed") for N in (10, 20, 40, 80)
                  for seed in (0, 1)] + [(50, 0, None, "searching")])
     fit = summary_exponent(s, reps=200)
-    assert fit["c"] == pytest.approx(2.5) and fit["points"] == 8 and fit["interval"] == "resampled N-cells"
+    assert fit["c"] == pytest.approx(2.5) and fit["points"] == 8 and fit["interval"] == "resampling N-cells and the seeds within them"
     assert (fit["n_values"], fit["seeds"], fit["N_min"], fit["N_max"]) == (4, 2, 10, 80)
     text = describe_exponent(fit)
     assert text.startswith("c = 2.50 (95% interval") and "N = 10-80, 4 values of N, 2 seeds" in text
@@ -167,7 +167,7 @@ def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
 
 
 def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
-    fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4, "interval": "resampled N-cells", "n_values": 5, "seeds": 2,
+    fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4, "interval": "resampling N-cells and the seeds within them", "n_values": 5, "seeds": 2,
            "N_min": 25, "N_max": 50, "r2": 0.97}
     text = how_much_data.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     lines = text.split("\n")

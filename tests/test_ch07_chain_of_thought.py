@@ -201,7 +201,7 @@ def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
 
 def _fit(c: float, low: float, high: float, n_values: int = 5, points: int = 10) -> dict:
     return {"c": c, "c_low": low, "c_high": high, "n_values": n_values, "points": points, "seeds": 2,
-            "N_min": 20, "N_max": 50, "r2": 0.99, "interval": "resampled N-cells"}
+            "N_min": 20, "N_max": 50, "r2": 0.99, "interval": "resampling N-cells and the seeds within them"}
 
 
 def test_presets_cover_the_three_presets_and_an_unknown_one_is_an_error(tmp_path):

@@ -54,7 +54,7 @@ def test_two_seeds_resample_whole_cells_and_noisier_seeds_widen_the_interval():
     loud = pd.concat([pd.DataFrame({"N": N_VALUES, "n_req": law(N_VALUES, noise=0.3, rng=rng), "seed": s})
                       for s in (0, 1)])
     q, lo = exponent_fit(quiet), exponent_fit(loud)
-    assert q["interval"] == lo["interval"] == "resampled N-cells" and q["seeds"] == 2 and q["points"] == 10
+    assert q["interval"] == lo["interval"] == "resampling N-cells and the seeds within them" and q["seeds"] == 2 and q["points"] == 10
     slope = np.polyfit(np.log(loud["N"]), np.log(loud["n_req"]), 1)[0]
     assert lo["c"] == pytest.approx(slope)  # the point estimate uses every seed
     assert q["c_low"] <= q["c"] <= q["c_high"] and lo["c_low"] <= lo["c"] <= lo["c_high"]
@@ -68,3 +68,12 @@ def test_a_design_with_some_single_seed_cells_fits_cell_means():
     means = np.exp(np.log(est["n_req"]).groupby(est["N"]).mean())
     assert fit["interval"] == "slope t-interval over N-cell means"
     assert fit["c"] == pytest.approx(power_fit(means.index, means.to_numpy())["c"])
+
+
+def test_the_seed_spread_inside_cells_widens_the_interval_even_when_cell_means_lie_on_a_line():
+    """Two seeds per N whose means lie exactly on N^2.1 but differ by 1.3x between seeds: the interval must
+    still be wide (resampling whole cells alone would give a point)."""
+    means = 6.0 * N_VALUES**2.1
+    est = pd.concat([pd.DataFrame({"N": N_VALUES, "n_req": means * f, "seed": s}) for s, f in ((0, 0.87), (1, 1.15))])
+    fit = exponent_fit(est)
+    assert fit["c"] == pytest.approx(2.1, abs=0.05) and fit["c_high"] - fit["c_low"] > 0.2

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from covlib.base.paths import REPO
-from covlib.book.readme import findings, findings_block
+from covlib.book.readme import END, START, findings, findings_block, refresh_readme
 from covlib.book.snapshot import read_snapshot
 
 SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
@@ -21,3 +21,14 @@ def test_a_changed_number_changes_the_findings():
     ch4 = next(name for name in chapters if name.startswith("04"))
     moved = {**chapters, ch4: {**chapters[ch4], "exponent_twohop": chapters[ch4]["exponent_twohop"] + 0.5}}
     assert findings(moved) != findings(chapters)
+
+
+def test_refresh_writes_the_findings_between_the_markers_and_nothing_else(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\n{START}\n{END}\n\nafter\n", encoding="utf-8")
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    assert refresh_readme(readme, chapters) is True
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("# Title\n\n") and text.endswith(f"{END}\n\nafter\n")
+    assert findings_block(text) == findings(chapters) and findings(chapters).count("\n* ") >= 5
+    assert refresh_readme(readme, chapters) is False  # already current

@@ -143,5 +143,7 @@ def refresh_readme(readme: str | os.PathLike, chapters: Mapping[str, Mapping[str
     new = findings(chapters)
     if old == new:
         return False
-    write_text_atomic(path, text.replace(f"{START}\n{old}\n{END}", f"{START}\n{new}\n{END}"))
+    before, rest = text.split(START, 1)
+    after = rest.split(END, 1)[1]
+    write_text_atomic(path, f"{before}{START}\n{new}\n{END}{after}")
     return True

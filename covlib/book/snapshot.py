@@ -38,11 +38,13 @@ def read_snapshot(path: str | os.PathLike) -> dict:
 
 
 def write_snapshot(metrics: dict[str, dict[str, Any]], path: str | os.PathLike, reason: str, preset: str) -> Path:
-    """Write the metrics as the new snapshot, keeping the tolerances the old one named."""
+    """Write the metrics of the chapters that ran into the snapshot, keeping the other chapters' numbers and the
+    tolerances the old snapshot named."""
     if not reason.strip():
         raise CovlibError("a new snapshot needs a one-line reason (--reason): what changed the results, and why")
     old = read_snapshot(path) if Path(path).is_file() else {}
-    doc = {"reason": reason.strip(), "preset": preset, "tolerances": old.get("tolerances", {}), "chapters": metrics}
+    chapters = {**old.get("chapters", {}), **metrics}
+    doc = {"reason": reason.strip(), "preset": preset, "tolerances": old.get("tolerances", {}), "chapters": chapters}
     write_text_atomic(Path(path), json.dumps(doc, indent=1, sort_keys=True, allow_nan=True) + "\n")
     return Path(path)
 
