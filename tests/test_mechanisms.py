@@ -207,8 +207,8 @@ def test_fixed_positions_reads_inputs_and_written_bridges():
 
 
 def test_trace_cells_flagged_by_construction_are_exactly_zero_or_one(run):
-    """Before the changed token a patch is an identity (0); the last position after the last block is the
-    output (1). The flags mark these cells and no other."""
+    """Before the changed token a patch is an identity (0); the changed token's embedding and the last position
+    after the last block are the corrupted input and the output (1). The flags mark these cells and no other."""
     model, ds, tables = open_run(*run)
     clean, corrupted = corrupted_pairs(tables, ds.test.inputs[:300], "x2")
     res = trace_map(model, clean[:100], corrupted[:100])  # t' = the model's own prediction: pairs exist untrained
@@ -219,7 +219,7 @@ def test_trace_cells_flagged_by_construction_are_exactly_zero_or_one(run):
             value = res["prob"][layer, p]
             if p < 1:
                 assert trivial and value == pytest.approx(0.0, abs=1e-6)
-            elif layer == n_layers and p == last:
+            elif (layer == n_layers and p == last) or (layer == 0 and p == 1):  # the output; the changed token
                 assert trivial and value == pytest.approx(1.0, abs=1e-4) and res["rank"][layer, p] == 1.0
             else:
                 assert not trivial

@@ -115,9 +115,10 @@ def _patched_last_logits(model, tokens: torch.Tensor, hook: str, position: int, 
 
 def trace_by_construction(layer: int, position: int, changed: int, n_layers: int, last: int) -> bool:
     """True where the patching effect is fixed whatever the model learned: before the changed token the
-    corrupted residual equals the clean one under the causal mask (an identity patch, effect 0), and the
-    last position after the last block is the output itself (effect 1 by definition)."""
-    return position < changed or (layer == n_layers and position == last)
+    corrupted residual equals the clean one under the causal mask (an identity patch, effect 0); the changed
+    token's own embedding is the corrupted input itself, and the last position after the last block is the
+    output itself (effect 1 by definition)."""
+    return position < changed or (layer == 0 and position == changed) or (layer == n_layers and position == last)
 
 
 def trace_table(model, tables: TaskTables, inputs: np.ndarray, variants: list[str], seed: int = 0,
