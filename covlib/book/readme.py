@@ -113,7 +113,11 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_pct(m['acc_property_reachable'], 1)} of them (control {_pct(m['acc_property_control'], 1)}). "
             f"With one shared table, the {m['n_shared_ood']:,} inputs whose facts were seen only in another role: "
             f"{_pct(m['acc_shared_ood'], 1)} (control {_pct(m['acc_shared_control'], 1)}; "
-            f"{_pct(m['shared_ood_covered_share'])} of them are 3-covered).")
+            f"{_pct(m['shared_ood_covered_share'])} of them are 3-covered); on the "
+            f"{m.get('n_shared_uncovered', 0):,} that coverage does not reach, "
+            f"{_pct(m.get('acc_shared_uncovered', float('nan')), 1)} against "
+            f"{_pct(m.get('acc_shared_uncovered_control', float('nan')), 1)} for the control and "
+            f"{_pct(m.get('chance_shared', float('nan')), 1)} chance.")
     if "09" in ch:
         m = ch["09"]
         bullets.append(
