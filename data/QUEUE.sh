@@ -51,10 +51,8 @@ step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --s
 step audit_contrasts
 covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/diversity/runs.csv" --work build/diversity --jobs 2
 
-# 6. the shared-operator control trained as long as the treated models, and the uncovered cross-role group
-#    (chapter 8), ~0.4 h: all three models at 2,000 steps
-step taxonomy
-"$PY" -c "import torch; torch.set_num_threads(1); from covlib.chapters.ch08_three_ways_to_generalise import run_taxonomy; run_taxonomy('$DATA/taxonomy', 'build/taxonomy')"
+# 6. the shared-operator control trained as long as the treated models (chapter 8): done at stop 18
+#    (data/taxonomy/COMMANDS.txt regenerates it)
 
 # issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first)
 step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
