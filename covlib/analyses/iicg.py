@@ -41,8 +41,6 @@ GROUP_KEYS: dict[str, dict[str, tuple[tuple[str, ...], tuple[int, ...]]]] = {
 }
 
 
-
-
 def fixed_positions(nodes: tuple[str, ...] | list[str], positions: list[str], bridges_written: bool = True) -> set[int]:
     """Indices of the sequence positions whose token a grouping key fixes: an input the key names (x2 at
     position x2), or a bridge written out in the sequence (b at the bridge position of a chain-of-thought

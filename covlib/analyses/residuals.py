@@ -86,8 +86,6 @@ def task_tables(ds: DatasetFolder) -> TaskTables:
     return TaskTables(task, tables, same, seen)
 
 
-
-
 def _task_from_name(name: str) -> Task:
     try:
         return get_task(name.split(".")[0])

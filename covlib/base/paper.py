@@ -10,8 +10,6 @@ TYPE0_COVERAGE_TWOHOP_30_4000 = {1: 100, 2: 99, 3: 91, 4: 58, 5: 21, 6: 2, 7: 0.
 REQUIRED_DATA_TWOHOP = {30: 4_000, 50: 15_000, 70: 30_000, 100: 80_000, 150: 250_000, 200: 500_000}
 
 
-
-
 # SPEC §5.2: the authors' 2-hop models at the required data n_req (type_0 accuracy 0.99), fit 3.48 N^2.26
 REQUIRED_DATA_TWOHOP_AUTHORS = {50: 27_000, 70: 50_000, 100: 100_000, 150: 300_000, 200: 600_000}
 
@@ -47,8 +45,6 @@ IICG_NONTREE_DRAFT = {"b": 0.01, "b,x2": 0.16}
 # chain of thought (SPEC §5.4): the authors' CoT 2-hop models need 5-10x less data than without CoT
 # (N = 50: 5k-10k; N = 200: 60k); non-tree with CoT fails where CoT 2-hop succeeds (N = 50, n = 10k)
 COT_DATA_RATIO = (5.0, 10.0)
-
-
 
 
 NONTREE_COT_FAILS_AT = {"N": 50, "n_train": 10_000}

@@ -21,10 +21,10 @@ from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_
 from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
 from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
 from covlib.search.cells import Cell, ProbeRules
-from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
+from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
 from covlib.search.probes import read_curve
 from covlib.search.required_data import search, search_states
-from covlib.search.summary import requirement_ratio, summarise
+from covlib.search.summary import geometric_mean, requirement_ratio, summarise
 from covlib.training.shapes import MODEL_SHAPES, model_params
 
 # a miniature of every experiment: tiny N, a one-layer model, short budgets (seconds)
@@ -69,9 +69,7 @@ SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
 
 def probe_table_path(table: str, root: Path, fresh_table: str) -> Path:
     """The probe table to read: the reader's ``table``, else a fresh one under ``root`` (smoke), else the book's."""
-    if table:
-        return Path(table)
-    return root / fresh_table if fresh_table else repository_path(BOOK_TABLE)
+    return probe_table(table, root / fresh_table if fresh_table else None)
 
 
 def run_searches(cells_of: Mapping[str, Sequence[Cell]], table_path: Path, work_dir: Path, rules: ProbeRules,
@@ -105,8 +103,6 @@ def coverage_of_cache(summary: pd.DataFrame) -> str:
 def cache_status(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per experiment saying what the cache holds for it."""
     return pd.DataFrame({"experiment": list(summaries), "cells": [coverage_of_cache(s) for s in summaries.values()]})
-
-
 
 
 def coverage_tables(coverage_N: Mapping[str, Sequence[int]] | None) -> dict[str, pd.DataFrame]:
@@ -306,10 +302,6 @@ def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
               for name in size_names if name != "twohop" and len(summaries[name])}
     return {model: r for model, r in ratios.items() if len(r)}
 
-
-def geometric_mean(values: Sequence[float] | pd.Series) -> float:
-    """The geometric mean: the typical factor among ratios."""
-    return float(np.exp(np.log(values).mean()))
 
 
 def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,

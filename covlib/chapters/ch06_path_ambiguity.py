@@ -25,7 +25,7 @@ from covlib.figures.required_data import requirement_frame
 from covlib.figures.style import TASK_COLORS
 from covlib.figures.text import fmt
 from covlib.search.cells import Cell, ProbeRules, SearchRules
-from covlib.search.experiments import BOOK_TABLE, cells_for, experiment_cells
+from covlib.search.experiments import cells_for, experiment_cells, probe_table
 from covlib.tasks.datasets import DatasetConfig, decode, eligible_count, encode, generate, type_ids
 from covlib.training.shipped import ShippedRun, archive_status, missing_archive_note
 
@@ -414,9 +414,7 @@ def learning_text(metrics: dict[str, pd.DataFrame], final_type0: dict[str, float
 
 def probe_table_path(table: str, root: Path, train_here: bool) -> Path:
     """The probe table: the reader's ``table``, else a fresh one under ``root`` (smoke), else chapter 4's."""
-    if table:
-        return Path(table)
-    return root / "ambiguity-smoke" / "probes.csv" if train_here else repository_path(BOOK_TABLE)
+    return probe_table(table, root / "ambiguity-smoke" / "probes.csv" if train_here else None)
 
 
 def search_cells(search_N: Sequence[int] | None, model: str) -> tuple[list[Cell], list[Cell]]:

@@ -24,7 +24,8 @@ from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
-from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_command
+from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
+from covlib.search.summary import geometric_mean
 from covlib.search.summary import requirement_ratio as summary_ratio
 from covlib.training.evaluation import greedy_decode
 from covlib.training.shipped import ShippedRun, archive_status, missing_archive_note
@@ -143,11 +144,6 @@ def ratio_lower_bounds(plain: pd.DataFrame, cot: pd.DataFrame) -> pd.DataFrame:
     return (both.assign(ratio_at_least=both["plain_fails_at"] / both["n_req_cot"])[cols]
             .sort_values(["N", "seed"]).reset_index(drop=True))
 
-
-def geometric_mean(values: Sequence[float]) -> float:
-    """The geometric mean (NaN for no values): ratios are averaged in log space."""
-    values = np.asarray(values, float)
-    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
 
 
 def target_layout(ds) -> list[str]:
@@ -357,7 +353,7 @@ def probe_tables(table: str, root: os.PathLike, miniature: bool) -> tuple[Path, 
     """The probe table (``table``, else the book's, or a fresh one under ``root`` for a miniature) and the
     placeholder searches' table of their own."""
     smoke_dir = Path(root) / "cot-smoke"
-    table_path = Path(table) if table else (smoke_dir / "probes.csv" if miniature else repository_path(BOOK_TABLE))
+    table_path = probe_table(table, smoke_dir / "probes.csv" if miniature else None)
     fake_table = smoke_dir / "probes_fakebridge.csv" if miniature else repository_path(FAKE_BRIDGE_TABLE)
     return table_path, fake_table
 
@@ -405,8 +401,6 @@ def required_data_chart(summaries: Mapping[str, pd.DataFrame], command: str) -> 
     if points:
         return estimates_chart(points, "Required data with and without the bridge written out")
     return pending_chart("Required data with and without CoT", command)
-
-
 
 
 def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:

@@ -45,19 +45,20 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"book: {len(failed)} chapter(s) failed: {', '.join(r.name for r in failed)}")
         return 1
-    metrics_dir = Path(args.out) / args.preset / "metrics"
+    if not (args.snapshot or args.check):
+        return 0
+    ran = {r.name for r in results}  # this run's chapters: an earlier run's metrics in the folder do not count
+    metrics = {name: values for name, values in read_metrics(Path(args.out) / args.preset / "metrics").items()
+               if name in ran}
     if args.snapshot:
-        chosen = {r.name for r in results}
-        metrics = {name: values for name, values in read_metrics(metrics_dir).items() if name in chosen}
         written = write_snapshot(metrics, args.snapshot, args.reason, args.preset)
         refreshed = refresh_readme(REPO / "README.md", read_snapshot(written)["chapters"])
         print(f"book: snapshot of {len(metrics)} chapter(s) written to {written}"
               + ("; README findings rewritten" if refreshed else "; README findings unchanged"))
     if args.check:
-        chosen = {r.name for r in results}
         snapshot = read_snapshot(args.check)
-        snapshot["chapters"] = {k: v for k, v in snapshot["chapters"].items() if k in chosen}
-        problems = compare({k: v for k, v in read_metrics(metrics_dir).items() if k in chosen}, snapshot)
+        snapshot["chapters"] = {k: v for k, v in snapshot["chapters"].items() if k in ran}
+        problems = compare(metrics, snapshot)
         print("\n".join(["book: the recorded metrics differ from the snapshot:", *problems]) if problems
               else f"book: the recorded metrics match {args.check}")
         return 1 if problems else 0

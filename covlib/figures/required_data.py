@@ -75,8 +75,6 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
         title, subtitle=subtitle or alt.Undefined, anchor="start"))
 
 
-
-
 def estimates_chart(points: list[pd.DataFrame], title: str) -> alt.LayerChart:
     """Measured brackets and estimates of several series (requirement_frame tables), without lines."""
     return required_data_chart(pd.concat(points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
 from covlib.search.cells import Cell
 
 
@@ -57,3 +59,11 @@ def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
     return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
             f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
             f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
+
+
+def probe_table(table: str, fresh: Path | None = None) -> Path:
+    """The probe table a chapter reads: the reader's ``table``, else ``fresh`` (a miniature's own table under
+    the chapter's output folder), else the book's (data/scaling/probes.csv)."""
+    if table:
+        return Path(table)
+    return fresh if fresh is not None else repository_path(BOOK_TABLE)

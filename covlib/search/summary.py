@@ -41,6 +41,12 @@ def requirement_ratio(top: pd.DataFrame, bottom: pd.DataFrame, labels: tuple[str
     return both.assign(ratio=ratio).sort_values(["N", "seed"]).reset_index(drop=True)
 
 
+def geometric_mean(values) -> float:
+    """The typical factor among ratios: their mean in log space (NaN for no values)."""
+    values = np.asarray(values, float)
+    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
+
+
 def seed_spread(summary: pd.DataFrame) -> float:
     """How far apart two seeds' estimates of the same cell typically are: the geometric mean, over every
     pair of seeds finished at the same N, of the larger n_req over the smaller (1.0 = identical; NaN when no
