@@ -20,12 +20,8 @@ covlib() { "$PY" -m covlib.cli "$@"; }
 step() { echo "=== $(date -u +%FT%TZ) $*"; }
 SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2)
 
-# 1. three-hop and parallel two-hop over two seeds and a wider N (chapter 4), ~3 h; three-hop CoT (chapter 7)
-step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
-step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 24 30 --seeds 0 1 "${SEARCH[@]}"
-step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
-
-# 2. the edge-of-coverage model (chapters 3 and 5) with two more training seeds, ~1 h (final weights shipped, fp16)
+# 2. the edge-of-coverage model (chapters 3 and 5) with two more training seeds, ~1 h (final weights shipped, fp16);
+#    run first since stop 25: two runs of ~35 min each in parallel, and they let chapter 3 read shipped runs
 step edge_seeds
 covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets >/dev/null
 for s in 1 2; do
@@ -36,8 +32,13 @@ for s in 1 2; do
 done
 wait
 for s in 1 2; do
-  "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.learning.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
+  "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
+
+# 1. three-hop and parallel two-hop over two seeds and a wider N (chapter 4), ~3 h; three-hop CoT (chapter 7)
+step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
+step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 24 30 --seeds 0 1 "${SEARCH[@]}"
+step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
 
 # 3. chain of thought (chapter 7), ~2 h: a second two-hop CoT seed; non-tree with CoT searched
 step twohop_cot_seed1; covlib scaling search --task twohop --cot --N 20 25 30 40 50 --seeds 1 "${SEARCH[@]}"
