@@ -5,12 +5,15 @@ import numpy as np
 import pandas as pd
 import torch
 
+from covlib.analyses.residuals import require_transformer_model
+
 
 @torch.no_grad()
 def logit_lens(model, resid: np.ndarray, targets: dict[str, np.ndarray], batch_size: int = 4096) -> pd.DataFrame:
     """Each layer's residual at each position through the final LayerNorm and the unembedding: for every
     target node (e.g. b1, t) the mean rank (0 = top) and mean probability of its token, and the share of
     items where it is the top token. Long table (target, layer, position, rank, prob, top1)."""
+    require_transformer_model(model)
     n, L1, m, d = resid.shape
     rows = []
     x = torch.from_numpy(resid).reshape(-1, d)

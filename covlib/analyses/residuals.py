@@ -16,7 +16,8 @@ from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
 from covlib.tasks.folders import DatasetFolder, load_dataset
 from covlib.tasks.graphs import Task, get_task
 from covlib.training.evaluation import annotated_cutoffs
-from covlib.training.runs import load_metrics, load_model, load_run_config, load_weights
+from covlib.training.model import ModelConfig, model_family
+from covlib.training.runs import load_metrics, load_model, load_run_config, load_weights, run_family
 from covlib.training.shipped import ShippedRun, shipped_ready
 
 
@@ -94,6 +95,26 @@ def _task_from_name(name: str) -> Task:
                           "start with a task such as twohop.); regenerate it with `covlib generate`") from None
 
 
+# what a run of another family (a Mamba model) can still be read with
+APPLIES_TO_ANY_FAMILY = ("its learning curves and its accuracy per test type and k-cutoff group (covlib.training.runs."
+                         "load_metrics, covlib.analyses.curves), and the required-data search (covlib scaling search)")
+
+
+def require_transformer(family: str, what: str) -> None:
+    """Refuse a TransformerLens analysis (residual streams, IICG, causal tracing, logit lens) of a model of
+    another family: they read the transformer's hooks, which a Mamba model does not have."""
+    if family != ModelConfig.family:
+        raise CovlibError(
+            f"{what} is a {family} model: the TransformerLens analyses (residual streams, IICG, causal tracing, logit "
+            f"lens) need a transformer's hooks and do not apply to it. For a {family} run use "
+            f"{APPLIES_TO_ANY_FAMILY}; analyse a transformer run (e.g. trained with --shape L4-d128) instead")
+
+
+def require_transformer_model(model) -> None:
+    """require_transformer for a built model."""
+    require_transformer(model_family(model), "this model")
+
+
 def hook_names(n_layers: int) -> list[str]:
     """The residual-stream hooks of layers 0..L (embedding output, then every block's output)."""
     return ["blocks.0.hook_resid_pre"] + [f"blocks.{i}.hook_resid_post" for i in range(n_layers)]
@@ -104,6 +125,7 @@ def residual_streams(model, prompts: np.ndarray | torch.Tensor, batch_size: int 
     """The residual stream at every layer and prompt position: float32 array (items, L+1, m, d_model).
 
     Caches only the L+1 residual hooks (``run_with_cache`` with a names_filter), in batches."""
+    require_transformer_model(model)
     names = hook_names(model.cfg.n_layers)
     wanted = set(names)
     prompts = torch.as_tensor(np.asarray(prompts), dtype=torch.long)
@@ -158,6 +180,7 @@ def open_run(run_dir: str | os.PathLike, dataset_dir: str | os.PathLike | None =
 
     run_dir = Path(run_dir)
     meta = load_run_config(run_dir)
+    require_transformer(run_family(run_dir), f"the run {run_dir}")
     dataset_dir = Path(dataset_dir) if dataset_dir else Path(meta["dataset"]["path"])
     if not dataset_dir.is_dir():
         raise CovlibError(f"the run's dataset {dataset_dir} does not exist; pass --dataset (the folder the run was "

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from covlib.analyses.residuals import TaskTables, hook_names
+from covlib.analyses.residuals import TaskTables, hook_names, require_transformer_model
 from covlib.base.errors import CovlibError
 
 TRACE_VARIANTS = {
@@ -63,6 +63,7 @@ def trace_map(model, clean: np.ndarray, corrupted: np.ndarray, answers: tuple[np
     prediction on the corrupted input and pairs where it predicts the same for both are left out."""
     if len(clean) == 0:
         raise CovlibError("no (clean, corrupted) pair to trace: no input of the selection has a valid corruption")
+    require_transformer_model(model)
     device = next(model.parameters()).device
     names = hook_names(model.cfg.n_layers)
     c = torch.as_tensor(np.asarray(clean), dtype=torch.long, device=device)

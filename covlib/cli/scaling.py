@@ -14,7 +14,7 @@ from covlib.search.probes import read_probes
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
 from covlib.training.pool import SlurmOptions
-from covlib.training.shapes import model_overrides
+from covlib.training.shapes import MODEL_SHAPES, model_overrides
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
         s.add_argument("--model", nargs="+", default=["L4-d128"],
-                       help="model shape(s): L2-d64, L4-d128 (default), L6-d128, L4-d256, L6-d256; several are searched "
-                            "as one pool of probes, so both workers stay busy to the end")
+                       help=f"model shape(s): {', '.join(MODEL_SHAPES)} (default L4-d128; mamba-* are Mamba models); "
+                            "several are searched as one pool of probes, so both workers stay busy to the end")
         s.add_argument("--cot", action="store_true", help="chain of thought: the bridges are written out")
         s.add_argument("--fake-bridge", action="store_true",
                        help="placeholder bridges (</b>) where --cot writes the true ones; needs a table of its own")

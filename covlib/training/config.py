@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 
 from covlib.base.errors import CovlibError
-from covlib.training.model import MODEL_PRESETS, ModelConfig
+from covlib.training.mamba import MambaModelConfig
+from covlib.training.model import MODEL_FAMILIES, MODEL_PRESETS, ModelConfig, family_config
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "ch
 class RunConfig:
     """Everything that determines a run: model shape, optimisation, and which preset it came from."""
 
-    model: ModelConfig
+    model: ModelConfig | MambaModelConfig
     train: TrainConfig
     preset: str = "default"
 
@@ -80,24 +81,46 @@ class RunConfig:
 
 def make_config(preset: str = "default", overrides: dict | None = None) -> RunConfig:
     """A preset's RunConfig with ``overrides`` applied (flat keys such as ``lr`` or ``n_layers``,
-    or dotted ones such as ``model.d_model``); unknown presets or keys raise CovlibError."""
+    or dotted ones such as ``model.d_model``); unknown presets or keys raise CovlibError.
+
+    ``family`` picks the model family ("transformer", the default, or "mamba"); a Mamba model starts from
+    the preset's depth and width and takes its own settings (d_state, expand, d_conv)."""
     if preset not in TRAIN_PRESETS:
         raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
-    model, tr = MODEL_PRESETS[preset], TRAIN_PRESETS[preset]
-    m_names = {f.name: f for f in dataclasses.fields(ModelConfig)}
-    t_names = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    overrides = dict(overrides or {})
+    family = _pop_family(overrides)
+    model, tr = family_config(family, MODEL_PRESETS[preset]), TRAIN_PRESETS[preset]
+    m_names = [f.name for f in dataclasses.fields(model) if f.init]
+    t_names = [f.name for f in dataclasses.fields(TrainConfig)]
     m_set, t_set = {}, {}
-    for key, value in (overrides or {}).items():
+    for key, value in overrides.items():
         scope, _, name = key.rpartition(".")
         if scope in ("", "model") and name in m_names:
             m_set[name] = _coerce(value, getattr(model, name), key)
         elif scope in ("", "train") and name in t_names:
             t_set[name] = _coerce(value, getattr(tr, name), key)
+        elif scope in ("", "model") and _other_family_field(name, family):
+            raise CovlibError(f"{key!r} is not a setting of a {family} model; its settings are: {', '.join(m_names)} "
+                              f"(choose the family with family=..., one of: {', '.join(MODEL_FAMILIES)})")
         else:
             raise CovlibError(
-                f"unknown setting {key!r}; model settings: {', '.join(m_names)}; training settings: {', '.join(t_names)}"
+                f"unknown setting {key!r}; model settings: family, {', '.join(m_names)}; training settings: {', '.join(t_names)}"
             )
     return RunConfig(dataclasses.replace(model, **m_set), dataclasses.replace(tr, **t_set), preset)
+
+
+def _pop_family(overrides: dict) -> str:
+    """Take the model family out of ``overrides`` (key ``family`` or ``model.family``; default transformer)."""
+    given = {k: overrides.pop(k) for k in ("family", "model.family") if k in overrides}
+    values = set(map(str, given.values()))
+    if len(values) > 1:
+        raise CovlibError(f"the model family is set twice, differently: {given}; set it once")
+    return values.pop() if values else ModelConfig.family  # family_config refuses an unknown one
+
+
+def _other_family_field(name: str, family: str) -> bool:
+    """Whether ``name`` is a setting of a model family other than ``family`` (e.g. n_heads for a Mamba model)."""
+    return any(name in {f.name for f in dataclasses.fields(cls)} for fam, cls in MODEL_FAMILIES.items() if fam != family)
 
 
 def _coerce(value, current, key: str):
@@ -119,5 +142,9 @@ def _coerce(value, current, key: str):
 
 
 def run_name(dataset_name: str, cfg: RunConfig) -> str:
-    """The authors' run-folder style: ``<dataset>_wd-0.1_layer-4_head-4_seed-42``."""
-    return f"{dataset_name}_wd-{cfg.train.weight_decay:g}_layer-{cfg.model.n_layers}_head-{cfg.model.n_heads}_seed-{cfg.train.seed}"
+    """The authors' run-folder style: ``<dataset>_wd-0.1_layer-4_head-4_seed-42``; a Mamba model names its
+    family and width where a transformer names its heads (``..._wd-0.1_mamba_layer-4_d-128_seed-42``)."""
+    m, head = cfg.model, f"_wd-{cfg.train.weight_decay:g}"
+    if isinstance(m, MambaModelConfig):
+        return f"{dataset_name}{head}_mamba_layer-{m.n_layers}_d-{m.d_model}_seed-{cfg.train.seed}"
+    return f"{dataset_name}{head}_layer-{m.n_layers}_head-{m.n_heads}_seed-{cfg.train.seed}"

@@ -38,11 +38,13 @@ from covlib.training.runs import (
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices and embeddings, none on biases and LayerNorm weights
-    (the authors' Hugging Face Trainer rule: 1-D parameters are exempt)."""
+    (the authors' Hugging Face Trainer rule: 1-D parameters are exempt), nor on parameters their model
+    marks ``_no_weight_decay`` (Mamba's A_log, a 2-D matrix of decay rates, as in the reference Mamba)."""
     decay, no_decay = [], []
     for _, p in model.named_parameters():
         if p.requires_grad:
-            (decay if p.dim() >= 2 else no_decay).append(p)
+            exempt = p.dim() < 2 or getattr(p, "_no_weight_decay", False)
+            (no_decay if exempt else decay).append(p)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     # the fused kernel (CPU and CUDA) is deterministic and spares ~1 ms of Python per step per tensor group
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, fused=True)
@@ -155,7 +157,8 @@ def train(
     """Train a model on a dataset folder into ``run_dir`` and return its TrainResult.
 
     ``preset`` is "smoke", "default" or "paper"; ``overrides`` sets any ModelConfig/TrainConfig
-    field by name (``{"steps": 4000, "weight_decay": 1.0, "n_layers": 2}``). With ``resume``, a
+    field by name (``{"steps": 4000, "weight_decay": 1.0, "n_layers": 2}``), and ``family`` the model
+    family (``{"family": "mamba", "d_state": 16}``: covlib.training.mamba). With ``resume``, a
     run folder holding a checkpoint continues from it (a finished run is returned as it is,
     unless ``steps`` grew); without it, a folder that already holds a run is an error.
     ``callback(step, metrics_or_None)`` runs after every step (metrics at evaluation steps);

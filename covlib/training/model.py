@@ -1,14 +1,17 @@
-"""TransformerLens native models built from a config, and a fused forward for fast training."""
+"""Model families built from a config: TransformerLens native transformers (with a fused forward for fast
+training) and Mamba models (covlib.training.mamba)."""
 from __future__ import annotations
 
 import dataclasses
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
 from covlib.base.device import get_device
 from covlib.base.errors import CovlibError
+from covlib.training.mamba import MAMBA, MambaModelConfig, build_mamba, is_mamba, mamba_config_from_dict
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,8 @@ class ModelConfig:
     The native TransformerLens model has no dropout, so the authors' dropout 0.1 cannot be
     reproduced; all presets train without dropout (which also makes runs bit-for-bit repeatable).
     """
+
+    family: ClassVar[str] = "transformer"  # not a field: a transformer's config.json stays as it always was
 
     n_layers: int = 4
     d_model: int = 128
@@ -84,14 +89,30 @@ def bridge_config(cfg: ModelConfig, d_vocab: int, n_ctx: int, seed: int, device:
     )
 
 
-def build_model(cfg: ModelConfig, d_vocab: int, n_ctx: int, seed: int = 42, device: torch.device | str | None = None):
-    """A freshly initialised TransformerBridge (weights depend only on ``cfg``, sizes and ``seed``)."""
+# the model families a run can train: family name -> its config class (ModelConfig is the default)
+MODEL_FAMILIES: dict[str, type] = {"transformer": ModelConfig, MAMBA: MambaModelConfig}
+
+
+def family_config(family: str, preset: ModelConfig) -> ModelConfig | MambaModelConfig:
+    """The model config of ``family`` at a preset's depth and width (the preset's other fields are transformer-only)."""
+    if family not in MODEL_FAMILIES:
+        raise CovlibError(f"unknown model family {family!r}; choose one of: {', '.join(MODEL_FAMILIES)}")
+    if family == ModelConfig.family:
+        return preset
+    return MODEL_FAMILIES[family](n_layers=preset.n_layers, d_model=preset.d_model)
+
+
+def build_model(cfg: ModelConfig | MambaModelConfig, d_vocab: int, n_ctx: int, seed: int = 42,
+                device: torch.device | str | None = None):
+    """A freshly initialised model (weights depend only on ``cfg``, sizes and ``seed``): a TransformerBridge for a
+    ModelConfig, a MambaLM (mambapy blocks) for a MambaModelConfig; both map tokens to logits [batch, pos, vocab]."""
+    device = torch.device(device) if device is not None else get_device()
+    if isinstance(cfg, MambaModelConfig):
+        return build_mamba(cfg, d_vocab, seed, device)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import transformer_lens.model_bridge.sources  # noqa: F401  (registers boot_native)
     from transformer_lens.model_bridge import TransformerBridge
 
-
-    device = torch.device(device) if device is not None else get_device()
     try:
         model = TransformerBridge.boot_native(bridge_config(cfg, d_vocab, n_ctx, seed, device), device=device)
     except (ValueError, NotImplementedError) as exc:
@@ -99,8 +120,20 @@ def build_model(cfg: ModelConfig, d_vocab: int, n_ctx: int, seed: int = 42, devi
     return model
 
 
-def model_config_from_dict(raw: dict) -> ModelConfig:
-    """A ModelConfig from config.json's "model" entry; unknown keys are an error, not ignored."""
+def model_family(model: torch.nn.Module) -> str:
+    """The family of a built model: "mamba" for a MambaLM, else "transformer"."""
+    return MAMBA if is_mamba(model) else ModelConfig.family
+
+
+def model_config_from_dict(raw: dict) -> ModelConfig | MambaModelConfig:
+    """The model config of config.json's "model" entry (a Mamba one says "family": "mamba"); unknown keys are an
+    error, not ignored."""
+    family = raw.get("family", ModelConfig.family)
+    if family == MAMBA:
+        return mamba_config_from_dict(raw)
+    if family != ModelConfig.family:
+        raise CovlibError(f"unknown model family {family!r} in a run's config; known: {', '.join(MODEL_FAMILIES)}")
+    raw = {k: v for k, v in raw.items() if k != "family"}
     names = {f.name for f in dataclasses.fields(ModelConfig)}
     unknown = sorted(set(raw) - names)
     if unknown:
@@ -127,7 +160,9 @@ class FastForward:
 
     @staticmethod
     def supports(model) -> bool:
-        cfg = model.cfg
+        cfg = getattr(model, "cfg", None)  # a Mamba model has none: it trains through its own forward
+        if cfg is None:
+            return False
         return (str(cfg.normalization_type).upper() == "LN" and (cfg.positional_embedding_type or "standard") == "standard"
                 and cfg.act_fn in FastForward._ACTS and not cfg.attn_only and not cfg.gated_mlp
                 and not cfg.n_key_value_heads and cfg.attn_scale <= 0 and cfg.attention_dir == "causal"

@@ -11,7 +11,7 @@ import torch
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.tasks.folders import DatasetFolder, load_dataset
-from covlib.training.model import build_model, model_config_from_dict
+from covlib.training.model import ModelConfig, build_model, model_config_from_dict
 
 
 def save_weights(run_dir: str | os.PathLike, dest: str | os.PathLike, checkpoint: str | None = None,
@@ -32,8 +32,8 @@ def save_weights(run_dir: str | os.PathLike, dest: str | os.PathLike, checkpoint
 
 
 def load_weights(run_dir: str | os.PathLike, weights: str, ds: DatasetFolder | None = None, device=None):
-    """A TransformerBridge built from ``run_dir/config.json`` with the weights file ``run_dir/weights``
-    (as written by ``save_weights``; fp16 is cast back to float32), in eval mode."""
+    """The model built from ``run_dir/config.json`` (a TransformerBridge, or a MambaLM for a Mamba run) with the
+    weights file ``run_dir/weights`` (as written by ``save_weights``; fp16 is cast back to float32), in eval mode."""
 
     run_dir = Path(run_dir)
     meta = load_run_config(run_dir)
@@ -82,9 +82,14 @@ def load_run_config(run_dir: str | os.PathLike) -> dict:
     return json.loads(file.read_text(encoding="utf-8"))
 
 
+def run_family(run_dir: str | os.PathLike) -> str:
+    """The model family of a run folder ("transformer" or "mamba"), from its config.json."""
+    return load_run_config(run_dir)["model"].get("family", ModelConfig.family)
+
+
 def load_model(run_dir: str | os.PathLike, dataset_dir: str | os.PathLike | None = None, device=None, checkpoint: str | None = None):
-    """The trained TransformerBridge of a run folder (final ``model.pt``, else the latest checkpoint),
-    in eval mode. With ``dataset_dir``, check that the dataset's vocabulary is the model's."""
+    """The trained model of a run folder (final ``model.pt``, else the latest checkpoint), in eval mode: a
+    TransformerBridge, or a MambaLM for a Mamba run. With ``dataset_dir``, check the vocabulary is the model's."""
     run_dir = Path(run_dir)
     meta = load_run_config(run_dir)
     file = run_dir / (checkpoint or (MODEL if (run_dir / MODEL).is_file() else CHECKPOINT))

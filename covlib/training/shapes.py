@@ -1,4 +1,4 @@
-"""Named model shapes (e.g. L4-d128) and their parameter counts."""
+"""Named model shapes (e.g. L4-d128, mamba-L4-d128) and their parameter counts."""
 from __future__ import annotations
 
 from covlib.base.errors import CovlibError
@@ -12,6 +12,10 @@ MODEL_SHAPES: dict[str, dict] = {
     "L4-d256": {"n_layers": 4, "d_model": 256, "n_heads": 8},
     "L6-d256": {"n_layers": 6, "d_model": 256, "n_heads": 8},
     "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 2},
+    # Mamba models (covlib.training.mamba): the paper's architecture check used a 4-layer width-256 Mamba
+    "mamba-L2-d64": {"family": "mamba", "n_layers": 2, "d_model": 64},
+    "mamba-L4-d128": {"family": "mamba", "n_layers": 4, "d_model": 128},  # the book's default depth and width
+    "mamba-L4-d256": {"family": "mamba", "n_layers": 4, "d_model": 256},  # the paper's Mamba
 }
 
 
@@ -23,6 +27,6 @@ def model_overrides(model: str) -> dict:
 
 
 def model_params(model: str, N: int, n_ctx: int) -> int:
-    """Parameters of a named model shape on a vocabulary of N task tokens plus </a>."""
+    """Parameters of a named model shape (either family) on a vocabulary of N task tokens plus </a>."""
 
     return make_config("default", model_overrides(model)).model.n_params(N + 1, n_ctx)

@@ -1,0 +1,116 @@
+"""The Mamba model family: mambapy's pure-PyTorch Mamba language model on the task vocabulary.
+
+The paper reports that the required-data exponent barely moves from transformers to a 4-layer Mamba; this
+module lets the book test that with the same loop, evaluation, early stop, give-up rule and resume as the
+transformers. The blocks are mambapy's ``Mamba`` (pure PyTorch, parallel selective scan); MambaLM adds the
+embedding, final RMSNorm and unembedding of the task vocabulary, as mambapy's own ``LM`` does (that class is
+not used because importing it pulls in mamba2, which needs the CUDA-only mamba_ssm package). Tokens in,
+logits [batch, pos, vocab] out. It is not a TransformerBridge, so the TransformerLens analyses do not apply.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import torch
+from mambapy.mamba import Mamba, MambaConfig, RMSNorm
+from torch import nn
+
+from covlib.base.errors import CovlibError
+
+MAMBA = "mamba"  # the family name config.json records (a transformer's model entry carries no family)
+
+
+@dataclass(frozen=True)
+class MambaModelConfig:
+    """Shape of a Mamba model: depth, width, SSM state size, block expansion and causal-convolution width.
+
+    ``dt_rank`` is mambapy's "auto" (ceil(d_model / 16)); the selective scan is its parallel scan, which runs
+    on CPU and GPU alike (the official CUDA kernels are not used, so runs are repeatable everywhere)."""
+
+    n_layers: int = 4
+    d_model: int = 128
+    d_state: int = 16
+    expand: int = 2
+    d_conv: int = 4
+    family: str = field(default=MAMBA, init=False)  # written to config.json: how a run folder names its model
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "d_model", "d_state", "expand", "d_conv"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise CovlibError(f"mamba model {name}={value!r} must be a positive integer")
+
+    @property
+    def dt_rank(self) -> int:
+        return math.ceil(self.d_model / 16)
+
+    def mambapy_config(self) -> MambaConfig:
+        return MambaConfig(d_model=self.d_model, n_layers=self.n_layers, d_state=self.d_state,
+                           expand_factor=self.expand, d_conv=self.d_conv, pscan=True, use_cuda=False)
+
+    def n_params(self, d_vocab: int, n_ctx: int) -> int:
+        """Parameter count without building the model; ``n_ctx`` is unused (Mamba has no position embedding)
+        and kept so that both families answer the same call."""
+        d, inner, n, r = self.d_model, self.expand * self.d_model, self.d_state, self.dt_rank
+        block = (d  # RMSNorm
+                 + d * 2 * inner  # in_proj (no bias)
+                 + inner * self.d_conv + inner  # depthwise conv1d and its bias
+                 + inner * (r + 2 * n)  # x_proj -> (delta, B, C)
+                 + r * inner + inner  # dt_proj
+                 + inner * n + inner  # A_log and D
+                 + inner * d)  # out_proj (no bias)
+        return d_vocab * d + self.n_layers * block + d + d * d_vocab
+
+
+def mamba_config_from_dict(raw: dict) -> MambaModelConfig:
+    """A MambaModelConfig from config.json's "model" entry (with its "family": "mamba"); unknown keys are refused."""
+    names = {f.name for f in dataclasses.fields(MambaModelConfig) if f.init}
+    unknown = sorted(set(raw) - names - {"family"})
+    if unknown:
+        raise CovlibError(f"unknown mamba model config keys {unknown}; known keys: {sorted(names)}")
+    return MambaModelConfig(**{k: v for k, v in raw.items() if k != "family"})
+
+
+class MambaLM(nn.Module):
+    """Embedding -> mambapy Mamba blocks -> RMSNorm -> unembedding: the forward the training loop calls."""
+
+    def __init__(self, cfg: MambaModelConfig, d_vocab: int) -> None:
+        super().__init__()
+        self.config = cfg.mambapy_config()
+        self.embedding = nn.Embedding(d_vocab, cfg.d_model)  # no padding index: every token is a task token
+        self.mamba = Mamba(self.config)
+        self.norm_f = RMSNorm(cfg.d_model, self.config.rms_norm_eps)
+        self.lm_head = nn.Linear(cfg.d_model, d_vocab, bias=False)
+        self._init_like_mambapy()
+
+    def _init_like_mambapy(self) -> None:
+        """mambapy LM's (non-muP) initialisation: every Linear and the embedding N(0, base_std), Linear biases
+        zero, each block's out_proj scaled down by sqrt(2 * n_layers); A_log, D and conv1d keep Mamba's own."""
+        std = self.config.base_std
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=std)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+        for name, param in self.named_parameters():
+            if name.endswith("mixer.out_proj.weight"):
+                nn.init.normal_(param, mean=0.0, std=std / math.sqrt(2 * self.config.n_layers))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens [batch, pos] -> logits [batch, pos, vocab] (causal: position i sees tokens up to i)."""
+        return self.lm_head(self.norm_f(self.mamba(self.embedding(tokens))))
+
+
+def build_mamba(cfg: MambaModelConfig, d_vocab: int, seed: int, device: torch.device) -> MambaLM:
+    """A freshly initialised MambaLM on ``d_vocab`` task tokens (weights depend only on cfg, d_vocab and seed)."""
+    with torch.random.fork_rng(devices=[]):  # seeded init that leaves the caller's generator as it was
+        torch.manual_seed(seed)
+        model = MambaLM(cfg, d_vocab)
+    return model.to(device)
+
+
+def is_mamba(model: torch.nn.Module) -> bool:
+    """Whether ``model`` is a Mamba language model built by build_mamba."""
+    return isinstance(model, MambaLM)
