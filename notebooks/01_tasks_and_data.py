@@ -39,7 +39,6 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import json
 
-import pandas as pd
 from IPython.display import display
 
 from covlib.base.paths import default_root
@@ -75,7 +74,7 @@ print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size
 # generated from that data.
 
 # %%
-display(tasks_and_data.task_table(TASKS.values()))
+display(tasks_and_data.task_table_view(TASKS.values()))
 
 # %%
 chapter.save(tasks_and_data.task_graphs_chart(list(TASKS.values())), "01_task_graphs")
@@ -102,7 +101,7 @@ config = DatasetConfig("twohop", num_tokens=N, n_train=n_train, seed=seed, test_
 dataset = generate(config)
 f1 = dataset.tables["f1"]
 print(f"{config.folder_name}: tables {tasks_and_data.table_shapes(dataset.tables)}")
-tasks_and_data.table_corner(f1, 6)
+tasks_and_data.table_corner_view(f1, 6)
 
 # %% [markdown]
 # Above is the top-left corner of $f_1$: the entry in row $x_1$, column $x_2$ is the bridge
@@ -138,7 +137,8 @@ chapter.save(tasks_and_data.preimage_chart(pre, "f1"), "01_preimages")
 # this by generating datasets at several $N$ and counting.
 
 # %%
-tasks_and_data.eligible_survey(TASKS.values(), chapter["survey_N"], chapter["survey_cap"], seed)
+tasks_and_data.eligible_survey_view(tasks_and_data.eligible_survey(TASKS.values(), chapter["survey_N"],
+                                                                 chapter["survey_cap"], seed))
 
 # %% [markdown]
 # The shares sit within about a percentage point of $0.7^{\text{hops}}$ at every $N$. They are
@@ -158,7 +158,7 @@ tasks_and_data.eligible_survey(TASKS.values(), chapter["survey_N"], chapter["sur
 # %%
 status = tasks_and_data.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
 status_chart = chapter.save(tasks_and_data.fact_status_chart(status, "f1", n_tokens=N), "01_seen_split")
-display(tasks_and_data.fact_usage(dataset.seen_split, dataset.seen_used))
+display(tasks_and_data.fact_usage_view(tasks_and_data.fact_usage(dataset.seen_split, dataset.seen_used)))
 status_chart
 
 # %% [markdown]
@@ -170,7 +170,7 @@ status_chart
 # and counts the used facts.
 
 # %%
-tasks_and_data.usage_by_training_size(N, n_train, seed)
+tasks_and_data.usage_by_training_size_view(tasks_and_data.usage_by_training_size(N, n_train, seed))
 
 # %% [markdown]
 # ## 1.5 Test types: which facts an input needs
@@ -192,7 +192,7 @@ tasks_and_data.usage_by_training_size(N, n_train, seed)
 
 # %%
 flags = tasks_and_data.fact_flags(dataset)
-display(pd.crosstab(flags["type"], [flags["f1 fact used (s1)"], flags["f2 fact used (s2)"]]))
+display(tasks_and_data.type_bits_view(flags))
 ood = flags[flags["type"] != "train_inferred"]
 assert (tasks_and_data.types_from_bits(ood) == ood["type"].to_numpy()).all(), "test types disagree with the bit rule"
 print(f"bit rule holds for all {len(ood)} non-training test items")
@@ -206,7 +206,7 @@ print(f"bit rule holds for all {len(ood)} non-training test items")
 # %%
 shares = tasks_and_data.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
 share_chart = chapter.save(tasks_and_data.type_share_chart(shares), "01_type_proportions")
-display(shares.pivot(index="category", columns="group", values="count"))
+display(tasks_and_data.type_counts_view(shares))
 share_chart
 
 # %% [markdown]
@@ -225,7 +225,7 @@ share_chart
 # %%
 folder = ensure_dataset(config, data_root)
 print(folder)
-display(tasks_and_data.files_table(folder))
+display(tasks_and_data.files_view(folder))
 print((folder / "covlib.json").read_text())
 
 # %% [markdown]
@@ -237,8 +237,8 @@ print((folder / "covlib.json").read_text())
 # %%
 train_items = json.loads((folder / "train.json").read_text())
 test_items = json.loads((folder / "test.json").read_text())
-display(pd.DataFrame(train_items[:3]))
-display(pd.DataFrame(test_items).groupby("type", sort=True).head(1).sort_values("type").reset_index(drop=True))
+display(tasks_and_data.items_view(train_items[:3]))
+display(tasks_and_data.items_view(tasks_and_data.first_of_each_type(test_items)))
 
 # %% [markdown]
 # Reading the folder back with `covlib.tasks.folders.load_dataset` gives token-id arrays, and they match the
@@ -255,8 +255,8 @@ assert all(same.values())
 # The numbers that define this chapter's dataset, all computed above:
 
 # %%
-display(pd.DataFrame({"value": tasks_and_data.dataset_summary(dataset)}))
-record_metrics(tasks_and_data.dataset_metrics(dataset))
+display(tasks_and_data.summary_view(tasks_and_data.dataset_summary(dataset)))
+metrics_file = record_metrics(tasks_and_data.dataset_metrics(dataset))
 
 # %% [markdown]
 # **What to carry forward.** A task is a graph of random tables; training sees 70% of each table's

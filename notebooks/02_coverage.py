@@ -46,7 +46,6 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 import json
 
 import altair as alt
-import pandas as pd
 from IPython.display import display
 
 from covlib.analyses.fits import power_fit
@@ -55,7 +54,7 @@ from covlib.base.paths import default_root
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch02_coverage as coverage_chapter
-from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table, wide_table
+from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table
 from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import all_pair_evidence, k_cutoffs, pair_evidence
 from covlib.figures.charts import coverage_by_k_chart
@@ -98,7 +97,7 @@ bridge_of = example.tables["f1"].reshape(-1)  # hidden: b = f1(x1, x2), indexed 
 pairs = coverage_chapter.fragment_pairs(ex_evidence, bridge_of, example_N)
 print(f"twohop with N={example_N}: {len(example.train_inputs)} training inputs, "
       f"{len(ex_evidence)} contradiction-free fragment pairs over P = {{x1, x2}}")
-display(pairs.head(8).reset_index(drop=True))
+display(coverage_chapter.fragment_pairs_view(pairs, rows=8))
 
 # %% [markdown]
 # Take the top pair and look at its evidence: every context $x_3$ in which both fragments occur
@@ -108,7 +107,8 @@ display(pairs.head(8).reset_index(drop=True))
 # %%
 top = pairs.index[0]
 a, a2 = int(ex_evidence.left[top]), int(ex_evidence.right[top])
-display(coverage_chapter.shared_context_answers(example.train_inputs, ex_answers, example_N, a, a2))
+display(coverage_chapter.shared_context_view(
+    coverage_chapter.shared_context_answers(example.train_inputs, ex_answers, example_N, a, a2)))
 
 # %% [markdown]
 # Most fragment pairs are not so lucky. A pair that shares a context and disagrees there is
@@ -127,7 +127,7 @@ truth = generate(config)  # the hidden tables, for checking what the data alone 
 evidence = all_pair_evidence(data.train.inputs, data.train.answers, N)
 purity = coverage_chapter.purity_by_k(data.train.inputs, data.train.answers, N, truth.tables["f1"].reshape(-1),
                                       max_k, evidence)
-display(purity.assign(purity=purity["purity"].map("{:.1%}".format)))
+display(coverage_chapter.purity_view(purity))
 chapter.save(coverage_chapter.purity_chart(purity), "02_equivalence_purity")
 
 # %% [markdown]
@@ -176,14 +176,14 @@ chapter.save(alt.hconcat(*graph_charts).resolve_scale(color="independent"), "02_
 # %%
 table = annotate_dataset(folder, max_k=max_k)
 print(json.loads((folder / "coverage.json").read_text())["command"])
-wide = wide_table(table).round(1)
-display(wide)
+display(coverage_chapter.coverage_percent_view({"paper's definition": table}, "test items k-covered (%)"))
 reference = TYPE0_COVERAGE_TWOHOP_30_4000 if (N, n_train) == (30, 4000) else None
-chapter.save(coverage_by_k_chart(table, reference=reference), "02_coverage_by_k")
+chapter.save(coverage_by_k_chart(table, reference=reference, k_slider=3), "02_coverage_by_k")
 
 # %% [markdown]
-# Read the figure from left to right. At $k = 1$ everything is covered: chance agreements chain
-# all fragments together, which is why the paper calls $k = 1$ degenerate. From $k = 3$ on, the
+# Read the figure from left to right. The dashed line marks $k = 3$, with each type's share covered
+# there written beside its point; in the live chart a slider below the figure moves it to another $k$.
+# At $k = 1$ everything is covered: chance agreements chain all fragments together, which is why the paper calls $k = 1$ degenerate. From $k = 3$ on, the
 # picture the coverage principle predicts appears:
 #
 # * **training items** are covered at every $k$ (they are the roots of the graph);
@@ -196,7 +196,7 @@ chapter.save(coverage_by_k_chart(table, reference=reference), "02_coverage_by_k"
 #   reaches it once chance agreements are filtered out.
 #
 # Types 1 and 2 lie on top of each other. Where the dataset is the paper's sanity case
-# (`twohop`, $N = 30$, 4,000 examples), open black circles mark the `type_0` curve the paper
+# (`twohop`, $N = 30$, 4,000 examples), black crosses mark the `type_0` curve the paper
 # reports. Our exact computation agrees to within a few points up to $k = 4$ and sits 4-5 points higher at $k = 5, 6$ across seeds; the graph over
 # all of $X^m$ and the graph over only training and `type_0` inputs give identical numbers here,
 # so the gap is not about which nodes are included.
@@ -227,8 +227,8 @@ authors = authors_sweep(data.train.inputs, data.train.answers, N, data.test.inpu
 authors_table = coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
 modes_chart = chapter.save(coverage_chapter.coverage_modes_chart(
     {"paper's definition (covlib)": table, "authors' script": authors_table}), "02_faithful_vs_authors")
-comparison = pd.concat({"definition": wide_table(table), "authors": wide_table(authors_table)}).round(1)
-display(comparison)
+display(coverage_chapter.coverage_percent_view({"definition": table, "authors' script": authors_table},
+                                               "test items k-covered (%), by algorithm"))
 modes_chart
 
 # %% [markdown]
@@ -250,15 +250,16 @@ modes_chart
 survey = coverage_chapter.coverage_survey(scaling_N, seed)
 survey_fit = power_fit(survey["N"], survey["n_train"])
 prefactor, exponent = survey_fit["a"], survey_fit["c"]  # n ≈ prefactor · N^exponent
-display(coverage_chapter.survey_table(survey))
+display(coverage_chapter.survey_view(survey))
 print(f"fit: n ≈ {prefactor:.2f} · N^{exponent:.2f}  (paper, from training runs: n ≈ 3.48 · N^{EXPONENTS['twohop']}; "
       "its early draft fit N^2.54 is superseded). Chapter 4 measures the requirement by training.")
 
 # %% [markdown]
-# Around each of those sizes, the share of `type_0` items 3-covered, one line per $N$:
+# Around each of those sizes, the share of `type_0` items 3-covered, one line per $N$ (in the live
+# chart a slider shows $k$ = 2 and 4 too; drag to pan along the data axis, scroll to zoom):
 
 # %%
-curve = coverage_chapter.coverage_vs_data("twohop", scaling_N, coverage_chapter.survey_sizes(survey), ks=(3,),
+curve = coverage_chapter.coverage_vs_data("twohop", scaling_N, coverage_chapter.survey_sizes(survey), ks=(2, 3, 4),
                                           seed=seed)
 chapter.save(coverage_chapter.coverage_vs_data_chart(curve, k=3), "02_coverage_vs_data")
 
@@ -270,7 +271,7 @@ chapter.save(coverage_chapter.coverage_vs_data_chart(curve, k=3), "02_coverage_v
 # a model and checks the link item by item.
 
 # %%
-record_metrics(coverage_chapter.coverage_metrics(N, n_train, table, purity, max_k, exponent))
+metrics_file = record_metrics(coverage_chapter.coverage_metrics(N, n_train, table, purity, max_k, exponent))
 
 # %% [markdown]
 # ## Summary
@@ -307,7 +308,7 @@ type0 = table[table["type"] == "type_0"].set_index("k")["covered"]
 below_half = type0[type0 < 0.5]
 truth_k = int(below_half.index.min()) if len(below_half) else None
 if my_half_k is None:
-    print("Exercise 1: read the type_0 row of the coverage table (2.4) from left to right.")
+    print("Exercise 1: read the type_0 row of the coverage table (2.3) from left to right, or move the k slider.")
 else:
     print("Exercise 1:", "right" if my_half_k == truth_k else f"not quite: it is k = {truth_k}")
 n_try = exercise_n_train or 2 * n_train

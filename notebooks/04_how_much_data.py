@@ -62,6 +62,7 @@ from covlib.book.sweep import record_metrics
 from covlib.chapters import ch04_how_much_data as how_much_data
 from covlib.chapters.ch04_how_much_data import PRESETS
 from covlib.figures.required_data import estimates_chart
+from covlib.figures.tables import metrics_table
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_cells
@@ -115,7 +116,7 @@ print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it)
       f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
 if chapter["describe_cache"]:
     print("\nregenerate with:\n" + repository_path("data/scaling/COMMANDS.txt").read_text())
-display(probes.tail(8))
+display(how_much_data.probes_view(probes.tail(8), caption="the last 8 rows of the probe table"))
 
 # %% [markdown]
 # What the cache holds, per experiment. `bracketed` cells are finished; `searching` cells have a
@@ -125,9 +126,22 @@ display(probes.tail(8))
 # remains. Near the whole pool there is nothing left to test on.
 
 # %%
-display(how_much_data.cache_status(summaries))
+display(how_much_data.cache_status_view(summaries))
 twohop = summaries["twohop"]
-display(twohop)
+display(how_much_data.cells_view(twohop))
+
+# %% [markdown]
+# Every cell and every probe behind these tables can be looked at. On the left, each cell of one
+# experiment (choose it in the menu under the live chart): its estimate of $n_\text{req}$ with the
+# bracket around it, or, while the search is unfinished, the largest training set probed. Click a
+# cell, and the right panel shows its probes: each training-set size tried, the best ID accuracy the
+# run reached, and whether that got to the threshold. The printed figure shows the two-hop cell of
+# section 4.5. Hover over any point for its numbers; drag or scroll to move and zoom.
+
+# %%
+explorer = how_much_data.probe_explorer(summaries, experiments, probes, threshold)
+if explorer is not None:
+    display(chapter.save(explorer, "04_probes_by_cell"))
 
 # %% [markdown]
 # ## 4.2 Two-hop: the required data grows as a power of N
@@ -148,7 +162,7 @@ print("two-hop, default model:", describe_exponent(fit_twohop))
 cov_tables = how_much_data.coverage_tables(coverage_N)
 cov2 = cov_tables.get("twohop", pd.DataFrame(columns=["N", "k", "target", "n_train", "eligible"]))
 cov_fit2 = how_much_data.coverage_fits(cov2)
-display(cov_fit2.round(3))
+display(how_much_data.coverage_fits_view(cov_fit2))
 
 # %%
 scaling_chart = chapter.save(how_much_data.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
@@ -157,8 +171,7 @@ scaling_chart
 # %%
 id_pool = how_much_data.pool_shares(twohop)
 if len(id_pool):
-    display(id_pool[["N", "seed", "low", "high", "n_req", "eligible", "share_of_pool", "low_capped", "probes",
-                     "minutes"]].round(3))
+    display(how_much_data.pool_view(id_pool))
 # a bracket whose failing probe ran out of steps was decided by the budget, not by the authors' rule
 fit_rule_decided = how_much_data.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
 twohop_rows = how_much_data.experiment_probes(probes, experiments["twohop"])
@@ -169,7 +182,7 @@ pool_note = how_much_data.pool_note(twohop, twohop_rows, rules, fit_rule_decided
 
 # %%
 c3 = how_much_data.coverage_exponent(cov_fit2, k=3, target=0.99)
-display(how_much_data.exponent_comparison(fit_twohop, c3).round(3))
+display(how_much_data.exponent_view(how_much_data.exponent_comparison(fit_twohop, c3)))
 display(Markdown(
     f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
@@ -190,7 +203,7 @@ display(Markdown(
 # %%
 size_names = how_much_data.size_experiments(summaries)
 sizes, size_points = how_much_data.size_table(summaries, experiments, size_names, bootstrap_reps)
-display(sizes.round(3))
+display(how_much_data.sizes_view(sizes))
 if size_points:
     size_chart = chapter.save(estimates_chart(size_points, "Required data by model size (two-hop)"),
                               "04_required_data_by_size")
@@ -222,7 +235,7 @@ display(Markdown(size_note))
 chain_fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), bootstrap_reps)
               for name in how_much_data.CHAIN_TASKS}
 chains, chain_points = how_much_data.chain_table(summaries, experiments, chain_fits)
-display(chains.round(3))
+display(how_much_data.chains_view(chains))
 if chain_points:
     chain_chart = chapter.save(estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
     display(chain_chart)
@@ -272,7 +285,7 @@ metrics = {
     "cpu_hours": own_hours,
 }
 record_metrics(metrics)
-pd.Series(metrics, name="value").to_frame()
+metrics_table(metrics)
 
 # %% [markdown]
 # ## Summary

@@ -59,6 +59,8 @@ from covlib.book.sweep import record_metrics
 from covlib.chapters import ch05_inside_the_model as inside_the_model
 from covlib.chapters.ch05_inside_the_model import PRESETS
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
+from covlib.figures.tables import metrics_table, reader_table
+from covlib.training.shipped import shipped_edge_seeds
 
 chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
@@ -108,7 +110,7 @@ display(heat)
 # %%
 # the largest gap over every layer, leaving out cells high by construction
 peaks = {label: iicg_peaks(iicg_b[iicg_b["selection"] == label]).iloc[0] for label in splits}
-display(pd.DataFrame(peaks).T[["layer", "position", "iicg", "within", "between", "items", "groups"]])
+display(inside_the_model.peaks_table(peaks))
 id_peak = peaks["ID test"]
 display(Markdown(
     f"For unseen ID items the gap peaks at layer {int(id_peak['layer'])}, position {id_peak['position']}: "
@@ -129,7 +131,7 @@ for note in skipped:  # a group too small to measure (smoke-sized data)
     print(note)
 if len(iicg_k):
     at_peak = inside_the_model.at_cell(iicg_k, id_peak)
-    display(at_peak[["k_group", "iicg", "within", "between", "items", "groups"]])
+    display(inside_the_model.cutoff_peak_table(at_peak))
     heat_k = chapter.save(layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff",
                                                  facet="k_group"), "05_iicg_by_cutoff")
     display(heat_k)
@@ -137,6 +139,13 @@ if len(iicg_k):
     display(Markdown(inside_the_model.cutoff_note(k_at)))
 else:
     k_at = pd.Series(dtype=float)
+
+# %% [markdown]
+# Every map of 5.2 and 5.3 in one chart: choose the items with the dropdown below it, and hover a
+# cell for its cosines and counts.
+
+# %%
+inside_the_model.iicg_explorer(inside_the_model.explorer_frame(iicg_b, iicg_k), list(dict.fromkeys(iicg_b["position"])))
 
 # %% [markdown]
 # ## 5.4 Clusters form as generalisation does
@@ -147,7 +156,7 @@ else:
 
 # %%
 over = inside_the_model.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
-display(over.round(3))
+display(inside_the_model.over_training_table(over))
 over_chart = chapter.save(over_training_chart(inside_the_model.over_training_frame(over, id_peak),
                                               "Bridge clusters and ID accuracy over training",
                                               y_title="IICG at the peak cell / ID accuracy"), "05_iicg_over_training")
@@ -172,7 +181,7 @@ trace_heat = chapter.save(layer_position_heatmap(trace.assign(panel=trace["varia
                                                  facet="panel", domain=(0, 1), scheme="oranges"), "05_causal_tracing")
 display(trace_heat)
 rank = inside_the_model.rank_map(trace, "x2")
-display(rank.round(2))
+display(inside_the_model.layer_map_table(rank, "Share of predictions flipped by one patched vector (x2 changed, rank metric)"))
 last = f"x{m}"
 rank_x1 = inside_the_model.rank_map(trace, "x1")
 display(Markdown(inside_the_model.tracing_note(rank, rank_x1, L, last)))
@@ -186,8 +195,10 @@ trace_k, skipped = inside_the_model.tracing_by_cutoff(model, ds, tables, max_pai
 for note in skipped:
     print(note)
 if len(trace_k):
-    display(trace_k.pivot_table(index=["k_group", "layer"], columns="position", values="value").round(2))
-    display(trace_k.groupby("k_group")["pairs"].first().rename("pairs traced").to_frame())
+    display(inside_the_model.layer_map_table(trace_k.pivot_table(index=["k_group", "layer"], columns="position",
+                                                               values="value"), "Share flipped, by k-cutoff group of the clean item"))
+    display(reader_table(trace_k.groupby("k_group", as_index=False)["pairs"].first(),
+                         {"k_group": "k-cutoff group", "pairs": "pairs traced"}))
 
 # %% [markdown]
 # ## 5.6 Can the bridge be read out? The logit lens
@@ -217,7 +228,7 @@ display(Markdown(
 
 # %%
 comparison = inside_the_model.paper_comparison(id_peak, k_at, peaks["OOD (first hop unseen)"]["iicg"], rank, L, last)
-display(comparison)
+display(inside_the_model.comparison_table(comparison))
 
 # %% [markdown]
 # The picture is the paper's: a bridge cluster forms at position $x_2$ in the early-middle
@@ -225,6 +236,25 @@ display(comparison)
 # read it from there at the last position. The absolute IICG values differ (different width,
 # depth and optimiser; no dropout; cosines of raw, uncentred residual vectors), so the
 # comparison is of where and in which order, not of the digits.
+
+# %% [markdown]
+# ## 5.8 Over training seeds
+#
+# Everything above reads one trained model. Chapter 3 ships the same run with two more training
+# seeds (same data; another initialisation and batch order), final weights only. The same IICG
+# and tracing analyses on each (at the default preset; the smoke preset has one tiny model) say
+# which of the claims above hold in every seed and which are one run's luck.
+
+# %%
+seed_folders = {} if chapter["train"] or run_dir else shipped_edge_seeds()
+if seed_folders:
+    by_seed = inside_the_model.seed_analyses(seed_folders, ds, tables, max_items, max_pairs)
+    display(inside_the_model.seed_table(by_seed))
+    display(Markdown(inside_the_model.seeds_note(by_seed)))
+    seed_results = inside_the_model.seed_results(by_seed)
+else:
+    seed_results = {}
+    print("this preset analyses one model; the shipped seeds are read at the default preset")
 
 # %%
 results = {
@@ -237,9 +267,10 @@ results = {
     "trace_rank_x1_changed_x2_layer1": float(rank_x1.loc[1, "x2"]),
     "trace_pairs": int(trace["pairs"].iloc[0]),
     "lens_bridge_top1_best": float(b_best["top1"]), "lens_answer_top1_last": float(t_last),
+    **seed_results,
 }
 record_metrics(results)
-pd.Series(results, name="value").to_frame()
+metrics_table(results)
 
 # %% [markdown]
 # ## Exercises

@@ -67,6 +67,7 @@ from covlib.figures.charts import accuracy_curves_chart
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.required_data import required_data_chart
 from covlib.figures.style import pending_chart
+from covlib.figures.tables import metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_command
 from covlib.search.probes import read_probes
@@ -113,7 +114,7 @@ if not all(ready.values()):
 # %%
 pair = path_ambiguity.paired_datasets(N, n_train, seed=0, test_size_per_type=test_size)
 merged = pd.concat([path_ambiguity.merged_pairs(ds, k) for ds in pair.values()], ignore_index=True)
-display(merged.round(3))
+display(path_ambiguity.merged_reader_table(merged))
 merged_chart = path_ambiguity.merged_pairs_chart(merged, f"What {k}-equivalence classes of (x1, x2) group "
                                                          f"(N = {N}, {n_train:,} examples)")
 display(chapter.save(merged_chart, "06_equivalence_classes"))
@@ -130,14 +131,15 @@ display(Markdown(path_ambiguity.classes_text(merged, N)))
 #   same bridge;
 # * the **whole ID pool**: every input whose facts are in the seen split (the inputs training
 #   could have drawn), less the training set.
+#
+# In the chart, a click on a task in the legend picks out its two lines.
 
 # %%
 cov = path_ambiguity.coverage_comparison(N, n_train, seed=0, max_k=8, test_size_per_type=test_size)
 cov_chart = path_ambiguity.coverage_compare_chart(cov, f"k-coverage of two-hop and non-tree (N = {N}, "
                                                        f"{n_train:,} examples)")
 display(chapter.save(cov_chart, "06_coverage_by_k"))
-wide = cov.pivot_table(index=["task", "population"], columns="k", values="covered").mul(100).round(1)
-display(wide)
+display(path_ambiguity.coverage_reader_table(cov))
 type0_share = path_ambiguity.type0_shares(cov)
 coverage_k3 = {t: path_ambiguity.cov_at(cov, t, "type_0", k) for t in path_ambiguity.TASKS}
 display(Markdown(path_ambiguity.coverage_text(cov, k)))
@@ -154,7 +156,7 @@ if not len(need):
                      "of `data/ambiguity/COMMANDS.txt` (about 2 CPU-minutes)."))
 need_table = path_ambiguity.need_summary(need, k)
 if len(need_table):
-    display(need_table.round(2))
+    display(path_ambiguity.need_reader_table(need_table, k))
     display(Markdown(path_ambiguity.need_text(need_table, k)))
 
 # %% [markdown]
@@ -195,7 +197,7 @@ if chapter["train_here"]:
 probes = read_probes(table_path)
 nontree_summary = search_summary(nontree_cells, probes)
 twohop_summary = search_summary(twohop_cells, probes)
-display(pd.concat([twohop_summary, nontree_summary], ignore_index=True)[path_ambiguity.SUMMARY_COLUMNS].round(3))
+display(path_ambiguity.search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_index=True)))
 display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
                  + describe_cells(twohop_summary, "two-hop")))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
@@ -225,6 +227,9 @@ display(chapter.save(need_chart, "06_required_data"))
 # $(b, x_2)$, makes the vectors at position $x_2$ alike by construction (they start from the same
 # token embedding). The **by $x_2$** map is that baseline; $(b, x_2)$ carries bridge information
 # only where it rises above it. Peaks are read at layers 1 and up (layer 0 is the embeddings).
+#
+# The dropdown above the maps keeps the panels of one grouping key, so the two tasks can be read
+# side by side; a cell's tooltip gives its value and the items and groups it rests on.
 
 # %%
 models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
@@ -233,13 +238,11 @@ for problem in too_small:  # a selection too small to group (smoke-sized data)
     print(problem)
 if len(iicg):
     id_maps = iicg[iicg["split"] == "type_0"]
-    heat = layer_position_heatmap(id_maps.assign(panel=id_maps["task"] + ": by " + id_maps["group_by"]), "iicg",
-                                  "IICG of ID test items, by grouping key", facet="panel",
-                                  domain=(-0.1, max(0.5, float(id_maps["iicg"].max()))))
+    heat = path_ambiguity.iicg_by_key_chart(id_maps, "IICG of ID test items, by grouping key")
     peaks = iicg_peaks(iicg)
     peak_chart = path_ambiguity.iicg_keys_chart(peaks[peaks["split"] == "type_0"],
                                                 "Largest IICG of ID test items, by grouping key")
-    display(peaks[path_ambiguity.PEAK_COLUMNS].round(3))
+    display(path_ambiguity.peaks_reader_table(peaks))
 else:
     heat = pending_chart("IICG by grouping key", "covlib ship ambiguity")
     peak_chart = pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
@@ -290,7 +293,7 @@ if len(trace):
     trace_chart = layer_position_heatmap(rank.assign(panel=rank["task"] + ": " + rank["variant"] + " changed"),
                                          "value", "Causal tracing (rank): share of predictions flipped by one patch",
                                          facet="panel", domain=(0, 1), scheme="oranges", columns=5)
-    display(rank.pivot_table(index=["task", "variant", "layer"], columns="position", values="value").round(2))
+    display(path_ambiguity.tracing_reader_table(rank))
 else:
     trace_chart = pending_chart("Causal tracing", "covlib ship ambiguity")
     rank = pd.DataFrame(columns=["task", "variant", "layer", "position", "value", "pairs"])
@@ -309,7 +312,7 @@ if "nontree" in models and len(rank[rank["task"] == "nontree"]):
 finished = path_ambiguity.finished_cells(nontree_summary)
 verdict = path_ambiguity.search_verdict(finished)
 comparison = path_ambiguity.paper_comparison(N, n_train, verdict, final_type0, iicg_max, x2_same_cell, lens_best, rank)
-display(comparison)
+display(path_ambiguity.comparison_reader_table(comparison))
 
 # %%
 display(Markdown(
@@ -344,7 +347,7 @@ results = {
     "nontree_cells_unreachable": int((nontree_summary["status"] == "unreachable").sum()),
 }
 record_metrics(results)
-pd.Series(results, name="value").to_frame()
+metrics_table(results)
 
 # %% [markdown]
 # ## Summary

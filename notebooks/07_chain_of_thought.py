@@ -53,7 +53,6 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
-import pandas as pd
 from IPython.display import Markdown, display
 
 from covlib.analyses.fits import summary_exponent
@@ -63,6 +62,7 @@ from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch07_chain_of_thought as chain_of_thought
 from covlib.figures.style import pending_chart
+from covlib.figures.tables import metrics_table
 from covlib.search.experiments import experiment_cells, experiment_command
 from covlib.search.probes import read_probes
 from covlib.search.required_data import search
@@ -111,18 +111,20 @@ summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
 fake_summary = search_summary(fake_cells, fake_probes)
 nontree_summary = search_summary(nontree_cells, probes)
-display(chain_of_thought.search_table(summaries).round(1))
+display(chain_of_thought.search_reader_table(chain_of_thought.search_table(summaries)))
 cot_minutes = chain_of_thought.cot_search_minutes(summaries)
 pending_note = chain_of_thought.pending_note(summaries, experiments)
 if pending_note and not chapter["miniature"]:
     display(Markdown(pending_note))
 
 # %% [markdown]
-# The exponent $c$ of $n_\text{req} \propto N^c$ with and without CoT, with bootstrap intervals.
+# The exponent $c$ of $n_\text{req} \propto N^c$ with and without CoT, with 95% intervals (the
+# table says how each was made: resampling cells where there are seeds, a slope's t-interval where
+# there is one run per $N$).
 
 # %%
 fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
-display(chain_of_thought.exponent_table(fits, summaries).round(2))
+display(chain_of_thought.exponent_reader_table(chain_of_thought.exponent_table(fits, summaries)))
 need_chart = chain_of_thought.required_data_chart(
     summaries, "the smoke search" if chapter["miniature"] else experiment_command(experiments["twohop_cot"]))
 display(chapter.save(need_chart, "07_required_data"))
@@ -130,11 +132,11 @@ display(Markdown(chain_of_thought.exponent_text(fits)))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
-# of each finished $(N, \text{seed})$.
+# of each finished $(N, \text{seed})$; a click on a task in the legend picks out its points.
 
 # %%
 ratios, bounds = chain_of_thought.ratio_tables(summaries)
-display(ratios.round(2))
+display(chain_of_thought.ratio_reader_table(ratios))
 if len(ratios) or len(bounds):
     ratio_figure = chain_of_thought.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N",
                                                 band=COT_DATA_RATIO, bounds=bounds)
@@ -145,7 +147,7 @@ ratio_by_task = chain_of_thought.ratios_by_task(ratios)
 if len(ratios):
     display(Markdown(chain_of_thought.ratio_text(ratios, ratio_by_task)))
 if len(bounds):
-    display(bounds.round(2))
+    display(chain_of_thought.bounds_reader_table(bounds))
     display(Markdown(chain_of_thought.bounds_text(bounds)))
 
 # %% [markdown]
@@ -172,7 +174,7 @@ display(Markdown(chain_of_thought.curves_text(metrics, final_type0, final_answer
 shortfall_note = chain_of_thought.shortfall_text(final_type0, N, n_train)
 if shortfall_note:
     display(Markdown(shortfall_note))
-display(nontree_summary[["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes"]])
+display(chain_of_thought.search_reader_table(nontree_summary, chain_of_thought.NONTREE_SEARCH_COLUMNS))
 nontree_command = chain_of_thought.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
 display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
                  + (f" Command: `{nontree_command}`." if nontree_command else "")))
@@ -187,13 +189,14 @@ display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_s
 # be higher: it rescues items whose bridge the model gets wrong but whose answer it would give
 # from the true bridge. The bars split the test items by what greedy decoding writes; the black
 # tick is teacher-forced answer accuracy. Besides the ID test items, two OOD types make the
-# difference plain: first fact unseen but second seen ($f_1$ unseen), and the reverse.
+# difference plain: first fact unseen but second seen ($f_1$ unseen), and the reverse. The buttons
+# above the chart keep one kind of test item; a bar's tooltip gives its share and its item count.
 
 # %%
 models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
 decoding = chain_of_thought.decoding_table(models, max_items)
 if len(decoding):
-    display(decoding.drop(columns=["items"]).round(3))
+    display(chain_of_thought.decoding_reader_table(decoding))
     decoding_figure = chain_of_thought.decoding_chart(
         decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)", row="items")
 else:
@@ -212,9 +215,10 @@ if decoding_note:
 # never told the bridge.
 
 # %%
-display(chain_of_thought.control_table(metrics, final_type0, final_answer).round(3))
+display(chain_of_thought.control_reader_table(chain_of_thought.control_table(metrics, final_type0, final_answer)))
 if len(fake_summary):
-    display(fake_summary[["N", "seed", "status", "low", "high", "n_req", "probes"]])
+    display(chain_of_thought.search_reader_table(fake_summary, chain_of_thought.PLACEHOLDER_SEARCH_COLUMNS,
+                                                 caption="Required-data searches with the placeholder bridge"))
 placeholder = chain_of_thought.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
 control_text = [
     chain_of_thought.gain_text(final_answer, N, n_train),
@@ -233,7 +237,8 @@ display(Markdown(" ".join(text for text in control_text if text)))
 # position from it. IICG over every position of the teacher-forced sequence (the prompt and the
 # bridge position; the placeholder model holds `</b>` there) shows where each model groups items
 # by their bridge $b$, by $(b, x_2)$ and by the answer $t$: two-hop with CoT, the placeholder
-# model, and non-tree with CoT, whose second hop also needs $x_2$.
+# model, and non-tree with CoT, whose second hop also needs $x_2$. The dropdown above the maps
+# keeps one model's row of panels.
 
 # %%
 iicg, too_small = chain_of_thought.iicg_table(models, max_items)
@@ -245,7 +250,9 @@ display(chapter.save(chain_of_thought.iicg_chart(iicg), "07_iicg_bridge_position
 where_b = chain_of_thought.iicg_peaks_by(iicg, "b")
 at_bridge = chain_of_thought.bridge_position_peaks(iicg)
 if len(at_bridge):
-    display(where_b.round(3), at_bridge.round(3))
+    display(chain_of_thought.peaks_reader_table(where_b, "Where items group by b most (any position past the "
+                                                         "embeddings, no cell high by construction)"),
+            chain_of_thought.peaks_reader_table(at_bridge, "At the bridge position, per model and grouping key"))
 where_t = chain_of_thought.iicg_peaks_by(iicg, "t")
 context_gap = chain_of_thought.context_gaps(at_bridge)
 n_inputs = {name: ds.n_inputs for name, (_, ds, _, _) in models.items()}
@@ -261,13 +268,14 @@ if inside_note:
 # direction and order.
 
 # %%
-display(chain_of_thought.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train))
+display(chain_of_thought.comparison_reader_table(
+    chain_of_thought.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train)))
 
 # %%
 results = chain_of_thought.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
                                             placeholder, ratios)
 record_metrics(results)
-pd.Series(results, name="value").to_frame()
+metrics_table(results)
 
 # %% [markdown]
 # ## Summary

@@ -102,10 +102,13 @@ print(small.seen_split["f1"].astype(int))
 # control trained for fewer steps than its treated model is said there). There, the "same items" are
 # the inputs outside coverage whose mirror is covered; the mirror has the same answer only by chance
 # (about $1/N$), so nothing makes them reachable.
+#
+# In the charts, a click on a model in the legend picks out its bars; a bar's tooltip gives the
+# group's size, the model's accuracy and how much of the group is $k$-covered.
 
 # %%
 prop = three_ways.property_numbers(table)
-display(three_ways.property_table(table).round(3))
+display(three_ways.property_reader_table(table))
 print(three_ways.property_sentence(prop, N))
 
 # %%
@@ -131,7 +134,7 @@ chapter.save(three_ways.reach_accuracy_chart(table, three_ways.property_groups(t
 
 # %%
 shared = three_ways.shared_numbers(table, meta["num_tokens"])
-display(three_ways.shared_table(table).round(3))
+display(three_ways.shared_reader_table(table))
 print(three_ways.shared_sentence(shared, k))
 
 # %%
@@ -144,7 +147,7 @@ chapter.save(three_ways.reach_accuracy_chart(table, three_ways.shared_groups(tab
 # ## 8.4 The taxonomy, measured
 
 # %%
-display(three_ways.taxonomy_summary(prop, shared).round(3))
+display(three_ways.taxonomy_reader_table(prop, shared))
 record_metrics(three_ways.taxonomy_metrics(prop, shared, meta))
 
 # %% [markdown]

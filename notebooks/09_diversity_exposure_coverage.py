@@ -102,7 +102,7 @@ print(audit.describe_setup(setup, runs, table_path))
 pool = audit.pool_of(setup)
 profile = audit.coverage_growth(pool, plan)
 print(f"pool: {pool.size:,} ID-eligible inputs; fixed ID test: {len(pool.test):,} items")
-display(profile.round(3))
+display(audit_figures.growth_table(profile))
 
 # %% [markdown]
 # ## 9.2 Dose-response at a fixed budget
@@ -110,14 +110,15 @@ display(profile.round(3))
 # Every run gets the same budget; the number of distinct examples varies, so exposure falls as
 # diversity rises. The study fitted a logistic in $\log n_{unique}$; so does
 # `audit_stats.dose_response` (four parameters: floor, top, midpoint, slope; least squares on every run;
-# $R^2$ reported on the runs and on the level means).
+# $R^2$ reported on the runs and on the level means). In the chart, scroll to zoom and drag to pan;
+# a point's tooltip names its run.
 
 # %%
 dose = runs[runs["experiment"] == "dose"]
 dose_budget = plan.dose_steps * setup.batch_size
 dose_fit = audit_stats.dose_response(dose) if dose["n_unique"].nunique() >= 4 else None
 if dose_fit:
-    display(audit_stats.dose_levels(dose).round(3))
+    display(audit_figures.dose_table(audit_stats.dose_levels(dose)))
     print(audit_stats.describe_dose_fit(dose_fit))
 else:
     print(f"the dose-response needs four levels in {table_path}; it holds {dose['n_unique'].nunique()}. Fill it with: "
@@ -140,6 +141,8 @@ chapter.save(audit_figures.dose_chart(dose, dose_fit, dose_budget) if len(dose)
 # * a Gaussian mixture of one against two components over every run's accuracy, chosen by BIC
 #   (scikit-learn): is there a floor mode and an escaped mode, and which runs escaped?
 # * a logistic regression of escape on $\log n_{unique}$ and $\log$ exposure (statsmodels).
+#
+# The dropdown above the chart of every run picks out the runs of one exposure.
 
 # %%
 fact = runs[runs["experiment"] == "factorial"]
@@ -147,11 +150,11 @@ cells_expected = len(plan.diversity) * len(plan.exposure)
 seeds_per_cell = audit_stats.seeds_per_cell(fact)
 factorial = audit_stats.factorial_analysis(fact, cells_expected)
 if factorial:
-    display(factorial["anova"].round(4))
-    display(factorial["cells"].round(3))
+    display(audit_figures.anova_table(factorial["anova"]))
+    display(audit_figures.cells_table(factorial["cells"]))
     print(audit_stats.describe_mixture(factorial["mixture"], len(fact)))
     print(audit_stats.describe_logit(factorial["logit"]))
-    display(factorial["exposure"].round(3))
+    display(audit_figures.exposure_table(factorial["exposure"]))
 else:
     print(f"the factorial holds {len(fact)} of {cells_expected * len(plan.factorial_seeds)} runs; fill it with: "
           "covlib diversity run --experiments factorial --table data/diversity/runs.csv")
@@ -191,7 +194,7 @@ chapter.save(audit_figures.spread_chart(spread, {"coverage": plan.contrast_k, "s
 arms = audit.contrast_arms(candidates, plan)
 cov_col, surf_col = plan.selection_column("coverage"), plan.selection_column("surface")
 rho_measures = audit.measures_correlation(candidates, cov_col, surf_col)
-display(audit.arm_balance(candidates, arms, cov_col, surf_col).round(4))
+display(audit_figures.balance_table(audit.arm_balance(candidates, arms, cov_col, surf_col), cov_col, surf_col))
 print(f"Spearman correlation of the two measures across candidates: {rho_measures:.2f}")
 chapter.save(audit_figures.candidates_chart(candidates, cov_col, surf_col, arms), "09_candidates")
 
@@ -225,7 +228,7 @@ chapter.save(audit_figures.contrast_chart(contrast_runs) if len(contrast_runs)
 # %%
 side_by_side = audit_stats.side_by_side(dose_r2, eta2_diversity, eta2_exposure, factorial["logit"] if factorial else None,
                                         contrast_numbers, seeds_per_cell)
-display(side_by_side.round(3))
+display(audit_figures.side_by_side_table(side_by_side))
 
 # %%
 display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs)))

@@ -1,4 +1,5 @@
-"""What every saved chart must show: each mark explained by a legend entry or a title (CONVENTIONS, Figures)."""
+"""What every saved chart must show (CONVENTIONS, Figures): each mark explained by a legend entry or a title, and a
+tooltip on every data mark."""
 from __future__ import annotations
 
 LEGEND_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "size", "opacity")
@@ -48,4 +49,32 @@ def unexplained_layers(spec: dict, path: str = "chart", explained_above: bool = 
         for i, layer in enumerate(layers):
             problems += unexplained_layers({k: v for k, v in layer.items() if k in ("layer", "hconcat", "vconcat")},
                                            f"{path}.layer[{i}]", explained)
+    return problems
+
+
+# Marks that need no tooltip of their own: a text mark is a label that repeats what the mark beneath it shows or
+# names; a rule is a reference line (chance, a threshold, the chosen k), an edge of a drawn graph, or the error bar
+# beside a point whose own tooltip gives the bar's ends. Every other mark is data a reader may want to read off.
+ANNOTATION_MARKS = ("text", "rule")
+
+
+def _has_tooltip(unit: dict, inherited: dict) -> bool:
+    mark = unit.get("mark")
+    if isinstance(mark, dict) and mark.get("tooltip"):
+        return True
+    return "tooltip" in {**inherited, **unit.get("encoding", {})}
+
+
+def missing_tooltips(spec: dict, path: str = "chart", inherited: dict | None = None) -> list[str]:
+    """The data marks of a Vega-Lite spec that show no tooltip (an encoding of their own or of the layer around
+    them, or ``mark.tooltip``); text and rule marks are annotations (ANNOTATION_MARKS) and exempt."""
+    encoding = {**(inherited or {}), **spec.get("encoding", {})}
+    problems = []
+    for key in ("hconcat", "vconcat", "concat", "layer"):
+        for i, part in enumerate(spec.get(key, [])):
+            problems += missing_tooltips(part, f"{path}.{key}[{i}]", encoding if key == "layer" else None)
+    if isinstance(spec.get("spec"), dict):  # a facet or repeat
+        problems += missing_tooltips(spec["spec"], f"{path}.spec", encoding)
+    if "mark" in spec and _mark(spec) not in ANNOTATION_MARKS and not _has_tooltip(spec, inherited or {}):
+        problems.append(f"{path} ({_mark(spec)}): no tooltip")
     return problems

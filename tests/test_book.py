@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from figure_checks import unexplained_layers
+from figure_checks import missing_tooltips, unexplained_layers
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, select_chapters
@@ -45,6 +45,7 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, smoke_book):
     assert {p.stem for p in pngs} <= shipped, "a figure the chapter writes is missing from papers_figures/"
     for spec in sorted((build / "specs").glob(f"{prefix}*.vl.json")):
         assert not unexplained_layers(json.loads(spec.read_text())), f"{spec.name}: a mark nothing explains"
+        assert not missing_tooltips(json.loads(spec.read_text())), f"{spec.name}: a data mark without a tooltip"
     metrics = json.loads(metrics_path(chapter.stem, "smoke", build).read_text())
     assert metrics, f"{chapter.stem} recorded no metrics"
     assert not out_of_range(metrics), f"{chapter.stem} recorded impossible values: {out_of_range(metrics)}"

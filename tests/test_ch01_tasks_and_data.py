@@ -31,7 +31,10 @@ def test_task_table_lists_arities_and_bridges():
 def test_table_corner_and_shapes():
     table = np.arange(64).reshape(8, 8)
     corner = tasks_and_data.table_corner(table, 3)
-    assert corner.loc["x1=2", "x2=1"] == 17 and corner.shape == (3, 3)
+    assert corner.columns.tolist() == ["x1", "x2=0", "x2=1", "x2=2"] and corner.shape == (3, 4)
+    assert corner.loc[corner["x1"] == 2, "x2=1"].item() == 17  # row x1 = 2, column x2 = 1 of an 8 x 8 table
+    view = tasks_and_data.table_corner_view(table, 3)
+    assert view.frame.columns.tolist() == ["x1 \\ x2", "0", "1", "2"] and view.text.iloc[2].tolist() == ["2", "16", "17", "18"]
     assert tasks_and_data.table_shapes({"f1": table, "f2": table[:2]}) == "f1 (8, 8), f2 (2, 8)"
 
 
@@ -103,3 +106,29 @@ def test_summary_and_metrics(dataset):
     assert metrics["eligible_share"] == pytest.approx(dataset.eligible_count / 1000)
     used = len({(a, b) for a, b, _ in dataset.train_inputs.tolist()})
     assert metrics["f1_used_share"] == pytest.approx(used / dataset.seen_split["f1"].sum())
+
+
+def test_type_bits_table_counts_each_type_under_its_flags():
+    flags = pd.DataFrame({"type": ["type_0", "type_0", "type_1", "type_3", "train_inferred"],
+                          "f1 fact used (s1)": [1, 1, 0, 1, 1], "f2 fact used (s2)": [1, 1, 0, 0, 1]})
+    table = tasks_and_data.type_bits_table(flags).set_index("type")
+    assert table.loc["type_0"].tolist() == [0, 0, 0, 2] and table.loc["type_1"].tolist() == [1, 0, 0, 0]
+    assert table.loc["type_3", "s1=1, s2=0 (only f1 used)"] == 1 and table.to_numpy().sum() == 5
+
+
+def test_the_chapters_tables_read_well(dataset, tmp_path):
+    """What the reader sees: headers that say what a column is, numbers with separators and percentages."""
+    survey = tasks_and_data.eligible_survey([TASKS["twohop"]], [10, 20], max_inputs=10**4, seed=1)
+    view = tasks_and_data.eligible_survey_view(survey)
+    assert view.frame.columns[1] == "N (tokens)" and view.text["inputs (N^m)"].tolist() == ["1,000", "8,000"]
+    assert all(cell.endswith("%") for cell in view.text["eligible share"])
+    summary = tasks_and_data.summary_view(tasks_and_data.dataset_summary(dataset)).text.set_index("quantity")["value"]
+    assert summary["inputs N^3"] == "1,000" and summary["task"] == "twohop"
+    items = [{"input_text": "a", "target_text": "b", "type": t} for t in ("type_1", "type_0", "type_1")]
+    assert [i["type"] for i in tasks_and_data.first_of_each_type(items)] == ["type_0", "type_1"]
+    assert tasks_and_data.items_view(items).frame.columns[0] == "type"
+    shares = tasks_and_data.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
+    counts = tasks_and_data.type_counts_view(shares).frame
+    assert counts["type"].iloc[0] == tasks_and_data.TRAIN_LABEL and counts["all inputs"].sum() == 1000
+    folder = ensure_dataset(dataset.config, tmp_path)
+    assert "size (bytes)" in tasks_and_data.files_view(folder).frame

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
+from figure_checks import missing_tooltips, unexplained_layers
 
+from covlib.base.errors import CovlibError
 from covlib.chapters import ch02_coverage as coverage_chapter
 from covlib.coverage.exact import PairEvidence, all_pair_evidence, fragment_classes
 from covlib.tasks.datasets import DatasetConfig, generate
@@ -90,9 +94,10 @@ def test_survey_sizes_and_table():
                            "paper's early draft (superseded)": [None, 4000], "probes": [7, 8]})
     assert coverage_chapter.survey_sizes(survey) == {20: [500, 750, 1000, 1500, 2500],
                                                      30: [1500, 2250, 3000, 4500, 7500]}
-    table = coverage_chapter.survey_table(survey)
-    assert table.columns.tolist() == ["N", "data to 3-cover 90% of type_0", "ID-eligible inputs",
-                                      "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]
+    view = coverage_chapter.survey_view(survey)
+    assert view.frame.columns.tolist() == ["N (tokens)", "data to 3-cover 90% of type_0", "ID-eligible inputs",
+                                           "paper: data for 99% accuracy", "paper's early draft (superseded)"]
+    assert view.text.iloc[1].tolist() == ["30", "3,000", "13,000", "", "4,000"]  # missing: an empty cell
 
 
 def test_coverage_metrics_reads_type0_and_purity():
@@ -104,3 +109,53 @@ def test_coverage_metrics_reads_type0_and_purity():
                        "type0_covered_k3": 0.5, "purity_k1": 0.2, "purity_k3": 0.95, "coverage_exponent": 2.4}
     assert list(metrics) == ["N", "n_train", "type0_covered_k1", "type0_covered_k2", "type0_covered_k3",
                              "purity_k1", "purity_k3", "coverage_exponent"]
+
+
+def test_coverage_percent_view_has_a_row_per_algorithm_and_type():
+    table = pd.DataFrame({"type": ["type_0"] * 2 + ["type_1"] * 2, "k": [1, 2] * 2, "covered": [1.0, 0.555, 0.5, 0.0],
+                          "n": 10})
+    one = coverage_chapter.coverage_percent_view({"definition": table}, "covered (%)")
+    assert one.frame.columns.tolist() == ["test type", "k=1", "k=2"]
+    assert one.text.to_numpy().tolist() == [["type_0", "100.0", "55.5"], ["type_1", "50.0", "0.0"]]
+    both = coverage_chapter.coverage_percent_view({"definition": table, "authors": table}, "covered (%)")
+    assert both.frame["algorithm"].tolist() == ["definition", "definition", "authors", "authors"]
+
+
+def test_chapter_two_tables_name_their_columns():
+    purity = pd.DataFrame({"k": [1, 2], "merged_pairs": [1200, 30], "purity": [0.2, 0.987]})
+    assert coverage_chapter.purity_view(purity).text.iloc[0].tolist() == ["1", "1,200", "20.0%"]
+    side = pd.DataFrame({"t for (0, 1)": [5, 6]}, index=pd.Index([0, 2], name="x3"))
+    assert coverage_chapter.shared_context_view(side).text.to_numpy().tolist() == [["0", "5"], ["2", "6"]]
+
+
+def coverage_curve():
+    return pd.DataFrame({"N": [12] * 4 + [16] * 4, "n_train": [200, 200, 400, 400, 300, 300, 600, 600],
+                         "k": [2, 3] * 4, "type0_covered": [0.5, 0.2, 1.0, 0.9, 0.4, 0.1, 1.0, 0.8],
+                         "share_of_eligible": 0.3})
+
+
+def test_coverage_vs_data_chart_draws_the_chosen_k_and_offers_the_others():
+    spec = coverage_chapter.coverage_vs_data_chart(coverage_curve(), k=3).to_dict()
+    (slider,) = [p for p in spec["params"] if p["name"] == "coverage_k"]
+    assert slider["value"] == 3 and (slider["bind"]["min"], slider["bind"]["max"]) == (2, 3)
+    assert spec["transform"] == [{"filter": "(datum.k === coverage_k)"}]
+    assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+    single = coverage_chapter.coverage_vs_data_chart(coverage_curve().query("k == 3"), k=3).to_dict()
+    assert "coverage_k" not in json.dumps(single) and single["transform"] == [{"filter": "(datum.k === 3)"}]
+    with pytest.raises(CovlibError, match="k=4 is not in the table"):
+        coverage_chapter.coverage_vs_data_chart(coverage_curve(), k=4)
+
+
+def test_chapter_two_charts_have_tooltips_and_compile_for_jupyterlab(small):
+    ds, answers, evidence = small
+    graph = coverage_chapter.substitution_neighbourhood(ds.train_inputs, answers, 8, ds.test_inputs[0], k=2,
+                                                        evidence=evidence)
+    table = pd.DataFrame({"type": ["type_0"] * 2 + ["type_1"] * 2, "k": [1, 2] * 2, "covered": [1, 0.5, 0.5, 0],
+                          "n": 10})
+    purity = coverage_chapter.purity_by_k(ds.train_inputs, answers, 8, ds.tables["f1"].reshape(-1), 3, evidence)
+    for chart in (coverage_chapter.neighbourhood_chart(graph, title="g"),
+                  coverage_chapter.coverage_modes_chart({"a": table, "b": table}),
+                  coverage_chapter.purity_chart(purity), coverage_chapter.coverage_vs_data_chart(coverage_curve(), 3)):
+        spec = chart.to_dict()
+        assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+        vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")

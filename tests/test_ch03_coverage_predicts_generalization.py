@@ -60,3 +60,58 @@ def test_central_metrics(tmp_path):
         "final_type_0": 0.97, "final_type_1": 0.03, "edge_final_k>3": 1.0, "edge_final_k<3": 0.4,
         "edge_share_k<3": 0.1, "edge_share_k=3": 0.3, "edge_share_k>3": 0.6})
     json.dumps(central)  # record_metrics writes it as JSON
+
+
+def seed_runs() -> dict[int, pd.DataFrame]:
+    """Two seeds' curves: seed 1 learns in the order of evidence, seed 2 has k=3 and k<3 swapped at the end and
+    never brings k<3 to 50%."""
+    one = pd.DataFrame({"step": [0, 100, 200], "acc/k<3": [0.0, 0.3, 0.6], "acc/k=3": [0.0, 0.5, 0.8],
+                        "acc/k>3": [0.0, 0.7, 0.9], "acc/type_1": [0.03, 0.03, 0.04]})
+    two = pd.DataFrame({"step": [0, 100, 200], "acc/k<3": [0.0, 0.2, 0.4], "acc/k=3": [0.0, 0.1, 0.3],
+                        "acc/k>3": [0.0, 0.6, 1.0], "acc/type_1": [0.03, 0.02, 0.03]})
+    return {1: one, 2: two}
+
+
+def test_seed_table_order_and_metrics_read_every_seed():
+    table = generalization.seed_group_table(seed_runs())
+    first = table.set_index(["seed", "group"])["first_step"]
+    assert first[(1, "k<3")] == 200 and first[(1, "k=3")] == 100 and first[(1, "k>3")] == 100
+    assert pd.isna(first[(2, "k<3")]) and pd.isna(first[(2, "k=3")]) and first[(2, "k>3")] == 100
+    order = generalization.ordering_by_seed(table).set_index("seed")
+    # seed 1: finals 0.6 < 0.8 < 0.9, steps 200 >= 100 >= 100; seed 2: finals 0.4 > 0.3 (order broken),
+    # steps never, never, 100 (inf >= inf >= 100 holds)
+    assert order.loc[1].tolist() == [True, True] and order.loc[2].tolist() == [False, True]
+    metrics = generalization.seed_metrics(table, generalization.ordering_by_seed(table))
+    assert metrics["edge_seeds"] == 2
+    assert metrics["edge_acc_k_lt3_mean"] == pytest.approx(0.5)
+    assert metrics["edge_acc_k_lt3_sd"] == pytest.approx(((0.1 ** 2 + 0.1 ** 2) / 1) ** 0.5)  # n-1 in the sd
+    assert metrics["edge_acc_k_gt3_mean"] == pytest.approx(0.95)
+    assert metrics["edge_order_final_all_seeds"] == 0 and metrics["edge_order_learned_all_seeds"] == 1
+    text = generalization.seeds_text(table, generalization.ordering_by_seed(table))
+    assert "k<3 50.0% ± 14.1% (40.0%-60.0%)" in text and "in 1 of 2 seeds" in text
+
+
+def test_seed_curves_keep_each_seed_and_their_mean_with_its_range():
+    curves = generalization.seed_curves(seed_runs(), every=100)
+    assert set(curves["step"]) == {0, 100, 200}
+    mean = curves[(curves["seed"] == generalization.SEED_LABEL) & (curves["group"] == "k>3")].set_index("step")
+    assert mean.loc[100, ["accuracy", "low", "high"]].tolist() == pytest.approx([0.65, 0.6, 0.7])
+    one = curves[(curves["seed"] == "1") & (curves["group"] == "type_1 (OOD)")]
+    assert one["accuracy"].tolist() == pytest.approx([0.03, 0.03, 0.04])
+
+
+def test_the_live_run_is_read_from_its_archive_only_when_its_config_matches(tmp_path, monkeypatch):
+    from covlib.training.config import make_config
+    config = make_config("default", {"steps": 2000, "eval_every": 50, "seed": 42})
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "config.json").write_text(json.dumps(config.to_dict() | {"dataset": {"name": "twohop.30.10000"}}))
+    (archive / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"step": 0, "acc/type_0": 0.0}, {"step": 50, "acc/type_0": 0.995}]) + "\n")
+    (archive / "result.json").write_text(json.dumps({"stopped": "steps", "final": {"acc/type_0": 0.995}}))
+    read = generalization.shipped_result(archive, config, "twohop.30.10000")
+    assert read is not None and read.final == {"acc/type_0": 0.995} and read.first_step_type0_above == 50
+    assert generalization.shipped_result(archive, config, "twohop.30.6000") is None
+    other = make_config("default", {"steps": 4000, "eval_every": 50, "seed": 42})
+    assert generalization.shipped_result(archive, other, "twohop.30.10000") is None
+    assert generalization.shipped_result(tmp_path / "missing", config, "twohop.30.10000") is None

@@ -2,11 +2,14 @@
 chapter's readings of its tables."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
+from figure_checks import missing_tooltips, unexplained_layers
 
 from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.base.errors import CovlibError
@@ -14,6 +17,7 @@ from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.chapters import ch04_how_much_data as how_much_data
 from covlib.chapters.ch04_how_much_data import PRESETS
+from covlib.figures.tables import metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE
 
@@ -182,3 +186,89 @@ def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
     few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}
     text = how_much_data.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     assert "too few values of N for an interval" in text and "inside" not in text and "outside" not in text
+
+
+def explorer_inputs():
+    """Two experiments of one task (two model sizes), their search summaries and the probe table behind them."""
+    experiments = {"twohop": {"task": "twohop", "N": [20, 25], "seeds": [0], "model": "L4-d128"},
+                   "twohop_small_model": {"task": "twohop", "N": [20], "seeds": [0], "model": "L2-d64"}}
+    rows = [("L4-d128", 20, 1000, False, 0.6), ("L4-d128", 20, 1300, True, 0.995), ("L4-d128", 25, 2000, False, 0.4),
+            ("L2-d64", 20, 1500, False, 0.7), ("L2-d64", 20, 1900, True, 0.992), ("L2-d64", 30, 9000, True, 0.999)]
+    probes = pd.DataFrame(rows, columns=["model", "N", "n_train", "success", "best_type0"]).assign(
+        task="twohop", cot=False, seed=0, eligible=4000, final_train=1.0, stopped="gave_up", steps=500, minutes=2.0)
+    default = summary([(20, 0, 1140.0, "bracketed"), (25, 0, None, "searching")]).assign(
+        low=[1000.0, 2000.0], high=[1300.0, None])
+    small = summary([(20, 0, 1688.0, "bracketed")]).assign(model="L2-d64", low=1500.0, high=1900.0)
+    return {"twohop": default, "twohop_small_model": small}, experiments, probes
+
+
+def test_explorer_frames_label_cells_and_keep_only_their_probes():
+    summaries, experiments, probes = explorer_inputs()
+    cells, rows = how_much_data.explorer_frames(summaries, experiments, probes, 0.99)
+    assert cells["experiment"].tolist() == ["twohop (L4-d128)", "twohop (L4-d128)", "twohop_small_model (L2-d64)"]
+    assert cells["shown_n"].tolist() == [1140.0, 2000.0, 1688.0]  # unfinished: the largest n probed
+    assert len(rows) == 5  # the L2-d64 probe at N = 30 belongs to no searched cell
+    assert rows["outcome"].tolist().count("reached 99%") == 2
+    assert rows["cell"].iloc[0] == "twohop (L4-d128), N = 20, seed 0"
+    empty = how_much_data.explorer_frames({"twohop": pd.DataFrame()}, experiments, probes, 0.99)
+    assert all(frame.empty for frame in empty)
+
+
+def drawn_marks(node: dict) -> list[tuple[str, list[dict]]]:
+    """(mark type, items) of every named data mark in a Vega scenegraph, in drawing order."""
+    found = [(node["marktype"], node.get("items", []))] if node.get("name", "").endswith("_marks") else []
+    for item in node.get("items", []):
+        found += drawn_marks(item)
+    return found
+
+
+def test_explorer_chart_links_a_dropdown_and_a_click_to_the_probes():
+    summaries, experiments, probes = explorer_inputs()
+    chart = how_much_data.probe_explorer(summaries, experiments, probes, 0.99)
+    spec = chart.to_dict()
+    params = {p["name"]: p for p in spec["params"]}
+    assert params["experiment"]["bind"]["options"] == ["twohop (L4-d128)", "twohop_small_model (L2-d64)"]
+    assert params["experiment"]["value"] == "twohop (L4-d128)"
+    assert params["cell"]["value"] == [{"experiment": "twohop (L4-d128)", "N": 20, "seed": 0}]  # the tightest bracket
+    assert params["cell"]["select"]["on"] == "click"
+    left, right = spec["hconcat"]
+    assert {"filter": "(datum.experiment === experiment)"} in left["layer"][0]["transform"]
+    assert right["layer"][0]["transform"] == [{"filter": {"param": "cell"}}]
+    assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+    vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")
+    # what the live chart shows for the printed selection: the two probes of (L4-d128, N = 20, seed 0)
+    drawn = drawn_marks(vlc.vegalite_to_scenegraph(json.dumps(spec))["scenegraph"])
+    left_dots, right_dots = (items for kind, items in drawn if kind == "symbol" and len(items) and "fill" in items[0])
+    assert len(left_dots) == 2 and len(right_dots) == 2  # two cells of the chosen experiment; the clicked cell's probes
+    assert [item["text"] for kind, items in drawn if kind == "text" for item in items
+            if item.get("text") == "twohop (L4-d128), N = 20, seed 0"]
+    assert how_much_data.probe_explorer({"twohop": pd.DataFrame()}, experiments, probes, 0.99) is None
+
+
+def test_chapter_four_tables_read_well():
+    summaries, experiments, probes = explorer_inputs()
+    cells = how_much_data.cells_view(summaries["twohop"])
+    assert cells.frame.columns[:6].tolist() == ["N", "seed", "search", "largest failing n", "smallest succeeding n",
+                                                "n_req (estimate)"]
+    assert cells.text["n_req (estimate)"].tolist() == ["1,140", ""] and "nan" not in repr(cells).lower()
+    probe_text = how_much_data.probes_view(probes).text
+    assert probe_text["best ID accuracy"].iloc[1] == "99.5%" and probe_text["reached the threshold"].iloc[1] == "yes"
+    comparison = how_much_data.exponent_view(how_much_data.exponent_comparison(
+        {"c": 2.1, "c_low": 1.9, "c_high": 2.4}, 2.3)).text
+    assert comparison["95% interval"].tolist()[:2] == ["1.90 to 2.40", ""] and comparison["c"].iloc[2] == "2.26"
+    metrics = metrics_table({"exponent_twohop": 2.2634, "probes": 1234, "ratio": float("nan")}).text
+    assert metrics["value"].tolist() == ["2.263", "1,234", ""]
+    assert how_much_data.sizes_view(pd.DataFrame()).text.empty and how_much_data.coverage_fits_view(pd.DataFrame()).text.empty
+
+
+def test_two_hop_and_failure_charts_have_tooltips():
+    s = summary([(N, 0, 2.0 * N**2, "bracketed") for N in (20, 25, 30)])
+    cov = pd.DataFrame({"N": [20, 30], "k": 3, "target": 0.99, "n_train": [900.0, 2000.0]})
+    charts = [how_much_data.twohop_chart(s, cov, summary_exponent(s, reps=50))]
+    pair = s.iloc[1]
+    wide = pd.DataFrame({"step": [0, 50], "ID test, n = 1,000 (fails)": [0.1, 0.8], "ID test, n = 1,300 (succeeds)": [0.1, 0.99]})
+    covs = pd.DataFrame({"type": ["n = 1,000"] * 2 + ["n = 1,300"] * 2, "k": [1, 2] * 2, "covered": [1, 0.5, 1, 0.7], "n": 100})
+    charts.append(how_much_data.failure_chart(wide, covs, pair))
+    for chart in charts:
+        spec = chart.to_dict()
+        assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []

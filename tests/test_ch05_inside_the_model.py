@@ -112,3 +112,18 @@ def test_the_smoke_model_is_trained_and_its_weights_saved_like_the_shipped_ones(
     assert source == tmp_path / "runs" / "mechanisms-smoke" and list(weights) == ["step_000020", "step_000040", "final"]
     assert all((source / "weights" / f"{name}.pt").is_file() for name in weights)
     assert Path(dataset_dir).parent == tmp_path / "datasets"
+
+
+def test_seed_results_say_whether_each_claim_held_in_every_seed():
+    table = pd.DataFrame({"seed": [42, 1, 2], "peak_layer": [2, 2, 1], "peak_position": ["x2", "x2", "x2"],
+                          "iicg_peak": [0.70, 0.60, 0.80], "rank_x2_layer1": [0.97, 0.91, 0.40],
+                          "cluster order holds": [True, True, True], "route holds": [True, True, False]})
+    results = inside_the_model.seed_results(table)
+    assert results["iicg_seeds"] == 3
+    assert results["iicg_peak_mean"] == pytest.approx(0.70)
+    assert results["iicg_peak_sd"] == pytest.approx(0.10)  # sqrt((0.01 + 0.01 + 0) / 2)
+    assert results["iicg_peak_same_cell_all_seeds"] == 0  # layer 1 in one seed
+    assert results["iicg_order_all_seeds"] == 1 and results["trace_route_all_seeds"] == 0
+    assert results["trace_rank_x2_layer1_min"] == pytest.approx(0.40)
+    note = inside_the_model.seeds_note(table)
+    assert "layer 2 x2, layer 1 x2" in note and "0.70 ± 0.10" in note and "in 2 of 3" in note

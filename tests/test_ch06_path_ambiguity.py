@@ -2,9 +2,12 @@
 need, summaries, and the chapter's readings of its tables."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
 
 from covlib.analyses.iicg import iicg_at, iicg_peaks
 from covlib.base.errors import CovlibError
@@ -21,6 +24,7 @@ from covlib.chapters.ch06_path_ambiguity import (
     write_coverage_need,
 )
 from covlib.coverage.requirement import first_crossing
+from covlib.figures.tables import metrics_table
 from covlib.search.cells import Cell
 from covlib.search.probes import PROBE_COLUMNS
 from covlib.search.status import describe_cells, search_summary
@@ -221,3 +225,77 @@ def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
     assert check(truth + 0.1, truth).startswith("not quite") and check(1.0, truth).startswith("not quite")
     unanswered = check(None, truth, k=3)
     assert unanswered.startswith("no answer yet") and "coverage_comparison" in unanswered and "k = 3" in unanswered
+
+
+# ---- the chapter's live figures and reader tables ----
+
+def _with_params(chart, **values) -> str:
+    """The chart's SVG with its top-level parameters set to ``values`` (what a reader's control would set)."""
+    spec = chart.to_dict()
+    for param in spec.get("params", []):
+        if param["name"] in values:
+            param["value"] = values[param["name"]]
+    return vlc.vegalite_to_svg(json.dumps(spec))
+
+
+def _iicg_maps() -> pd.DataFrame:
+    rows = []
+    for task, keys in path_ambiguity.IICG_KEYS.items():
+        for key in keys:
+            for layer in range(2):
+                for position in ("x1", "x2", "x3"):
+                    rows.append({"task": task, "split": "type_0", "group_by": key, "layer": layer, "position": position,
+                                 "iicg": 0.1 * layer, "by_construction": False, "items": 40, "groups": 8})
+    return pd.DataFrame(rows)
+
+
+def test_the_grouping_key_dropdown_keeps_one_keys_panels_of_both_tasks():
+    chart = path_ambiguity.iicg_by_key_chart(_iicg_maps(), "IICG")
+    spec = chart.to_dict()
+    (key,) = spec["params"]
+    assert key["value"] == path_ambiguity.ALL_KEYS and key["bind"]["input"] == "select"
+    assert key["bind"]["options"] == [path_ambiguity.ALL_KEYS, "b", "x2", "b,x2", "b,x1"]
+    every = _with_params(chart)
+    assert all(f"{task}: by {k}" in every for task, keys in path_ambiguity.IICG_KEYS.items() for k in keys)
+    only_b = _with_params(chart, grouping_key="b")
+    assert "twohop: by b<" in only_b and "nontree: by b<" in only_b
+    assert "by x2" not in only_b and "by b,x1" not in only_b
+    # JupyterLab draws the live chart with Vega-Lite 5: the control must compile there
+    vega = vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")
+    assert any(s["name"] == "grouping_key" and "bind" in s for s in vega["signals"])
+
+
+def test_the_chapters_charts_name_what_their_marks_show(pair):
+    merged = pd.concat([merged_pairs(ds, 3) for ds in pair.values()], ignore_index=True)
+    tips = path_ambiguity.merged_pairs_chart(merged, "t").to_dict()["encoding"]["tooltip"]
+    assert [t["title"] for t in tips][:3] == ["task", "the two fragments share", "share of merged pairs"]
+    assert {t["title"]: t.get("format") for t in tips}["classes (k = 3)"] == ",d"
+    cov = path_ambiguity.coverage_comparison(8, 200, test_size_per_type=100, max_k=4)
+    spec = path_ambiguity.coverage_compare_chart(cov, "t").to_dict()
+    assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["task"]
+    assert {t["title"]: t.get("format") for t in spec["encoding"]["tooltip"]}["k-covered (%)"] == ".1f"
+    peaks = iicg_peaks(_iicg_maps())
+    bars = path_ambiguity.iicg_keys_chart(peaks, "t").to_dict()["encoding"]["tooltip"]
+    assert [t["title"] for t in bars][-2:] == ["items (one per fragment)", "groups"]
+
+
+def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():
+    cov = pd.DataFrame({"task": ["twohop"] * 4 + ["nontree"] * 4, "population": ["type_0", "type_0", "id_pool",
+                        "id_pool"] * 2, "k": [1, 2] * 4, "covered": [1.0, 0.875, 1.0, 0.5, 1.0, 0.25, 0.9, 0.125],
+                        "n": 10, "type0_population": 10})
+    wide = path_ambiguity.coverage_reader_table(cov)
+    assert wide.frame.columns.tolist() == ["task", "items", "k = 1", "k = 2"]
+    assert wide.text["k = 2"].tolist() == ["87.5%", "50.0%", "25.0%", "12.5%"]  # rows in the table's own order
+    assert wide.text["items"].tolist()[:2] == ["ID test (type_0)", "whole ID pool (not in training)"]
+    summary = search_summary(CELLS, _probes([(500, False, 0.4), (750, False, 0.6)]))
+    table = path_ambiguity.search_reader_table(summary)
+    assert table.text["n_req (geometric mean, examples)"].tolist() == ["", ""]  # never bracketed, not started
+    assert table.text["largest size probed (examples)"].tolist() == ["750", ""]
+    assert table.text["best ID accuracy there"].tolist() == ["60.0%", ""]
+    rank = pd.DataFrame({"task": "nontree", "variant": "x2_keep_b", "layer": [0, 0, 1, 1],
+                         "position": ["x1", "x2"] * 2, "value": [0.0, 1.0, 0.25, 0.5]})
+    traced = path_ambiguity.tracing_reader_table(rank)
+    assert traced.text.values.tolist() == [["nontree", "x2 changed, b kept", "0", "0%", "100%"],
+                                           ["nontree", "x2 changed, b kept", "1", "25%", "50%"]]
+    recorded = metrics_table({"share": 0.123456, "cells": 3, "missing": float("nan")})
+    assert recorded.text["value"].tolist() == ["0.1235", "3", ""]

@@ -2,13 +2,16 @@
 teacher forcing, sequence IICG, and the notebook's tables and prose."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
 
 from covlib.analyses.fits import describe_exponent, summary_exponent
-from covlib.analyses.iicg import iicg_bruteforce, item_groups
-from covlib.analyses.residuals import open_shipped, residual_streams, split_items
+from covlib.analyses.iicg import iicg_bruteforce
+from covlib.analyses.residuals import open_shipped, split_items
 from covlib.base.errors import CovlibError
 from covlib.book.setup import setup_chapter
 from covlib.chapters import ch07_chain_of_thought as chain_of_thought
@@ -27,6 +30,7 @@ from covlib.chapters.ch07_chain_of_thought import (
     split_label,
     target_layout,
 )
+from covlib.figures.tables import metrics_table
 from covlib.training.shipped import ship_run
 
 
@@ -140,12 +144,21 @@ def test_sequence_iicg_covers_the_bridge_position(shipped):
     table = iicg_sequence_table(model, ds, tables, ["b"], max_items=300)
     assert set(table["position"]) == {"x1", "x2", "x3", "b"}
     assert table["layer"].nunique() == model.cfg.n_layers + 1
-    # an independent oracle: the pairwise brute force on the same residuals and groups, at every cell
-    idx = split_items(ds, "type_0")[:300]
-    inputs = ds.test.inputs[idx]
-    resid = residual_streams(model, np.concatenate([inputs, ds.test.targets[idx][:, :-1]], axis=1))
-    kept, labels = item_groups(tables, inputs, "b")
-    brute = iicg_bruteforce(resid[kept], labels)
+    # an independent oracle at every cell: the pairwise brute force on residuals read straight from the model's
+    # hooks, the items grouped by hand (the first item of each (x1, x2), labelled by the bridge its target writes)
+    import torch
+
+    idx = np.flatnonzero(ds.test.types == "type_0")[:300]
+    inputs, targets = ds.test.inputs[idx], ds.test.targets[idx]
+    with torch.no_grad():
+        _, cache = model.run_with_cache(torch.as_tensor(np.concatenate([inputs, targets[:, :-1]], axis=1)).long())
+    hooks = ["blocks.0.hook_resid_pre"] + [f"blocks.{i}.hook_resid_post" for i in range(model.cfg.n_layers)]
+    resid = np.stack([cache[h].numpy() for h in hooks], axis=1)  # (items, layers + 1, positions, d_model)
+    first: dict[tuple[int, int], int] = {}
+    for i, (x1, x2) in enumerate(inputs[:, :2].tolist()):
+        first.setdefault((x1, x2), i)
+    kept = np.array(sorted(first.values()))
+    brute = iicg_bruteforce(resid[kept], targets[kept, 0])
     positions = list(dict.fromkeys(table["position"]))
     for row in table.itertuples():
         assert row.iicg == pytest.approx(brute[row.layer, positions.index(row.position)], abs=1e-6)
@@ -249,6 +262,9 @@ def test_exponent_table_says_what_each_fit_rests_on():
     assert table["N range"].tolist() == ["20-50", "20-50", "", ""]
     assert table["c"].iloc[0] == 2.2 and np.isnan(table["c_low"].iloc[1]) and table["c"].iloc[2:].isna().all()
     assert table["target"].tolist() == ["without CoT", "with CoT"] * 2
+    assert table["interval"].tolist() == [fits["twohop"]["interval"], fits["twohop_cot"]["interval"], "", ""]
+    shown = chain_of_thought.exponent_reader_table(table).text
+    assert shown["c, 95% low"].tolist() == ["2.00", "", "", ""] and shown["paper's c"].tolist()[0] == "2.26"
 
 
 def test_ratio_range_records_the_spread_of_the_pairs():
@@ -423,18 +439,20 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
     chains = chain_of_thought.written_chains(model, ds, tables, split="type_2", max_items=30, batch_size=8)
     assert len(chains) == min(30, len(split_items(ds, "type_2")))
     assert {"x1", "x2", "x3", "b", "b_written", "t", "t_written", "t_of_written", "last_fact_seen"} <= set(chains)
-    values = tables.values(chains[["x1", "x2", "x3"]].to_numpy())
-    assert (chains["b"] == values["b1"]).all() and (chains["t"] == values["t"]).all()
-    # t_of_written against the task's own evaluation: an input (x1', x2', x3) whose bridge is the written one
-    f1 = tables.tables[tables.task.table_of_hop(tables.same_functions)[0]]
+    # the oracle: the dataset's own CoT targets (bridge, answer) for b and t; the raw f2 table for where the
+    # written bridge leads; the (b, x3) facts the training items use, collected by a loop, for last_fact_seen
+    idx = np.flatnonzero(ds.test.types == "type_2")[:30]
+    assert (chains[["x1", "x2", "x3"]].to_numpy() == ds.test.inputs[idx]).all()
+    assert (chains["b"] == ds.test.targets[idx, 0]).all() and (chains["t"] == ds.test.targets[idx, 1]).all()
+    f2 = tables.tables["f2"]
+    assert (chains["b_written"] < ds.num_tokens).any()  # some written bridges are entities: the loop checks them
+    used_f2 = {(b, x3) for (_, _, x3), (b, _) in zip(ds.train.inputs.tolist(), ds.train.targets.tolist())}
     for row in chains.itertuples():
         if row.b_written >= ds.num_tokens:  # no entity: nowhere to lead
             assert row.t_of_written == -1 and not row.last_fact_seen
             continue
-        sources = np.argwhere(f1 == row.b_written)  # every (x1', x2') whose bridge is the written one
-        if len(sources):
-            x1, x2 = sources[0]
-            assert tables.values(np.array([[x1, x2, row.x3]]))["t"][0] == row.t_of_written
+        assert row.t_of_written == f2[row.b_written, row.x3]
+        assert row.last_fact_seen == ((row.b_written, row.x3) in used_f2)
     # the written bridge and answer are greedy decoding's: the same outcomes as decoding_summary on those items
     summary = decoding_summary(model, ds, splits=("type_2",), max_items=30)
     assert (chains["b_written"] != chains["b"]).mean() == pytest.approx(chain_of_thought.bridge_wrong_share(
@@ -456,3 +474,84 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
     assert check(0.5, float("nan")).startswith("cannot check")
     with pytest.raises(CovlibError, match="writes no bridge"):
         chain_of_thought.written_chains(model, plain, tables)
+
+
+# ---- the chapter's live figures and reader tables ----
+
+def _with_params(chart, **values) -> str:
+    """The chart's SVG with its top-level parameters set to ``values`` (what a reader's control would set)."""
+    spec = chart.to_dict()
+    for param in spec.get("params", []):
+        if param["name"] in values:
+            param["value"] = values[param["name"]]
+    return vlc.vegalite_to_svg(json.dumps(spec))
+
+
+def _decoding_rows() -> pd.DataFrame:
+    rows = pd.DataFrame({"model": ["twohop_cot"] * 2 + ["nontree_cot"] * 2, "split": ["type_0", "type_2"] * 2,
+                         "n": [100, 80, 90, 70], "tf_answer": [1.0, 0.9, 0.8, 0.7],
+                         "bridge right, answer right": [1.0, 0.1, 0.7, 0.1], "bridge right, answer wrong": [0.0, 0.0, 0.1, 0.1],
+                         "bridge wrong, answer right": [0.0, 0.05, 0.1, 0.1], "bridge wrong, answer wrong": [0.0, 0.85, 0.1, 0.7],
+                         "greedy_bridges": [1.0, 0.1, 0.8, 0.2], "greedy_answer": [1.0, 0.15, 0.8, 0.2],
+                         "greedy_exact": [1.0, 0.1, 0.7, 0.1]})
+    return rows.assign(items=rows["model"] + " · " + rows["split"].map(split_label))
+
+
+def test_the_decoding_buttons_keep_one_kind_of_test_item():
+    chart = chain_of_thought.decoding_chart(_decoding_rows(), "t", row="items")
+    spec = chart.to_dict()
+    (shown,) = spec["params"]
+    assert shown["bind"]["input"] == "radio"
+    assert shown["bind"]["options"] == [chain_of_thought.ALL_ITEMS, "ID test", split_label("type_2")]
+    assert spec["height"] == {"step": 30}  # the chart shrinks to the rows a reader keeps
+    every, only_id = _with_params(chart), _with_params(chart, test_items_shown="ID test")
+    assert "twohop_cot · OOD" in every and "nontree_cot · ID test" in only_id
+    assert "OOD" not in only_id  # neither the bars nor the ticks of the OOD rows are drawn
+    tips = {t["title"]: t.get("format") for t in spec["layer"][0]["encoding"]["tooltip"]}
+    assert tips["share of the items"] == ".1%" and tips["test items"] == ",d"
+    vega = vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")  # JupyterLab's Vega-Lite
+    assert any(s["name"] == "test_items_shown" and "bind" in s for s in vega["signals"])
+
+
+def test_the_model_dropdown_keeps_one_models_iicg_panels():
+    rows = [{"model": m, "split": "type_0", "group_by": key, "layer": layer, "position": p, "iicg": 0.2,
+             "by_construction": False, "items": 20, "groups": 5}
+            for m in chain_of_thought.IICG_MODELS for key in chain_of_thought.IICG_KEYS for layer in (0, 1)
+            for p in ("x1", "x2", "x3", "b")]
+    chart = chain_of_thought.iicg_chart(pd.DataFrame(rows))
+    (model,) = chart.to_dict()["params"]
+    assert model["bind"]["options"] == [chain_of_thought.ALL_MODELS, *chain_of_thought.IICG_MODELS]
+    assert model["bind"]["labels"][1:] == [chain_of_thought.MODEL_LABELS[m] for m in chain_of_thought.IICG_MODELS]
+    only = _with_params(chart, iicg_model="nontree_cot")
+    assert "nontree_cot: by b<" in only and "twohop_cot:" not in only and "twohop_fakebridge:" not in only
+
+
+def test_the_ratio_legend_picks_a_task_and_every_point_says_its_cell():
+    ratios = pd.DataFrame({"N": [25], "seed": [0], "n_req_plain": [5e3], "n_req_cot": [1e3], "ratio": [5.0],
+                           "task": ["twohop"]})
+    spec = chain_of_thought.ratio_chart(ratios, "r", band=(5, 10)).to_dict()
+    assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["task"]
+    points = spec["layer"][1]["encoding"]
+    assert [t["title"] for t in points["tooltip"]] == ["task", "N", "seed", "n_req without CoT", "n_req with CoT",
+                                                       "ratio"]
+    assert points["opacity"]["condition"]["param"] == spec["params"][0]["name"]
+
+
+def test_reader_tables_name_models_and_show_rates_and_ratios():
+    decoding = chain_of_thought.decoding_reader_table(_decoding_rows())
+    assert decoding.text["model"].tolist()[::2] == ["two-hop with CoT", "non-tree with CoT"]
+    assert decoding.text["test items"].tolist()[:2] == ["ID test", split_label("type_2")]
+    assert decoding.text["exact match, greedy"].tolist() == ["100.0%", "10.0%", "70.0%", "10.0%"]
+    ratios = pd.DataFrame({"task": ["twohop"], "N": [25], "seed": [0], "n_req_plain": [7321.4], "n_req_cot": [1464.28],
+                           "ratio": [5.0]})
+    row = chain_of_thought.ratio_reader_table(ratios).text.iloc[0].tolist()
+    assert row == ["twohop", "25", "0", "7,321", "1,464", "5.0x"]
+    summary = pd.DataFrame({"task": ["twohop"], "cot": [True], "N": [20], "seed": [0], "status": ["searching"],
+                            "low": [np.nan], "high": [2931.0], "n_req": [np.nan], "eligible": [3920.0], "probes": [2],
+                            "minutes": [12.345]})
+    searched = chain_of_thought.search_reader_table(summary).text.iloc[0].tolist()
+    assert searched == ["twohop", "yes", "20", "0", "searching", "", "2,931", "", "3,920", "2", "12.3"]
+    assert chain_of_thought.search_reader_table(summary, ["N", "status"]).frame.columns.tolist() == [
+        "N (tokens)", "status"]
+    recorded = metrics_table({"exponent": float("nan"), "pairs": 2, "share": 0.0123456})
+    assert recorded.text["value"].tolist() == ["", "2", "0.01235"]

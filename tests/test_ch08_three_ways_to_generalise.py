@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_coverage import covered_by_definition, twohop_answers
 
 from covlib.base.errors import CovlibError
 from covlib.book.setup import preset_values, setup_chapter
@@ -43,7 +44,6 @@ from covlib.chapters.ch08_three_ways_to_generalise import (
     taxonomy_tables,
     training_minutes,
 )
-from covlib.coverage.exact import coverage_sweep
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
 
 
@@ -73,8 +73,18 @@ def test_commutative_seen_split_is_per_fact(comm):
 
 
 def test_commutative_types_follow_the_facts(comm):
-    ids = comm.type_names(comm.test_inputs)
-    assert np.array_equal(ids[comm.test_types != "train_inferred"], comm.test_types[comm.test_types != "train_inferred"])
+    # the oracle: the facts each training item uses, collected by a loop, and the type of each test item from
+    # whether its own two facts (not their mirrors) are among them
+    f1 = comm.tables["f1"]
+    used_f1 = {(x1, x2) for x1, x2, _ in comm.train_inputs.tolist()}
+    used_f2 = {(int(f1[x1, x2]), x3) for x1, x2, x3 in comm.train_inputs.tolist()}
+    type_of = {(True, True): "type_0", (False, False): "type_1", (False, True): "type_2", (True, False): "type_3"}
+    held_out = comm.test_types != "train_inferred"
+    expected = [type_of[(x1, x2) in used_f1, (int(f1[x1, x2]), x3) in used_f2]
+                for x1, x2, x3 in comm.test_inputs[held_out].tolist()]
+    assert comm.test_types[held_out].tolist() == expected
+    assert comm.type_names(comm.test_inputs[held_out]).tolist() == expected
+    assert len(set(expected)) == 4  # every OOD type is exercised
 
 
 def test_commutative_is_named_written_and_replayed(comm, base):
@@ -112,29 +122,45 @@ def test_commutative_swap(comm, base):
         commutative_swap(base)
 
 
+def _outside_training(ds) -> np.ndarray:
+    """Every input of X^3 that is not a training input, in code order, by enumeration."""
+    train = set(map(tuple, ds.train_inputs.tolist()))
+    n_tok = ds.config.num_tokens
+    return np.array([x for x in np.ndindex(n_tok, n_tok, n_tok) if x not in train])
+
+
 def test_symmetry_reach_matches_coverage_of_each_mirror(comm):
-    q = all_inputs(8, 3)
-    q = q[not_training(comm, q)]
+    q = _outside_training(comm)
+    assert np.array_equal(all_inputs(8, 3)[not_training(comm, all_inputs(8, 3))], q)
     k = 2
     frame = symmetry_reach(comm, q, k)
-    answers = comm.evaluate(comm.train_inputs)["t"]
     mirror = q[:, [1, 0, 2]]
-    direct = coverage_sweep(comm.train_inputs, answers, 8, q).cutoffs
-    mirrored = coverage_sweep(comm.train_inputs, answers, 8, mirror).cutoffs
-    assert np.array_equal(frame.cutoff, direct) and np.array_equal(frame.mirror_cutoff, mirrored)
+    answers = twohop_answers(comm.tables, comm.train_inputs)
+    # the oracle: coverage by its definition; a cutoff c is right when c >= j exactly at the j that cover
+    for j in (1, 2, 3):
+        assert np.array_equal(frame.cutoff >= j, covered_by_definition(comm.train_inputs, answers, 8, q, j)), j
+        assert np.array_equal(frame.mirror_cutoff >= j,
+                              covered_by_definition(comm.train_inputs, answers, 8, mirror, j)), j
     assert frame.same_output.all()  # commutative f1: the mirror always has the same answer
-    expected = (direct < k) & (mirrored >= k)
-    assert np.array_equal(frame.reachable, expected)
+    direct = covered_by_definition(comm.train_inputs, answers, 8, q, k)
+    mirrored = covered_by_definition(comm.train_inputs, answers, 8, mirror, k)
+    assert np.array_equal(frame.reachable, ~direct & mirrored)
     assert frame.reachable.any()
 
 
 def test_symmetry_reach_control_needs_the_same_output(base):
     q = all_inputs(8, 3)
+    assert q.tolist() == [list(x) for x in np.ndindex(8, 8, 8)]  # every input, in code order
     frame = symmetry_reach(base, q, 2, swap=(0, 1))
-    t = base.evaluate(q)["t"]
-    assert np.array_equal(frame.same_output, t == base.evaluate(q[:, [1, 0, 2]])["t"])
-    assert not frame.same_output.all()
-    assert (frame.reachable == (frame.mirror_covered & frame.same_output)).all()
+    mirror = q[:, [1, 0, 2]]
+    same = twohop_answers(base.tables, q) == twohop_answers(base.tables, mirror)
+    assert np.array_equal(frame.same_output, same)
+    assert 0 < same.sum() < len(q)
+    answers = twohop_answers(base.tables, base.train_inputs)
+    inside = covered_by_definition(base.train_inputs, answers, 8, q, 2)
+    mirror_inside = covered_by_definition(base.train_inputs, answers, 8, mirror, 2)
+    assert np.array_equal(frame.mirror_covered, ~inside & mirror_inside)
+    assert np.array_equal(frame.reachable, ~inside & mirror_inside & same)
     with pytest.raises(CovlibError, match="k="):
         symmetry_reach(base, q, 0, swap=(0, 1))
 
@@ -238,7 +264,7 @@ def test_summary_metrics_and_findings():
     table = _groups_table()
     prop, shared = property_numbers(table), shared_numbers(table, 8)
     summary = taxonomy_summary(prop, shared)
-    assert len(summary) == 5 and summary["measured accuracy"].tolist()[1] == prop["acc_reachable"]
+    assert len(summary) == 5 and summary["measured accuracy"].tolist()[1] == pytest.approx(0.01)  # as below
     metrics = taxonomy_metrics(prop, shared, META)
     assert list(metrics) == ["acc_property_reachable", "acc_property_control", "acc_shared_ood", "acc_shared_control",
                              "acc_covered", "acc_id", "n_property_reachable", "n_shared_ood",
@@ -247,7 +273,8 @@ def test_summary_metrics_and_findings():
     assert metrics["N"] == 8 and metrics["training_minutes"] == pytest.approx(0.75)
     text = findings(prop, shared, META, seconds=12.4)
     assert len(text.splitlines()) == 5 and text.endswith("this chapter ran in 12 s.")
-    assert f"{prop['n_reachable']} inputs lie outside 3-coverage" in text
+    # the commutative model's symmetry_reachable row is the table's fourth: n = 10 + 3, acc = 0.1 * 3 / 30
+    assert "13 inputs lie outside 3-coverage" in text and "the commutative model gets 0.010 of them" in text
 
 
 def test_the_shared_operator_verdict_follows_the_numbers_whichever_way_they_fall():
@@ -289,12 +316,14 @@ def test_exercise_datasets_are_the_three_conditions_below_their_pools(small_sets
 def test_exercise_reachable_counts_and_their_check(small_sets):
     ds = small_sets["commutative"]
     truth = reachable_counts(ds, (3, 4))
-    train = set(map(tuple, ds.train_inputs.tolist()))  # by brute force: coverage of every input and of its mirror
-    q = np.array([x for x in np.ndindex(7, 7, 7) if x not in train])
-    answers = ds.evaluate(ds.train_inputs)["t"]
-    direct = coverage_sweep(ds.train_inputs, answers, 7, q).cutoffs
-    mirrored = coverage_sweep(ds.train_inputs, answers, 7, q[:, [1, 0, 2]]).cutoffs
-    assert truth == {k: int(((direct < k) & (mirrored >= k)).sum()) for k in (3, 4)} and truth[3] > 0
+    q = _outside_training(ds)  # by brute force: coverage of every input and of its mirror, by the definition
+    answers = twohop_answers(ds.tables, ds.train_inputs)
+    expected = {}
+    for k in (3, 4):
+        direct = covered_by_definition(ds.train_inputs, answers, 7, q, k)
+        mirrored = covered_by_definition(ds.train_inputs, answers, 7, q[:, [1, 0, 2]], k)
+        expected[k] = int((~direct & mirrored).sum())  # f1 commutative: a mirror always has the same answer
+    assert truth == expected and truth[3] > 0
     assert check_reachable((truth[3], truth[4]), truth).startswith("correct")
     assert check_reachable(dict(truth), truth).startswith("correct")
     assert check_reachable((truth[3], truth[4] + 1), truth).startswith("not quite")
@@ -308,9 +337,9 @@ def test_exercise_reachable_counts_and_their_check(small_sets):
 def test_exercise_mirror_agreement_and_its_check(small_sets):
     ds = small_sets["distinct"]
     truth = mirror_agreement(ds)
-    q = outside_training(ds)
-    frame = symmetry_reach(ds, q, 3, swap=(0, 1))
-    assert truth == pytest.approx(frame.same_output[q[:, 0] != q[:, 1]].mean())
+    f1, f2 = ds.tables["f1"], ds.tables["f2"]  # by a loop over the raw tables
+    agree = [f2[f1[x1, x2], x3] == f2[f1[x2, x1], x3] for x1, x2, x3 in _outside_training(ds).tolist() if x1 != x2]
+    assert truth == pytest.approx(np.mean(agree))
     assert 1 / 7 < truth < 3 / 7  # f1 agreeing, or f2 sending two bridges to one answer: about 2/N
     assert mirror_agreement(small_sets["commutative"]) == 1.0
     assert check_agreement(round(truth, 3), truth, 7).startswith("correct")
@@ -322,7 +351,7 @@ def test_exercise_mirror_agreement_and_its_check(small_sets):
 def test_exercise_cross_role_counts_and_their_check(small_sets):
     ds = small_sets["shared"]
     truth = cross_role_counts(ds)
-    q = outside_training(ds)
+    q = _outside_training(ds)
     assert truth == tuple(int(_brute_roles(ds, q, atomic).sum()) for atomic in (False, True))
     assert truth[1] > truth[0]
     assert check_cross_role(truth, truth).startswith("correct")

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_coverage import covered_by_definition, twohop_answers
 
 from covlib.base.errors import CovlibError
 from covlib.base.tables import read_table, upsert_row
@@ -68,7 +70,6 @@ from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
     side_by_side,
     verdict,
 )
-from covlib.coverage.exact import k_cutoffs
 
 SETUP = AuditSetup(N=10, test_size=100, model="smoke", batch_size=64, evals=2)
 
@@ -82,8 +83,12 @@ def test_pool_and_test_are_id_disjoint_and_fixed(pool):
     codes = lambda a: set(map(tuple, a.tolist()))  # noqa: E731
     assert not codes(pool.pool) & codes(pool.test)
     assert len(pool.test) == SETUP.test_size
-    types = pool.base.type_names(np.concatenate([pool.pool, pool.test]))
-    assert set(types) == {"type_0"}  # every pool and test input uses seen facts only
+    # every pool input uses facts of the seen split only, and every test input facts the pool uses (type_0)
+    f1, seen = pool.base.tables["f1"], pool.base.seen_split
+    assert all(seen["f1"][x1, x2] and seen["f2"][f1[x1, x2], x3] for x1, x2, x3 in pool.pool.tolist())
+    used_f1 = {(x1, x2) for x1, x2, _ in pool.pool.tolist()}
+    used_f2 = {(int(f1[x1, x2]), x3) for x1, x2, x3 in pool.pool.tolist()}
+    assert all((x1, x2) in used_f1 and (int(f1[x1, x2]), x3) in used_f2 for x1, x2, x3 in pool.test.tolist())
     again = make_pool(SETUP)
     assert np.array_equal(again.pool, pool.pool) and np.array_equal(again.test, pool.test)
 
@@ -97,22 +102,23 @@ def test_draws_are_deterministic_distinct_and_checked(pool):
 
 
 def test_coverage_profile_is_the_exact_coverage_of_the_test_items(pool):
-    train = pool.pool[draw_subset(pool, 150, 0)]
+    train = pool.pool[draw_subset(pool, 250, 0)]  # large enough that 5-coverage is not zero
     prof = coverage_profile(pool, train, [1, 3, 5])
-    cut = k_cutoffs(train, pool.base.evaluate(train)["t"], SETUP.N, queries=pool.test)
-    assert prof == {k: float((cut >= k).mean()) for k in (1, 3, 5)}
-    assert prof[1] >= prof[3] >= prof[5]
+    answers = twohop_answers(pool.base.tables, train)  # the oracle: coverage by its definition
+    expected = {k: covered_by_definition(train, answers, SETUP.N, pool.test, k).mean() for k in (1, 3, 5)}
+    assert prof == pytest.approx(expected, abs=1e-12)
+    assert prof[1] > prof[3] > prof[5] > 0
 
 
 def test_surface_profile_counts_pairs_per_hop(pool):
     train = pool.pool[:3]
     prof = surface_profile(pool, train, [1, 2])
-    tv, qv = pool.base.evaluate(train), pool.base.evaluate(pool.test)
-    x12 = {(a, b) for a, b in zip(tv["x1"], tv["x2"])}
-    bx3 = {(a, b) for a, b in zip(tv["b1"], tv["x3"])}
-    share1 = np.mean([(a, b) in x12 for a, b in zip(qv["x1"], qv["x2"])])
-    share2 = np.mean([(a, b) in bx3 for a, b in zip(qv["b1"], qv["x3"])])
-    assert prof[1] == pytest.approx((share1 + share2) / 2)
+    f1 = pool.base.tables["f1"]  # the oracle: the pairs of each hop by a loop over the raw table
+    x12 = {(x1, x2) for x1, x2, _ in train.tolist()}
+    bx3 = {(int(f1[x1, x2]), x3) for x1, x2, x3 in train.tolist()}
+    share1 = np.mean([(x1, x2) in x12 for x1, x2, _ in pool.test.tolist()])
+    share2 = np.mean([(int(f1[x1, x2]), x3) in bx3 for x1, x2, x3 in pool.test.tolist()])
+    assert prof[1] == pytest.approx((share1 + share2) / 2) and prof[1] > 0
     assert prof[2] <= prof[1]
     assert surface_profile(pool, pool.pool, [1])[1] > prof[1]
 
@@ -153,8 +159,10 @@ def test_plan_grids_and_budgets(tmp_path):
     assert sorted({r.n_unique for r in dose}) == sorted(plan.dose_levels)
     fact = plan.runs("factorial", "t.csv", "w")
     assert len(fact) == len(plan.diversity) * len(plan.exposure) * len(plan.factorial_seeds)
-    for r in fact:  # budget = diversity x exposure
-        assert r.n_steps == int(np.ceil(r.n_unique * r.exposure / plan.setup.batch_size))
+    # budget = diversity x exposure passes, in batches of 64 rounded up: 60 x 10 / 64 = 9.4 -> 10,
+    # 60 x 20 / 64 = 18.75 -> 19, 200 x 10 / 64 = 31.25 -> 32, 200 x 20 / 64 = 62.5 -> 63
+    steps = {(r.n_unique, r.exposure): r.n_steps for r in fact}
+    assert steps == {(60, 10.0): 10, (60, 20.0): 19, (200, 10.0): 32, (200, 20.0): 63}
     with pytest.raises(CovlibError, match="candidate"):
         plan.runs("coverage", "t.csv", "w")
     with pytest.raises(CovlibError, match="unknown experiment"):
@@ -214,14 +222,37 @@ def test_dose_response_recovers_a_logistic():
         dose_response(runs[runs["n_unique"] < 800])
 
 
-def test_anova_separates_a_real_factor_from_a_null_one():
+def _sums_of_squares_by_hand(runs: pd.DataFrame) -> dict[str, float]:
+    """A balanced two-way layout's sums of squares from cell, row and column means (no model fitting): each
+    main effect's, the interaction's, the residual's (runs about their cell mean) and the total."""
+    y, grand = runs[ACC], runs[ACC].mean()
+    row = runs.groupby("n_unique")[ACC].transform("mean")
+    col = runs.groupby("exposure")[ACC].transform("mean")
+    cell = runs.groupby(["n_unique", "exposure"])[ACC].transform("mean")
+    return {"diversity": float(((row - grand) ** 2).sum()), "exposure": float(((col - grand) ** 2).sum()),
+            "diversity x exposure": float(((cell - row - col + grand) ** 2).sum()),
+            "residual": float(((y - cell) ** 2).sum()), "total": float(((y - grand) ** 2).sum())}
+
+
+def test_anova_reports_partial_eta2_of_two_real_factors_not_classical_eta2():
+    # both factors are real: diversity moves accuracy by 0.3 over its levels, exposure by 0.04, noise sd 0.01.
+    # Exposure's share of the whole variance (classical eta^2, about 0.02) is tiny beside its share of what
+    # diversity leaves unexplained (partial eta^2, about 0.77): the two definitions give clearly different numbers
     rng = np.random.default_rng(1)
-    rows = [{"n_unique": n, "exposure": e, "final_type0": 0.1 * i + rng.normal(0, 0.01)}
-            for i, n in enumerate([100, 200, 400, 800]) for e in (10.0, 20.0, 40.0) for _ in range(5)]
-    table = factorial_anova(pd.DataFrame(rows))
-    assert table.loc["diversity", "partial_eta2"] > 0.95
-    assert table.loc["exposure", "partial_eta2"] < 0.2
-    assert table.loc["diversity", "p"] < 1e-6
+    runs = pd.DataFrame([{"n_unique": n, "exposure": e, ACC: 0.1 * i + 0.02 * j + rng.normal(0, 0.01)}
+                         for i, n in enumerate([100, 200, 400, 800]) for j, e in enumerate((10.0, 20.0, 40.0))
+                         for _ in range(5)])
+    table = factorial_anova(runs)
+    ss = _sums_of_squares_by_hand(runs)
+    assert sum(ss[e] for e in ("diversity", "exposure", "diversity x exposure", "residual")) == pytest.approx(
+        ss["total"])  # a balanced layout: the parts add up
+    for effect in ("diversity", "exposure", "diversity x exposure"):
+        partial = ss[effect] / (ss[effect] + ss["residual"])
+        assert table.loc[effect, "partial_eta2"] == pytest.approx(partial, rel=1e-9), effect
+    classical = ss["exposure"] / ss["total"]
+    assert table.loc["exposure", "partial_eta2"] > 0.6 and classical < 0.05  # the design tells the two apart
+    assert table.loc["diversity", "p"] < 1e-6 and table.loc["exposure", "p"] < 1e-6
+    assert np.isnan(table.loc["residual", "partial_eta2"])
 
 
 def test_mixture_finds_floor_and_escaped_runs_and_logit_orders_them():
@@ -281,15 +312,26 @@ def test_describe_setup_sums_the_minutes():
 
 
 def test_coverage_growth_is_draw_zero_of_every_size(pool):
-    plan = dataclasses.replace(SMOKE_PLAN, dose_levels=(40, 150), diversity=(150, 60), contrast_n=120, contrast_k=5,
+    plan = dataclasses.replace(SMOKE_PLAN, dose_levels=(40, 250), diversity=(250, 60), contrast_n=120, contrast_k=5,
                                surface_min=2)
     growth = coverage_growth(pool, plan)
-    assert growth["n_unique"].tolist() == [40, 60, 120, 150]
+    assert growth["n_unique"].tolist() == [40, 60, 120, 250]
     assert list(growth.columns) == ["n_unique", "coverage k=3", "coverage k=5", "pairs m=1", "pairs m=2"]
-    train = pool.pool[draw_subset(pool, 120, 0)]
-    cut = k_cutoffs(train, pool.base.evaluate(train)["t"], SETUP.N, queries=pool.test)
-    row = growth.set_index("n_unique").loc[120]
-    assert row["coverage k=3"] == (cut >= 3).mean() and row["coverage k=5"] == (cut >= 5).mean()
+    f1 = pool.base.tables["f1"]
+    for n in (120, 250):  # the oracles: coverage by its definition, and the hop pairs counted by a loop
+        train = pool.pool[draw_subset(pool, n, 0)]
+        answers = twohop_answers(pool.base.tables, train)
+        row = growth.set_index("n_unique").loc[n]
+        for k in (3, 5):
+            assert row[f"coverage k={k}"] == pytest.approx(covered_by_definition(train, answers, SETUP.N, pool.test,
+                                                                                  k).mean())
+        counts = Counter([("x1x2", x1, x2) for x1, x2, _ in train.tolist()]
+                         + [("bx3", int(f1[x1, x2]), x3) for x1, x2, x3 in train.tolist()])
+        for m in (1, 2):
+            shares = [np.mean([counts["x1x2", x1, x2] >= m for x1, x2, _ in pool.test.tolist()]),
+                      np.mean([counts["bx3", int(f1[x1, x2]), x3] >= m for x1, x2, x3 in pool.test.tolist()])]
+            assert row[f"pairs m={m}"] == pytest.approx(np.mean(shares))
+    assert growth.set_index("n_unique").loc[250, "coverage k=5"] > 0  # a check that can tell k = 5 from k = 3
 
 
 def test_spread_lookups_and_description():
@@ -309,7 +351,11 @@ def test_arms_balance_and_correlation():
     c = pd.DataFrame({"draw": range(60), "cov_3": rng.random(60), "surf_2": rng.random(60),
                       "entropy_t": rng.random(60), "entropy_b": rng.random(60)})
     arms = contrast_arms(c, SMOKE_PLAN)
-    assert arms["coverage"] == select_extremes(c, "cov_3", 2) and arms["surface"] == select_extremes(c, "surf_2", 2)
+    typical = c[c["entropy_t"].between(*c["entropy_t"].quantile([.25, .75]))
+                & c["entropy_b"].between(*c["entropy_b"].quantile([.25, .75]))]
+    for measure, column in (("coverage", "cov_3"), ("surface", "surf_2")):  # SMOKE_PLAN: k = 3, m = 2, 2 per arm
+        assert sorted(arms[measure]["low"]) == sorted(typical.nsmallest(2, column)["draw"])
+        assert sorted(arms[measure]["high"]) == sorted(typical.nlargest(2, column)["draw"])
     balance = arm_balance(c, arms, "cov_3", "surf_2").set_index(["selected on", "arm"])
     high = c.set_index("draw").loc[arms["coverage"]["high"]]
     assert balance.loc[("coverage", "high"), "cov_3"] == pytest.approx(high["cov_3"].mean())
@@ -405,9 +451,12 @@ def test_exercise_coverage_column_and_its_check(pool):
     growth = coverage_growth(pool, plan).set_index("n_unique")["coverage k=3"]
     assert truth == growth.to_dict() and truth[250] > 0  # the 9.1 table's own column, at k = 3
     at_5 = coverage_column(pool, plan, 5)
-    train = pool.pool[draw_subset(pool, 250, 0)]
-    cut = k_cutoffs(train, pool.base.evaluate(train)["t"], SETUP.N, queries=pool.test)
-    assert at_5[250] == (cut >= 5).mean() and at_5[250] <= truth[250]
+    for n in (150, 250):  # the oracle: coverage by its definition of draw 0 of each size
+        train = pool.pool[draw_subset(pool, n, 0)]
+        answers = twohop_answers(pool.base.tables, train)
+        for k, column in ((3, truth), (5, at_5)):
+            assert column[n] == pytest.approx(covered_by_definition(train, answers, SETUP.N, pool.test, k).mean())
+    assert at_5[250] <= truth[250]
     assert check_coverage(truth, truth).startswith("correct")
     assert check_coverage([round(c, 3) for c in truth.values()], truth).startswith("correct")
     assert check_coverage(pd.Series(truth), truth).startswith("correct")
@@ -421,7 +470,10 @@ def test_exercise_extreme_draws_keep_ties_and_agree_with_the_selection():
     rng = np.random.default_rng(5)
     c = pd.DataFrame({"draw": range(40), "surf_3": rng.integers(0, 4, 40) / 4, "cov_5": rng.random(40),
                       "entropy_t": rng.random(40), "entropy_b": rng.random(40)})
-    typical = c[typical_mask(c)]
+    # the typical candidates by hand: both entropies within their interquartile range
+    typical = c[c["entropy_t"].between(*c["entropy_t"].quantile([.25, .75]))
+                & c["entropy_b"].between(*c["entropy_b"].quantile([.25, .75]))]
+    assert typical_mask(c).sum() == len(typical)
     for column in ("surf_3", "cov_5"):
         truth = extreme_draws(c, column)
         assert truth["low"] == sorted(typical.loc[typical[column] == typical[column].min(), "draw"])

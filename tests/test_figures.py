@@ -1,10 +1,16 @@
 """Figure functions return charts built from the expected (aggregated) data (covlib.figures)."""
 from __future__ import annotations
 
+import base64
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
+from figure_checks import missing_tooltips, unexplained_layers
+from IPython.core.interactiveshell import InteractiveShell
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV
@@ -19,8 +25,17 @@ from covlib.chapters.ch01_tasks_and_data import (
     type_share_chart,
     type_share_frame,
 )
-from covlib.figures.charts import sweep_chart
-from covlib.figures.style import TRAIN_LABEL, enable_png_renderer, pending_chart, rounded, save_figure
+from covlib.figures.charts import (
+    accuracy_by_cutoff_chart,
+    accuracy_curves_chart,
+    coverage_by_k_chart,
+    sweep_chart,
+)
+from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
+from covlib.figures.live import LIVE_MIMETYPE, chart_title, enable_live_charts
+from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
+from covlib.figures.style import TRAIN_LABEL, legend_highlight, pending_chart, rounded, save_figure
+from covlib.figures.tables import reader_table
 from covlib.tasks.datasets import DatasetConfig, generate
 from covlib.tasks.graphs import TASKS
 
@@ -123,9 +138,115 @@ def test_save_figure_writes_png_and_svg(tmp_path, monkeypatch):
     assert save_figure(chart, "00_env")[0].parent == tmp_path / "env"
 
 
-def test_enable_png_renderer():
-    enable_png_renderer()
-    assert alt.renderers.active == "png"
+def test_live_renderer_shows_the_spec_with_its_data_a_png_and_a_title():
+    """What a notebook cell's output holds: exactly the live spec, a PNG and a text line (the site's interface)."""
+    enable_live_charts()
+    assert alt.renderers.active == "covlib-live"
+    frame = pd.DataFrame({"x": [1, 2, 3], "y": [0.1234567891, 0.5, 2 / 3]})
+    chart = alt.Chart(frame, title="Probe chart").mark_point().encode(x="x:Q", y="y:Q", tooltip=["x", "y"])
+    data, _ = InteractiveShell.instance().display_formatter.format(chart)
+    assert set(data) == {LIVE_MIMETYPE, "image/png", "text/plain"}
+    assert LIVE_MIMETYPE == "application/vnd.vegalite.v5+json"
+    assert data["text/plain"] == "<altair chart: Probe chart>"
+    assert base64.b64decode(data["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    spec = data[LIVE_MIMETYPE]
+    assert isinstance(spec, dict) and spec["$schema"].endswith("/vega-lite/v5.json")
+    (rows,) = spec["datasets"].values()  # the data is inline, not a URL
+    assert [row["y"] for row in rows] == [0.123457, 0.5, 0.666667]
+    assert '"url"' not in json.dumps(spec)
+
+
+def test_live_specs_compile_with_the_vega_lite_jupyterlab_ships():
+    """JupyterLab 4 draws vegalite.v5 with Vega-Lite 5: a chart with a bound control must compile there."""
+    enable_live_charts()
+    k = alt.param(name="k", value=2, bind=alt.binding_range(min=1, max=3, step=1))
+    chart = alt.Chart(pd.DataFrame({"k": [1, 2, 3], "v": [3, 2, 1]})).mark_bar().encode(
+        x="k:O", y="v:Q", opacity=alt.condition(alt.datum.k == k, alt.value(1), alt.value(0.3)),
+        tooltip=["k", "v"]).add_params(k)
+    spec = chart._repr_mimebundle_()[LIVE_MIMETYPE]
+    vega = vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")
+    assert any(signal.get("name") == "k" and "bind" in signal for signal in vega["signals"])
+
+
+def test_chart_title_looks_into_the_parts_of_a_chart():
+    assert chart_title({"title": {"text": ["two", "lines"]}}) == "two lines"
+    assert chart_title({"hconcat": [{"mark": "point"}, {"layer": [{"title": "inner"}]}]}) == "inner"
+    assert chart_title({"facet": {}, "spec": {"title": "panel"}}) == "panel"
+    assert chart_title({"mark": "point"}) == "untitled"
+
+
+@pytest.fixture
+def probes_frame():
+    return pd.DataFrame({"N": [20, 25, 30], "n_req": [5091.259962, np.nan, 123456.7], "success": [True, False, None],
+                         "model": ["L4-d128", None, "L2-d64"], "share": [0.4912, 0.5, np.nan],
+                         "paper": [2.26, None, 2.58]}, index=[7, 8, 9])
+
+
+def test_reader_table_names_rounds_and_leaves_missing_cells_empty(probes_frame):
+    table = reader_table(probes_frame, {"N": "N (tokens)", "n_req": "required data (examples)", "success": "succeeded",
+                                        "model": "model", "share": "share of the pool", "paper": "paper's c"},
+                         formats={"share": ".1%"}, caption="Two-hop cells")
+    assert table.frame.columns.tolist() == ["N (tokens)", "required data (examples)", "succeeded", "model",
+                                            "share of the pool", "paper's c"]
+    assert table.text.to_dict("list") == {
+        "N (tokens)": ["20", "25", "30"], "required data (examples)": ["5,091", "", "123,457"],
+        "succeeded": ["yes", "no", ""], "model": ["L4-d128", "", "L2-d64"],
+        "share of the pool": ["49.1%", "50.0%", ""], "paper's c": ["2.26", "", "2.58"]}
+    html = table._repr_html_()
+    assert "row_heading" not in html and ">7<" not in html  # no index
+    assert "nan" not in html.lower() and "None" not in html and "<caption>Two-hop cells</caption>" in html
+    assert "5,091" in html and "5091.26" not in html and "<details>" not in html
+    assert repr(table).splitlines()[0] == "Two-hop cells"
+
+
+def test_reader_table_rounds_a_column_alike_and_takes_callables():
+    frame = pd.DataFrame({"small": [0.01234, 0.5, 0.25], "mid": [2.2634, 12.5, 3.0], "count": [1500.0, 2.0, 30.0],
+                          "tiny": [0.000412, 0.0031, 0.0], "flag": [1, 0, 1]})
+    table = reader_table(frame, {c: c for c in frame}, formats={"flag": lambda v: "on" if v else "off"})
+    assert table.text["small"].tolist() == ["0.012", "0.500", "0.250"]
+    assert table.text["mid"].tolist() == ["2.3", "12.5", "3.0"]
+    assert table.text["count"].tolist() == ["1,500", "2", "30"]  # whole numbers stored as floats
+    assert table.text["tiny"].tolist() == ["0.0004", "0.0031", "0.0000"]
+    assert table.text["flag"].tolist() == ["on", "off", "on"]
+
+
+def test_reader_table_folds_a_long_table():
+    frame = pd.DataFrame({"i": range(40)})
+    table = reader_table(frame, {"i": "row"}, max_rows=15)
+    html = table._repr_html_()
+    head, rest = html.split("<details>")
+    assert head.count("<tr>") == 16 and rest.count("<tr>") == 26  # header + 15 rows; header + 25 rows folded
+    assert "show the other 25 rows" in rest
+    text = repr(table).splitlines()
+    assert len(text) == 17 and text[-1] == "... and 25 more rows"
+    assert "<details>" not in reader_table(frame, {"i": "row"}, max_rows=40)._repr_html_()
+    assert "(no rows)" in repr(reader_table(frame.iloc[:0], {"i": "row"}))
+
+
+def test_reader_table_html_is_stable_and_scoped():
+    frame = pd.DataFrame({"a": [1, 2]})
+    first, second = (reader_table(frame, {"a": "A"})._repr_html_() for _ in range(2))
+    assert first == second  # no random ids: executed notebooks do not change on a rerun
+    assert first.startswith('<div class="covlib-table" style="max-width: 100%; overflow-x: auto;">')  # never the page
+    assert "#T_covlib_" in first and "font-size: 0.85em" in first  # the style is scoped to this table
+
+
+def test_reader_table_shows_markup_as_text():
+    table = reader_table(pd.DataFrame({"input_text": ["<t_3><t_7>"], "n": [1]}), {"input_text": "<prompt>", "n": "n"},
+                         caption="a < b")
+    html = table._repr_html_()
+    assert "&lt;t_3&gt;&lt;t_7&gt;" in html and "<t_3>" not in html
+    assert "&lt;prompt&gt;" in html and "<caption>a &lt; b</caption>" in html
+    assert table.text["<prompt>"].iloc[0] == "<t_3><t_7>"  # the plain text keeps the tokens as they are
+
+
+def test_reader_table_names_a_missing_column(probes_frame):
+    with pytest.raises(CovlibError, match="no column 'n_train'.*N, n_req"):
+        reader_table(probes_frame, {"N": "N", "n_train": "training examples"})
+    with pytest.raises(CovlibError, match="no column 'N \\(tokens\\)'"):
+        reader_table(probes_frame, {"N": "N (tokens)"}, formats={"N (tokens)": ",d"})
+    with pytest.raises(CovlibError, match="share a header"):
+        reader_table(probes_frame, {"N": "x", "n_req": "x"})
 
 
 def test_pending_chart_names_the_missing_figure_and_its_command():
@@ -145,3 +266,81 @@ def test_saved_charts_round_float_noise_away(tmp_path):
     b = save_figure(chart(0.000694514708544), "b", tmp_path)
     assert a[1].read_bytes() == b[1].read_bytes() and a[0].read_bytes() == b[0].read_bytes()
     assert rounded({"v": [23881.34, 0.1234567, 7]}) == {"v": [23881.3, 0.123457, 7]}
+
+
+def test_the_tooltip_check_finds_a_data_mark_without_one():
+    point = {"mark": "point", "encoding": {"x": {"field": "a", "type": "quantitative"}}}
+    tipped = {"mark": {"type": "line", "point": True}, "encoding": {"tooltip": [{"field": "a"}]}}
+    assert missing_tooltips({"layer": [tipped, point]}) == ["chart.layer[1] (point): no tooltip"]
+    assert missing_tooltips({"encoding": {"tooltip": {"field": "a"}}, "layer": [point]}) == []  # inherited
+    assert missing_tooltips({"mark": {"type": "rect", "tooltip": True}}) == []
+    assert missing_tooltips({"layer": [{"mark": "text"}, {"mark": "rule"}]}) == []  # annotations
+    assert missing_tooltips({"hconcat": [{"facet": {}, "spec": point}]}) == ["chart.hconcat[0].spec (point): no tooltip"]
+
+
+def shared_charts():
+    """One chart of every shared chart function, on small made-up data."""
+    coverage = pd.DataFrame({"type": ["type_0"] * 4 + ["type_1"] * 4, "k": [1, 2, 3, 4] * 2,
+                             "covered": [1, 0.9, 0.6, 0.2, 0.8, 0.1, 0, 0], "n": 50})
+    metrics = pd.DataFrame({"step": [0, 50, 100], "acc/type_0": [0.1, 0.5, 0.99], "acc/type_1": [0.1, 0.1, 0.1]})
+    cutoffs = pd.DataFrame({"k_cutoff": [0, 1, 2], "n": [10, 20, 30], "accuracy": [0.1, 0.5, 0.9],
+                            "first_step_0.9": [None, 900, 400]})
+    heat = pd.DataFrame({"layer": [0, 0, 1, 1], "position": ["x1", "x2"] * 2, "iicg": [0.1, 0.2, 0.3, 0.9],
+                         "by_construction": [False, False, False, True], "items": 40, "panel": "ID"})
+    over = pd.DataFrame({"step": [100, 200, 100, 200], "value": [0.1, 0.3, 0.2, 0.9], "series": ["a", "a", "b", "b"]})
+    summary = pd.DataFrame({"N": [20, 30], "seed": [0, 0], "n_req": [1000.0, None], "low": [900, 2500],
+                            "high": [1100, None], "model": "L4-d128"})
+    fit = {"a": 1.0, "c": 2.3, "N_min": 20, "N_max": 30}
+    lines = fit_with_extrapolation(fit, draw_to=60)
+    reference = pd.DataFrame({"N": [50], "n": [27_000], "series": "authors"})
+    return {
+        "coverage_by_k": coverage_by_k_chart(coverage, reference={1: 100.0, 2: 99.0}, k_slider=3),
+        "accuracy_curves": accuracy_curves_chart(metrics, {"ID": "acc/type_0", "OOD": "acc/type_1"}, "t", chance=0.1),
+        "accuracy_by_cutoff": accuracy_by_cutoff_chart(cutoffs),
+        "heatmap": layer_position_heatmap(heat, "iicg", "IICG", facet="panel"),
+        "over_training": over_training_chart(over, "over training"),
+        "required_data": required_data_chart(requirement_frame(summary), lines, reference),
+        "pending": pending_chart("t", "covlib run"),
+    }
+
+
+@pytest.mark.parametrize("name", list(shared_charts()))
+def test_every_data_mark_of_a_shared_chart_has_a_tooltip_and_is_explained(name):
+    spec = shared_charts()[name].to_dict()
+    assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+    vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")  # JupyterLab's Vega-Lite 5 draws it too
+
+
+def test_log_and_line_charts_zoom_and_the_k_slider_starts_where_asked():
+    charts = shared_charts()
+    for name in ("accuracy_curves", "over_training", "required_data"):
+        params = charts[name].to_dict()["params"]
+        assert any(p.get("bind") == "scales" for p in params), f"{name} cannot be zoomed"
+    (slider,) = [p for p in charts["coverage_by_k"].to_dict()["params"] if p["name"] == "chosen_k"]
+    assert slider["value"] == 3 and slider["bind"]["input"] == "range" and (slider["bind"]["min"], slider["bind"]["max"]) == (1, 4)
+    tips = charts["heatmap"].to_dict()["spec"]["layer"][0]["encoding"]["tooltip"]
+    assert [t["title"] for t in tips] == ["panel", "layer", "position", "iicg", "fixed by construction", "items (n)"]
+
+
+def test_legend_highlight_dims_the_other_marks():
+    chosen, opacity = legend_highlight("type")
+    spec = alt.Chart(pd.DataFrame({"type": ["a"], "v": [1]})).mark_bar().encode(
+        y="v:Q", color="type:N", opacity=opacity, tooltip=["type"]).add_params(chosen).to_dict()
+    assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["type"]
+    assert spec["encoding"]["opacity"]["value"] == 0.2 and spec["encoding"]["opacity"]["condition"]["value"] == 1.0
+
+
+@pytest.mark.parametrize("name", ["task_graphs", "preimages", "seen_split", "type_proportions"])
+def test_chapter_one_charts_have_tooltips(name, dataset):
+    charts = {
+        "task_graphs": lambda: task_graphs_chart(list(TASKS.values())),
+        "preimages": lambda: preimage_chart(preimage_frame(dataset.tables["f1"]), "f1"),
+        "seen_split": lambda: fact_status_chart(fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"])),
+        "type_proportions": lambda: type_share_chart(type_share_frame(dataset.population, len(dataset.train_inputs),
+                                                                      dataset.test_types)),
+    }
+    spec = charts[name]().to_dict()
+    assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+    if name in ("seen_split", "type_proportions"):  # the chapter's control: a legend that highlights
+        assert any(p.get("bind") == "legend" for p in spec.get("params", []) + sum(
+            (layer.get("params", []) for layer in spec.get("layer", [])), []))

@@ -12,7 +12,8 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
-from covlib.figures.style import enable_png_renderer, save_figure
+from covlib.figures.live import enable_live_charts
+from covlib.figures.style import save_figure
 
 PRESETS = ("smoke", "default", "paper")
 
@@ -49,9 +50,10 @@ def setup_chapter(number: str, preset: str, presets: Mapping[str, Mapping[str, A
 
     Resolves the preset (an unknown one is an error naming the valid ones) and the knobs the reader set,
     picks the output folder (``out_dir`` or build/ of the repository) and the figures folder
-    (``figures_dir``, or papers_figures/ unless the book runner set its own), and sets up the renderer."""
+    (``figures_dir``, or papers_figures/ unless the book runner set its own), and shows charts live
+    (covlib.figures.live: Vega-Lite with a PNG beside it)."""
     values = preset_values(presets or {name: {} for name in PRESETS}, preset, **given)
-    enable_png_renderer()
+    enable_live_charts()
     pd.set_option("display.width", 140)
     root = Path(out_dir) if out_dir else repository_path("build")
     return Chapter(number, preset, values, root, Path(figures_dir) if figures_dir else None)

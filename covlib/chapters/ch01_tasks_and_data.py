@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
-from covlib.figures.style import TRAIN_LABEL, _type_scale
+from covlib.figures.style import TRAIN_LABEL, _type_scale, legend_highlight
+from covlib.figures.tables import ReaderTable, readable, reader_table
 from covlib.tasks.datasets import Dataset, DatasetConfig, generate
 from covlib.tasks.folders import DatasetFolder
 from covlib.tasks.graphs import Task
@@ -97,18 +98,24 @@ def task_graph_chart(task: Task, unit: float = 95.0) -> alt.LayerChart:
     heads = base_e.mark_point(shape="triangle-right", filled=True, size=90, opacity=1).encode(
         alt.X("ax:Q", scale=x_scale, axis=None), alt.Y("ay:Q", scale=y_scale, axis=None),
         angle=alt.Angle("angle:Q", scale=None), color=prim_color,
+        tooltip=[alt.Tooltip("primitive:N", title="primitive"), alt.Tooltip("source:N", title="argument"),
+                 alt.Tooltip("target:N", title="result")],
     )
     labels = base_e.mark_text(fontSize=12, fontWeight="bold", dy=-9).encode(
         alt.X("mx:Q", scale=x_scale, axis=None), alt.Y("my:Q", scale=y_scale, axis=None),
         text="primitive:N", color=prim_color,
     )
-    base_n = alt.Chart(nodes)
+    made_by = {hop.output: f"{hop.primitive}({', '.join(hop.inputs)})" for hop in task.hops}
+    node_tooltip = [alt.Tooltip("node:N", title="token"), alt.Tooltip("kind:N", title="kind"),
+                    alt.Tooltip("computed_by:N", title="computed by")]
+    base_n = alt.Chart(nodes.assign(computed_by=nodes["node"].map(made_by).fillna("given (an input)")))
     node_enc = {"x": alt.X("layer:Q", scale=x_scale, axis=None), "y": alt.Y("y:Q", scale=y_scale, axis=None)}
     circles = base_n.mark_circle(size=900, opacity=1, stroke="#333", strokeWidth=1.2).encode(
         **node_enc,
         fill=alt.Fill("kind:N", title="node", scale=alt.Scale(domain=NODE_KINDS, range=NODE_COLORS), sort=NODE_KINDS),
+        tooltip=node_tooltip,
     )
-    texts = base_n.mark_text(fontSize=14).encode(**node_enc, text="node:N")
+    texts = base_n.mark_text(fontSize=14).encode(**node_enc, text="node:N", tooltip=node_tooltip)  # covers the circle
     return alt.layer(rules, heads, labels, circles, texts).properties(
         width=width, height=height, title=alt.TitleParams(task.name, subtitle=task.graph, anchor="start")
     )
@@ -144,7 +151,9 @@ def preimage_chart(frame: pd.DataFrame, primitive: str = "f1") -> alt.LayerChart
         alt.X("rank:O", title=f"{primitive} output values, sorted by pre-image size",
               axis=alt.Axis(labels=False, ticks=False)),
         alt.Y("preimage_size:Q", title="pre-image size"),
-        tooltip=["value", "preimage_size"],
+        tooltip=[alt.Tooltip("value:O", title=f"{primitive} output value"),
+                 alt.Tooltip("preimage_size:Q", title="pre-image size (argument pairs)"),
+                 alt.Tooltip("rank:O", title="rank (0 = largest)")],
     )
     rule = alt.Chart(pd.DataFrame({"balanced": [balanced]})).mark_rule(strokeDash=[6, 4], color="#c62828",
                                                                       strokeWidth=2).encode(y="balanced:Q")
@@ -184,12 +193,16 @@ def fact_status_chart(frame: pd.DataFrame, primitive: str = "f1", n_tokens: int 
     """Heatmap of a primitive's facts coloured by split status (see ``fact_status_frame``)."""
     n = int(frame["a1"].max()) + 1
     shown = "" if n_tokens is None or n_tokens == n else f" (first {n} of {n_tokens} values per argument)"
+    chosen, opacity = legend_highlight("status")  # click a status in the legend to see where its facts lie
     return alt.Chart(frame).mark_rect(stroke="white", strokeWidth=0.3).encode(
         alt.X("a2:O", title=f"second argument{shown}", axis=alt.Axis(labelAngle=0, values=list(range(0, n, 5)))),
         alt.Y("a1:O", title="first argument", axis=alt.Axis(values=list(range(0, n, 5)))),
-        alt.Color("status:N", title="fact", scale=alt.Scale(domain=FACT_STATUS, range=FACT_COLORS), sort=FACT_STATUS),
-        tooltip=["a1", "a2", "status"],
-    ).properties(width=min(420, 14 * n), height=min(420, 14 * n),
+        alt.Color("status:N", title="fact (click to highlight)", scale=alt.Scale(domain=FACT_STATUS, range=FACT_COLORS),
+                  sort=FACT_STATUS),
+        opacity=opacity,
+        tooltip=[alt.Tooltip("a1:O", title="first argument"), alt.Tooltip("a2:O", title="second argument"),
+                 alt.Tooltip("status:N", title="fact")],
+    ).add_params(chosen).properties(width=min(420, 14 * n), height=min(420, 14 * n),
                  title=alt.TitleParams(f"facts of {primitive}: which may, and which do, appear in training", anchor="start"))
 
 
@@ -219,16 +232,19 @@ def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
         alt.X("share:Q", stack="zero", title="share", axis=alt.Axis(format="%")),
         alt.Order("order:Q"),
     )
+    chosen, opacity = legend_highlight("category")  # click a type in the legend to find it in both bars
+    tooltip = [alt.Tooltip("group:N", title="bar"), alt.Tooltip("category:N", title="type"),
+               alt.Tooltip("count:Q", title="inputs", format=","), alt.Tooltip("share:Q", title="share", format=".1%")]
     bars = base.mark_bar(height=38).encode(
-        alt.Color("category:N", title="type", sort=order, scale=_type_scale(order)),
-        tooltip=["group", "category", "count", alt.Tooltip("share:Q", format=".1%")],
-    )
+        alt.Color("category:N", title="type (click to highlight)", sort=order, scale=_type_scale(order)),
+        opacity=opacity, tooltip=tooltip,
+    ).add_params(chosen)
     text = (
         base.transform_window(cum="sum(share)", groupby=["group"], sort=[alt.SortField("order")])
         .transform_calculate(mid="datum.cum - datum.share / 2")
         .transform_filter("datum.share >= 0.04")
         .mark_text(color="white", fontWeight="bold", fontSize=12)
-        .encode(alt.X("mid:Q"), text=alt.Text("share:Q", format=".0%"))
+        .encode(alt.X("mid:Q"), text=alt.Text("share:Q", format=".0%"), tooltip=tooltip)  # covers the bar's middle
     )
     return alt.layer(bars, text).properties(
         width=560, height=130,
@@ -254,9 +270,10 @@ def table_shapes(tables: Mapping[str, np.ndarray]) -> str:
 
 
 def table_corner(table: np.ndarray, size: int = 6) -> pd.DataFrame:
-    """The top-left ``size`` x ``size`` block of a 2-argument table, labelled by argument, to show its entries."""
-    return pd.DataFrame(table[:size, :size], index=[f"x1={i}" for i in range(size)],
-                        columns=[f"x2={j}" for j in range(size)])
+    """The top-left ``size`` x ``size`` block of a 2-argument table, to show its entries: a column x1 (the row's
+    first argument), then one column "x2=j" per second argument."""
+    corner = pd.DataFrame(table[:size, :size], columns=[f"x2={j}" for j in range(min(size, table.shape[1]))])
+    return corner.assign(x1=range(len(corner)))[["x1", *corner.columns]]
 
 
 def preimage_summary(frame: pd.DataFrame, n_tokens: int) -> str:
@@ -373,3 +390,93 @@ def dataset_metrics(dataset: Dataset) -> dict[str, Any]:
         "f2_used_share": float(dataset.seen_used["f2"].sum() / dataset.seen_split["f2"].sum()),
         **{f"population_{t}": int(c) for t, c in dataset.population.items()},
     }
+
+
+
+# What the reader sees: each table the chapter shows, with headers that say what a column is.
+
+def task_table_view(tasks: Iterable[Task]) -> ReaderTable:
+    """``task_table`` for the reader."""
+    return reader_table(task_table(tasks), {"task": "task", "authors' name": "authors' name", "inputs": "input tokens",
+                                            "primitives": "primitives (arguments -> value)", "bridges": "bridges",
+                                            "graph": "computation"})
+
+
+def table_corner_view(table: np.ndarray, size: int = 6) -> ReaderTable:
+    """``table_corner`` for the reader: the entry in row x1, column x2 is b = f1(x1, x2)."""
+    corner = table_corner(table, size)
+    headers = {"x1": "x1 \\ x2", **{c: c.removeprefix("x2=") for c in corner.columns if c != "x1"}}
+    return reader_table(corner, headers, caption=f"f1, its first {len(corner)} rows and columns: b = f1(x1, x2)")
+
+
+def eligible_survey_view(survey: pd.DataFrame) -> ReaderTable:
+    """``eligible_survey`` for the reader (shares as percentages)."""
+    return reader_table(survey, {"task": "task", "N": "N (tokens)", "inputs N^m": "inputs (N^m)",
+                                 "ID-eligible": "ID-eligible inputs", "eligible share": "eligible share",
+                                 "0.7^hops": "0.7^hops (independent hops)"},
+                        formats={"eligible share": ".1%", "0.7^hops": ".1%"})
+
+
+def fact_usage_view(usage: pd.DataFrame) -> ReaderTable:
+    """``fact_usage`` for the reader."""
+    return reader_table(usage, {"primitive": "primitive", "facts": "facts", "seen split": "in the seen split",
+                                "used by training": "used by training", "seen but unused": "seen split, never used"})
+
+
+def usage_by_training_size_view(usage: pd.DataFrame) -> ReaderTable:
+    """``usage_by_training_size`` for the reader."""
+    return reader_table(usage, {"n_train": "training examples",
+                                **{c: c.replace(" used / seen split", " facts: used / in the seen split")
+                                   for c in usage.columns if c != "n_train"}})
+
+
+BIT_COLUMNS = {(0, 0): "s1=0, s2=0 (neither used)", (0, 1): "s1=0, s2=1 (only f2 used)",
+               (1, 0): "s1=1, s2=0 (only f1 used)", (1, 1): "s1=1, s2=1 (both used)"}
+
+
+def type_bits_table(flags: pd.DataFrame) -> pd.DataFrame:
+    """Test items per type (rows) and per pair of used-fact flags (s1, s2) (columns), from ``fact_flags``:
+    each type should fill exactly one column (train_inferred: both used)."""
+    counts = flags.groupby(["type", "f1 fact used (s1)", "f2 fact used (s2)"]).size()
+    wide = pd.DataFrame({label: [int(counts.get((t, *bits), 0)) for t in sorted(flags["type"].unique())]
+                         for bits, label in BIT_COLUMNS.items()})
+    return wide.assign(type=sorted(flags["type"].unique()))[["type", *BIT_COLUMNS.values()]]
+
+
+def type_bits_view(flags: pd.DataFrame) -> ReaderTable:
+    """``type_bits_table`` for the reader."""
+    return reader_table(type_bits_table(flags), {"type": "test type", **{c: c for c in BIT_COLUMNS.values()}},
+                        caption="test items per type and used-fact flags")
+
+
+def type_counts_view(shares: pd.DataFrame) -> ReaderTable:
+    """How many inputs of each type there are, and how many the test set holds (from ``type_share_frame``)."""
+    wide = shares.pivot(index="category", columns="group", values="count").reindex(
+        shares.sort_values("order")["category"].drop_duplicates()).reset_index()
+    return reader_table(wide, {"category": "type", "all inputs": "all inputs", "test set": "test set"})
+
+
+def files_view(folder: Path) -> ReaderTable:
+    """``files_table`` for the reader."""
+    return reader_table(files_table(folder), {"file": "file", "bytes": "size (bytes)"})
+
+
+def items_view(items: Sequence[Mapping[str, Any]]) -> ReaderTable:
+    """Dataset items as stored (``train.json`` / ``test.json``): the prompt, the target, and the type if any."""
+    frame = pd.DataFrame(list(items))
+    columns = {"type": "type", "input_text": "input_text (the prompt)", "target_text": "target_text (what to produce)"}
+    return reader_table(frame, {c: h for c, h in columns.items() if c in frame})
+
+
+def first_of_each_type(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The first test item of each type, types in order."""
+    first: dict[str, Mapping[str, Any]] = {}
+    for item in items:
+        first.setdefault(item["type"], item)
+    return [first[t] for t in sorted(first)]
+
+
+def summary_view(summary: Mapping[str, Any]) -> ReaderTable:
+    """``dataset_summary`` for the reader: one row per number."""
+    frame = pd.DataFrame({"quantity": list(summary), "value": list(summary.values())})
+    return reader_table(frame, {"quantity": "quantity", "value": "value"}, formats={"value": readable}, max_rows=30)

@@ -26,7 +26,8 @@ from covlib.coverage.exact import (
     proper_subsets,
 )
 from covlib.coverage.requirement import data_for_coverage
-from covlib.figures.style import _type_scale
+from covlib.figures.style import _type_scale, zoom
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, generate
 
 PRESETS = {
@@ -146,7 +147,9 @@ def neighbourhood_chart(graph: nx.Graph, seed: int = 0, width: int = 420, height
         shape=alt.Shape("center:N", title=None, scale=alt.Scale(domain=["chosen", "neighbour"],
                                                                range=["diamond", "circle"])),
         size=alt.condition(alt.datum.center == "chosen", alt.value(260), alt.value(110)),
-        tooltip=["node:N", "status:N", "k_cutoff:Q"],
+        tooltip=[alt.Tooltip("node:N", title="input (x1,x2,x3)"), alt.Tooltip("center:N", title="role"),
+                 alt.Tooltip("status:N", title=f"at k={graph.graph.get('k', '?')}"),
+                 alt.Tooltip("k_cutoff:Q", title="k-cutoff")],
     )
     labels = alt.Chart(nodes).mark_text(dy=-12, fontSize=10).encode(x=x, y=y, text="node:N")
     chart = alt.layer(rules, points, labels).resolve_scale(color="independent").properties(width=width, height=height)
@@ -164,7 +167,9 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
         alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
         alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
         alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types),
-        tooltip=["mode", "type", "k", alt.Tooltip("percent:Q", format=".1f")],
+        tooltip=[alt.Tooltip("mode:N", title="algorithm"), alt.Tooltip("type:N", title="test type"),
+                 alt.Tooltip("k:O", title="k"), alt.Tooltip("percent:Q", title="covered (%)", format=".1f"),
+                 alt.Tooltip("n:Q", title="test items", format=",d")],
     ).properties(width=300, height=220).facet(
         column=alt.Column("mode:N", title=None, sort=list(tables), header=alt.Header(labelFontSize=13))
     )
@@ -173,12 +178,15 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
 def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
     """Share of merged fragment pairs that truly share a bridge (line) and how many pairs merged (bars), per k."""
     base = alt.Chart(frame).encode(alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)))
+    tooltip = [alt.Tooltip("k:O", title="k"), alt.Tooltip("merged_pairs:Q", title="fragment pairs merged", format=","),
+               alt.Tooltip("purity:Q", title="share with the same bridge", format=".1%")]
     bars = base.mark_bar(color="#c9d6e8", opacity=0.9).encode(
-        alt.Y("merged_pairs:Q", title="fragment pairs merged into one class (log)", scale=alt.Scale(type="log")))
-    line = base.mark_line(point=True, color="#2e7d32", strokeWidth=2.5).encode(
+        alt.Y("merged_pairs:Q", title="fragment pairs merged into one class (log)", scale=alt.Scale(type="log")),
+        tooltip=tooltip)
+    line = base.mark_line(point=alt.OverlayMarkDef(size=50), color="#2e7d32", strokeWidth=2.5).encode(
         alt.Y("purity:Q", title="share of merged pairs with the same bridge", axis=alt.Axis(format="%"),
               scale=alt.Scale(domain=[0, 1])),
-        tooltip=["k", "merged_pairs", alt.Tooltip("purity:Q", format=".1%")])
+        tooltip=tooltip)
     return alt.layer(bars, line).resolve_scale(y="independent").properties(
         width=420, height=240,
         title=alt.TitleParams("What equivalence classes group together, P = {x1, x2}", anchor="start",
@@ -186,17 +194,34 @@ def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
                                        "them that share the bridge"))
 
 
-def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.Chart:
-    """type_0 coverage at level k against the number of training examples, one line per N."""
-    data = frame[frame["k"] == k].assign(percent=lambda d: d["type0_covered"] * 100)
-    return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
-        alt.X("n_train:Q", title="training examples",
+def coverage_vs_data_chart(frame: pd.DataFrame, k: int) -> alt.LayerChart:
+    """type_0 coverage against the number of training examples, one line per N, at level ``k``; when ``frame``
+    holds several k, a slider picks the k drawn (the printed figure shows ``k``). Drag and scroll to zoom."""
+    data = frame.assign(percent=frame["type0_covered"] * 100)
+    ks = sorted(data["k"].unique().tolist())
+    if k not in ks:
+        raise CovlibError(f"coverage_vs_data_chart: k={k} is not in the table (it holds k = {ks}); compute it with "
+                          f"coverage_vs_data(..., ks=(..., {k}))")
+    chosen = alt.param(name="coverage_k", value=int(k),
+                       bind=alt.binding_range(min=int(ks[0]), max=int(ks[-1]), step=1, name="k: ")) \
+        if len(ks) > 1 else None
+    shown = alt.Chart(data).transform_filter(alt.datum.k == (chosen if chosen is not None else k))
+    lines = shown.mark_line(point=alt.OverlayMarkDef(size=45), strokeWidth=2).encode(
+        alt.X("n_train:Q", title="training examples", axis=alt.Axis(format="~s"),  # short labels survive on a log axis
               scale=alt.Scale(type="log", domain=[float(data["n_train"].min()) * 0.8, float(data["n_train"].max()) * 1.25])),
-        alt.Y("percent:Q", title=f"type_0 items {k}-covered (%)", scale=alt.Scale(domain=[0, 100])),
+        alt.Y("percent:Q", title="type_0 items k-covered (%)", scale=alt.Scale(domain=[0, 100])),
         alt.Color("N:O", title="N", scale=alt.Scale(scheme="viridis")),
-        tooltip=["N", "n_train", alt.Tooltip("percent:Q", format=".1f")],
-    ).properties(width=420, height=260,
-                 title=alt.TitleParams(f"Coverage needs more data as N grows (k = {k})", anchor="start"))
+        tooltip=[alt.Tooltip("N:O", title="N (tokens)"), alt.Tooltip("k:O", title="k"),
+                 alt.Tooltip("n_train:Q", title="training examples", format=","),
+                 alt.Tooltip("percent:Q", title="type_0 items k-covered (%)", format=".1f"),
+                 alt.Tooltip("share_of_eligible:Q", title="share of the ID-eligible inputs", format=".1%")],
+    ).add_params(zoom(["x"]))
+    if chosen is not None:
+        lines = lines.add_params(chosen)
+    subtitle = f"k = {k} in print; the live chart has a slider over k = {ks[0]}-{ks[-1]}" if chosen is not None \
+        else alt.Undefined
+    return lines.properties(width=420, height=260, title=alt.TitleParams(
+        "Coverage needs more data as N grows", subtitle=subtitle, anchor="start"))
 
 
 def fragment_label(fragment_id: int, num_tokens: int) -> str:
@@ -276,12 +301,6 @@ def coverage_survey(token_counts: Sequence[int], seed: int) -> pd.DataFrame:
     return survey
 
 
-def survey_table(survey: pd.DataFrame) -> pd.DataFrame:
-    """The columns of ``coverage_survey`` the reader compares, with readable names."""
-    return survey[["N", "n_train", "eligible", "paper: data for 0.99 accuracy", "paper's early draft (superseded)"]
-                  ].rename(columns={"n_train": "data to 3-cover 90% of type_0", "eligible": "ID-eligible inputs"})
-
-
 def survey_sizes(survey: pd.DataFrame, factors: Sequence[float] = (0.5, 0.75, 1.0, 1.5, 2.5)) -> dict[int, list[int]]:
     """Training sizes to try at each N of ``coverage_survey``: its required size times each factor."""
     return {n: sorted({int(f * r) for f in factors}) for n, r in zip(survey["N"], survey["n_train"])}
@@ -298,3 +317,46 @@ def coverage_metrics(num_tokens: int, n_train: int, table: pd.DataFrame, purity:
         "purity_k3": float(purity.loc[purity["k"] == 3, "purity"].iloc[0]),
         "coverage_exponent": exponent,
     }
+
+
+
+# What the reader sees: each table the chapter shows, with headers that say what a column is.
+
+def fragment_pairs_view(pairs: pd.DataFrame, rows: int = 8) -> ReaderTable:
+    """The first ``rows`` of ``fragment_pairs`` for the reader."""
+    return reader_table(pairs.head(rows), {c: c for c in pairs.columns},
+                        caption=f"the {min(rows, len(pairs))} fragment pairs over {{x1, x2}} with the most shared contexts")
+
+
+def shared_context_view(side: pd.DataFrame) -> ReaderTable:
+    """``shared_context_answers`` for the reader: one row per shared context x3."""
+    frame = side.reset_index()
+    return reader_table(frame, {"x3": "shared context x3", **{c: c for c in side.columns}})
+
+
+def purity_view(purity: pd.DataFrame) -> ReaderTable:
+    """``purity_by_k`` for the reader."""
+    return reader_table(purity, {"k": "k", "merged_pairs": "fragment pairs merged into one class",
+                                 "purity": "share of them with the same bridge"}, formats={"purity": ".1%"})
+
+
+def coverage_percent_view(tables: dict[str, pd.DataFrame], caption: str) -> ReaderTable:
+    """Coverage tables (``coverage_by_k``, one per algorithm) as percentages: a row per (algorithm, test type),
+    a column per k; the algorithm column is left out when there is one table."""
+    rows = []
+    for mode, table in tables.items():
+        wide = table.pivot(index="type", columns="k", values="covered").reindex(table["type"].drop_duplicates()) * 100
+        wide.columns = [f"k={k}" for k in wide.columns]
+        rows.append(wide.reset_index().assign(algorithm=mode))
+    frame = pd.concat(rows, ignore_index=True)
+    k_columns = [c for c in frame.columns if c.startswith("k=")]
+    columns = ({"algorithm": "algorithm"} if len(tables) > 1 else {}) | {"type": "test type"} | {c: c for c in k_columns}
+    return reader_table(frame, columns, formats=dict.fromkeys(k_columns, ".1f"), caption=caption)
+
+
+def survey_view(survey: pd.DataFrame) -> ReaderTable:
+    """``coverage_survey`` for the reader: the data that 3-covers 90% of type_0 beside the paper's numbers."""
+    return reader_table(survey, {"N": "N (tokens)", "n_train": "data to 3-cover 90% of type_0",
+                                 "eligible": "ID-eligible inputs",
+                                 "paper: data for 0.99 accuracy": "paper: data for 99% accuracy",
+                                 "paper's early draft (superseded)": "paper's early draft (superseded)"})

@@ -1,16 +1,24 @@
 """Chapter 3 (coverage predicts generalisation): the live run, the run at the edge of coverage, what they record."""
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import altair as alt
 import pandas as pd
 
+from covlib.analyses.curves import cutoff_table
 from covlib.base.paths import repository_path
+from covlib.coverage.annotate import annotate_dataset
+from covlib.figures.tables import ReaderTable, reader_table
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
+from covlib.training.config import RunConfig
 from covlib.training.loop import TrainResult
-from covlib.training.shipped import EDGE_RUN, train_or_load
+from covlib.training.runs import RESULT, first_step_above, load_metrics, load_run_config
+from covlib.training.shipped import EDGE_RUN, archive_run, train_or_load
 
 PRESETS = {
     # model preset, live dataset and budget
@@ -18,6 +26,60 @@ PRESETS = {
     "default": {"model": "default", "N": 30, "n_train": 10_000, "steps": 2000, "eval_every": 50},
     "paper": {"model": "paper", "N": 30, "n_train": 10_000, "steps": 62_500, "eval_every": 25},
 }
+
+
+# The live run of 3.2-3.4 as the default preset trains it, shipped (config, metrics, result; no weights) so that
+# the book draws the same curves on every machine. The chapter trains it again when asked (recompute_live_run).
+LIVE_RUN = {
+    "archive": "data/runs/twohop.30.10000.seed-0_wd-0.1",
+    "commands": ["python -c \"from covlib.chapters.ch03_coverage_predicts_generalization import ship_live_run; "
+                 "ship_live_run()\"  # trains in build/runs/live (minutes), then archives"],
+}
+
+
+def live_config() -> tuple[DatasetConfig, str, dict[str, Any]]:
+    """The live run of the default preset: its dataset, model preset and training overrides (as the notebook
+    makes them from its parameters)."""
+    knobs = PRESETS["default"]
+    overrides = {"steps": knobs["steps"], "eval_every": knobs["eval_every"], "seed": 42}
+    return DatasetConfig("twohop", knobs["N"], knobs["n_train"], seed=0), knobs["model"], overrides
+
+
+def ship_live_run(work: str | os.PathLike = "build") -> Path:
+    """Train the default preset's live run under ``work`` (resuming a killed one) and archive its config,
+    metrics and result (no weights) where the chapter reads them."""
+    dataset_config, model_preset, overrides = live_config()
+    dataset = ensure_dataset(dataset_config, Path(work) / "datasets")
+    annotate_dataset(dataset)
+    train_or_load(dataset, Path(work) / "runs" / "live", preset=model_preset, overrides=overrides)
+    return archive_run(Path(work) / "runs" / "live", repository_path(LIVE_RUN["archive"]), LIVE_RUN["commands"])
+
+
+def shipped_result(archive: str | os.PathLike, config: RunConfig, dataset_name: str) -> TrainResult | None:
+    """The archived run read back as a TrainResult when it was trained with exactly ``config`` on the dataset
+    named ``dataset_name``; None when it is missing or differs (then the chapter trains)."""
+    archive = Path(archive)
+    if not (archive / RESULT).is_file():
+        return None
+    stored = load_run_config(archive)
+    wanted = json.loads(json.dumps(config.to_dict()))
+    if stored["dataset"]["name"] != dataset_name or any(stored[key] != wanted[key] for key in ("model", "train")):
+        return None
+    result = json.loads((archive / RESULT).read_text(encoding="utf-8"))
+    metrics = load_metrics(archive)
+    first = first_step_above(metrics, "acc/type_0", config.train.threshold)
+    return TrainResult(archive, config, metrics, result["final"], first, result["stopped"])
+
+
+def live_run(dataset: str | os.PathLike, run_dir: Path, config: RunConfig, model_preset: str,
+             overrides: Mapping[str, Any], recompute: bool, retrain: bool) -> TrainResult:
+    """The run of 3.2-3.4: the shipped one when it has this config (the default preset's), else trained (or
+    resumed) in ``run_dir``; ``recompute`` or ``retrain`` always train."""
+    if not (recompute or retrain):
+        shipped = shipped_result(repository_path(LIVE_RUN["archive"]), config, Path(dataset).name)
+        if shipped is not None:
+            return shipped
+    return train_or_load(dataset, run_dir, preset=model_preset, overrides=dict(overrides), retrain=retrain)
 
 
 def training_speed(metrics: pd.DataFrame) -> str:
@@ -70,3 +132,207 @@ def central_metrics(num_tokens: int, n_train: int, result: TrainResult, edge: pd
         **{f"edge_final_{g}": float(edge_final[f"acc/{g}"]) for g in group_series if f"acc/{g}" in edge},
         **{f"edge_share_{g}": share for g, share in edge_shares.items()},
     }
+
+
+# --- the edge run over training seeds (3.6) ---
+
+K_GROUPS = ("k<3", "k=3", "k>3")  # worst covered first
+SEED_LABEL = "mean over seeds"
+
+
+def edge_seed_metrics(analysed: Path, analysed_metrics: pd.DataFrame, shipped: Mapping[int, Path]
+                      ) -> dict[int, pd.DataFrame]:
+    """Learning curves of the edge run per training seed: the run this chapter analyses (its seed read from
+    its config) and every other seed shipped under data/runs/ (``shipped``: seed -> folder)."""
+    own_seed = int(load_run_config(analysed)["train"]["seed"])
+    runs = {own_seed: analysed_metrics}
+    for seed, folder in shipped.items():
+        runs.setdefault(seed, load_metrics(folder))
+    return dict(sorted(runs.items()))
+
+
+def seed_group_table(runs: Mapping[int, pd.DataFrame], threshold: float = 0.5) -> pd.DataFrame:
+    """Per training seed and k-cutoff group: final ID accuracy and the first step at which it reached
+    ``threshold`` (<NA> if never)."""
+    rows = []
+    for seed, metrics in runs.items():
+        for group in K_GROUPS:
+            col = f"acc/{group}"
+            rows.append({"seed": seed, "group": group, "final": float(metrics[col].iloc[-1]),
+                         "first_step": first_step_above(metrics, col, threshold)})
+    table = pd.DataFrame(rows)
+    table["first_step"] = table["first_step"].astype("Int64")
+    return table
+
+
+def seed_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation (n-1) and range over seeds of each group's final accuracy (rows: groups)."""
+    stats = table.groupby("group")["final"].agg(["mean", "std", "min", "max", "count"])
+    return stats.loc[[g for g in K_GROUPS if g in stats.index]]
+
+
+def ordering_by_seed(table: pd.DataFrame) -> pd.DataFrame:
+    """Per seed, whether the coverage principle's order holds: final accuracy rises from k<3 to k=3 to k>3,
+    and the first step at 50% falls (a group that never gets there counts as last)."""
+    rows = []
+    for seed, part in table.groupby("seed"):
+        part = part.set_index("group").loc[list(K_GROUPS)]
+        steps = part["first_step"].astype("Float64").fillna(float("inf")).to_numpy(dtype=float)
+        rows.append({"seed": seed, "final accuracy rises with k": bool(part["final"].is_monotonic_increasing),
+                     "learned in order of k": bool((steps[:-1] >= steps[1:]).all())})
+    return pd.DataFrame(rows)
+
+
+def seed_metrics(table: pd.DataFrame, order: pd.DataFrame) -> dict[str, Any]:
+    """What 3.6 records: the seeds, each group's mean and sd of final accuracy, and whether the order held
+    in every seed (1) or not (0)."""
+    names = {"k<3": "k_lt3", "k=3": "k3", "k>3": "k_gt3"}
+    summary = seed_summary(table)
+    out: dict[str, Any] = {"edge_seeds": int(table["seed"].nunique())}
+    for group, row in summary.iterrows():
+        out[f"edge_acc_{names[group]}_mean"] = float(row["mean"])
+        out[f"edge_acc_{names[group]}_sd"] = float(row["std"]) if row["count"] > 1 else float("nan")
+    out["edge_order_final_all_seeds"] = int(order["final accuracy rises with k"].all())
+    out["edge_order_learned_all_seeds"] = int(order["learned in order of k"].all())
+    return out
+
+
+def seeds_text(table: pd.DataFrame, order: pd.DataFrame) -> str:
+    """The seed spread in words: each group's final accuracy as mean ± sd (range), and where the order holds."""
+    summary = seed_summary(table)
+    n = int(table["seed"].nunique())
+    parts = [f"{group} {row['mean']:.1%} ± {row['std']:.1%} ({row['min']:.1%}-{row['max']:.1%})"
+             for group, row in summary.iterrows()]
+    final_ok, learned_ok = order["final accuracy rises with k"], order["learned in order of k"]
+    return (f"Over {n} training seeds (mean ± sd, range): " + "; ".join(parts) + ". The final accuracy rises "
+            f"from k<3 to k=3 to k>3 in {int(final_ok.sum())} of {n} seeds, and the groups reach 50% in the order "
+            f"of their evidence in {int(learned_ok.sum())} of {n}.")
+
+
+def seed_curves(runs: Mapping[int, pd.DataFrame], every: int = 100) -> pd.DataFrame:
+    """Long rows (step, seed, group, accuracy) of each group's curve per seed, one evaluation per ``every``
+    steps (the chart embeds them), plus the mean over seeds with its range (seed = SEED_LABEL)."""
+    parts = []
+    for seed, metrics in runs.items():
+        kept = metrics[metrics["step"] % every == 0]
+        cols = {f"acc/{g}": g for g in K_GROUPS} | {"acc/type_1": "type_1 (OOD)"}
+        long = kept[["step", *cols]].rename(columns=cols).melt("step", var_name="group", value_name="accuracy")
+        parts.append(long.assign(seed=str(seed)))
+    per_seed = pd.concat(parts, ignore_index=True)
+    stats = per_seed.groupby(["step", "group"])["accuracy"].agg(["mean", "min", "max"]).reset_index()
+    mean = stats.rename(columns={"mean": "accuracy", "min": "low", "max": "high"}).assign(seed=SEED_LABEL)
+    return pd.concat([per_seed, mean], ignore_index=True)
+
+
+def cutoff_over_seeds(runs: Mapping[int, pd.DataFrame], dataset: str | os.PathLike) -> pd.DataFrame:
+    """Final accuracy of the ID items of each k-cutoff value per seed (k_cutoff, n, seed, accuracy)."""
+    return pd.concat([cutoff_table(metrics, dataset, threshold=0.5).assign(seed=str(seed))
+                      for seed, metrics in runs.items()], ignore_index=True)
+
+
+def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[str, str],
+                     chance: float) -> alt.HConcatChart:
+    """The edge run over seeds. Left: each group's accuracy over training, the mean over seeds (line) and their
+    range (band); a dropdown adds one seed's own curves. Right: final accuracy per k-cutoff, the mean over seeds
+    (bar), their range (whisker) and each seed (dots; the chosen seed larger)."""
+    seeds = sorted(set(curves["seed"]) - {SEED_LABEL}, key=int)
+    pick = alt.param(name="seed_shown", value=SEED_LABEL,
+                     bind=alt.binding_select(options=[SEED_LABEL, *seeds], name="training seed: "))
+    groups = list(dict.fromkeys(curves["group"]))
+    scale = alt.Scale(domain=groups, range=[colors[g] for g in groups])
+    color = alt.Color("group:N", title="ID items / OOD", sort=groups, scale=scale)
+    x = alt.X("step:Q", title="training step")
+    y = alt.Y("accuracy:Q", title="test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    mean = alt.Chart(curves).transform_filter(alt.datum.seed == SEED_LABEL)
+    summary = [alt.Tooltip("group:N", title="group"), alt.Tooltip("step:Q", title="step"),
+               alt.Tooltip("accuracy:Q", title="mean accuracy", format=".1%"),
+               alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
+               alt.Tooltip("high:Q", title="highest seed", format=".1%")]
+    band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"),
+                                               alt.Color("group:N", scale=scale, legend=None), tooltip=summary)
+    lines = mean.mark_line(strokeWidth=2.2).encode(x, y, color, tooltip=summary)
+    one_seed = alt.Chart(curves).transform_filter(
+        (alt.datum.seed == pick) & (alt.datum.seed != SEED_LABEL)).mark_line(strokeWidth=1.2, strokeDash=[4, 2]).encode(
+        x, y, color, detail="seed:N", tooltip=[alt.Tooltip("seed:N", title="training seed"), "group:N",
+                                               "step:Q", alt.Tooltip("accuracy:Q", format=".1%")])
+    rule = alt.Chart(pd.DataFrame({"accuracy": [chance]})).mark_rule(color="black", strokeDash=[5, 4]).encode(
+        alt.Y("accuracy:Q"))
+    plural = "s" if len(seeds) > 1 else ""
+    left = alt.layer(band, lines, one_seed, rule).add_params(pick).properties(width=400, height=250, title=alt.TitleParams(
+        f"ID accuracy by k-cutoff group, {len(seeds)} training seed{plural}", anchor="start",
+        subtitle="line: mean over seeds; band: their range; thin dashed: the seed chosen below; black dashed: chance 1/N"))
+    right = cutoff_seeds_chart(per_k, pick)
+    return alt.hconcat(left, right).resolve_scale(color="independent")
+
+
+def cutoff_seeds_chart(per_k: pd.DataFrame, pick: alt.Parameter) -> alt.LayerChart:
+    """Final accuracy per k-cutoff over seeds: mean bar, range whisker, one dot per seed, item counts on top."""
+    stats = (per_k.groupby("k_cutoff").agg(n=("n", "first"), mean=("accuracy", "mean"), sd=("accuracy", "std"),
+                                              low=("accuracy", "min"), high=("accuracy", "max")).reset_index())
+    x = alt.X("k_cutoff:O", title="k-cutoff of the ID test item", axis=alt.Axis(labelAngle=0))
+    base = alt.Chart(stats).encode(x)
+    bars = base.mark_bar(color="#2e7d32", opacity=0.75).encode(
+        alt.Y("mean:Q", title="final accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        tooltip=[alt.Tooltip("k_cutoff:O", title="k-cutoff"), alt.Tooltip("n:Q", title="test items", format=","),
+                 alt.Tooltip("mean:Q", title="mean over seeds", format=".1%"),
+                 alt.Tooltip("sd:Q", title="sd over seeds", format=".1%"),
+                 alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
+                 alt.Tooltip("high:Q", title="highest seed", format=".1%")])
+    whiskers = base.mark_rule(color="black").encode(alt.Y("low:Q"), alt.Y2("high:Q"))
+    dots = alt.Chart(per_k).mark_point(filled=True, color="black").encode(
+        x, alt.Y("accuracy:Q"),
+        size=alt.condition(alt.datum.seed == pick, alt.value(70), alt.value(14)),
+        tooltip=[alt.Tooltip("seed:N", title="training seed"), alt.Tooltip("k_cutoff:O", title="k-cutoff"),
+                 alt.Tooltip("accuracy:Q", title="final accuracy", format=".1%")])
+    counts = base.mark_text(dy=-8, fontSize=10).encode(alt.Y("high:Q"), text=alt.Text("n:Q", format=",d"))
+    return alt.layer(bars, whiskers, dots, counts).properties(width=360, height=250, title=alt.TitleParams(
+        "Final accuracy by k-cutoff", anchor="start",
+        subtitle="bar: mean over seeds; whisker: range; dots: each seed (the chosen one larger); numbers: test items"))
+
+
+def seed_table(table: pd.DataFrame, order: pd.DataFrame) -> ReaderTable:
+    """One row per training seed: each group's final accuracy and first step at 50%, and whether the order held."""
+    wide = table.pivot(index="seed", columns="group", values=["final", "first_step"])
+    out = pd.DataFrame({"seed": wide.index})
+    for group in K_GROUPS:
+        out[f"final {group}"] = wide[("final", group)].to_numpy()
+    for group in K_GROUPS:
+        out[f"step {group}"] = wide[("first_step", group)].to_numpy()
+    out = out.merge(order, on="seed")
+    columns = {"seed": "training seed", **{f"final {g}": f"final accuracy, {g}" for g in K_GROUPS},
+               **{f"step {g}": f"first step at 50%, {g} (empty: never)" for g in K_GROUPS},
+               "final accuracy rises with k": "final accuracy rises with k", "learned in order of k":
+               "reaches 50% in the order of k"}
+    formats = {"seed": "{}", **{f"final {g}": ".1%" for g in K_GROUPS}}
+    return reader_table(out, columns, formats)
+
+
+# --- the chapter's other tables, for readers ---
+
+def coverage_table(wide: pd.DataFrame, max_k: int = 12) -> ReaderTable:
+    """covlib.coverage.annotate.wide_table as a reader reads it: per test type, the percent of items k-covered
+    for k = 1..max_k."""
+    shown = wide.loc[:, [k for k in wide.columns if int(k) <= max_k]].reset_index()
+    shown.columns = ["type", *[f"k={k}" for k in shown.columns[1:]]]
+    columns = {"type": "test type"} | {c: f"{c} (% covered)" if c == "k=1" else c for c in shown.columns[1:]}
+    return reader_table(shown, columns, dict.fromkeys(shown.columns[1:], "{:.1f}"),
+                        caption="Share of test items k-covered (%), per test type")
+
+
+def steps_table(frame: pd.DataFrame, what: str = "series") -> ReaderTable:
+    """curves.first_steps for readers: final accuracy and the first step at each threshold (empty: never)."""
+    steps = [c for c in frame.columns if c.startswith("first step")]
+    columns = {"group": what, "final accuracy": "final accuracy"} | {
+        c: c.replace("first step >= ", "first step at ") + (" (empty: never)" if i == 0 else "")
+        for i, c in enumerate(steps)}
+    return reader_table(frame, columns, {"final accuracy": ".1%"})
+
+
+def cutoff_reader_table(per_k: pd.DataFrame) -> ReaderTable:
+    """curves.cutoff_table for readers: items, final accuracy and first step at the threshold, per k-cutoff."""
+    step = next(c for c in per_k.columns if c.startswith("first_step"))
+    threshold = step.rsplit("_", 1)[-1]
+    return reader_table(per_k, {"k_cutoff": "k-cutoff", "n": "ID test items", "accuracy": "final accuracy",
+                                step: f"first step at {threshold}% (empty: never)"},
+                        {"k_cutoff": "{}", "accuracy": ".1%"})
+

@@ -20,11 +20,13 @@ from covlib.base.paths import repository_path
 from covlib.coverage.requirement import coverage_requirement, probe_coverage_by_k
 from covlib.figures.charts import accuracy_curves_chart, coverage_by_k_chart
 from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
+from covlib.figures.style import zoom
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
 from covlib.search.probes import read_curve
 from covlib.search.required_data import search, search_states
-from covlib.search.summary import geometric_mean, requirement_ratio, summarise
+from covlib.search.summary import bracket_pair, geometric_mean, requirement_ratio, summarise
 from covlib.training.shapes import MODEL_SHAPES, model_params
 
 # a miniature of every experiment: tiny N, a one-layer model, short budgets (seconds)
@@ -492,3 +494,189 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
                    "run, summed).")
     return "\n".join(f"* {b}" for b in bullets)
 
+
+
+STATUS_COLORS = {"bracketed": "#1565c0", "searching": "#ef6c00", "unreachable": "#c62828"}
+
+
+def experiment_label(name: str, experiment: Mapping) -> str:
+    """How the explorer's dropdown names an experiment: its name and model, e.g. "twohop (L4-d128)"."""
+    return f"{name} ({experiment['model']})"
+
+
+def explorer_frames(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, Mapping],
+                    probes: pd.DataFrame, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The explorer's data: one row per searched cell (with the experiment's label, its estimate or, unfinished,
+    the largest n probed) and one row per probe of those cells (its outcome in words)."""
+    cells, rows = [], []
+    for name, summary in summaries.items():
+        if not len(summary):
+            continue
+        label = experiment_label(name, experiments[name])
+        own = experiment_probes(probes, experiments[name]).assign(experiment=label)
+        own = own[own.set_index(["N", "seed"]).index.isin(summary.set_index(["N", "seed"]).index)]
+        largest = own.groupby(["N", "seed"])["n_train"].max()
+        cell = summary.assign(experiment=label)
+        cell["shown_n"] = cell["n_req"].astype(float).fillna(
+            pd.Series([largest.get((n, s), np.nan) for n, s in zip(cell["N"], cell["seed"])], index=cell.index))
+        cells.append(cell[["experiment", "task", "model", "N", "seed", "status", "n_req", "low", "high", "shown_n",
+                           "probes"]])
+        rows.append(own)
+    if not cells:
+        return pd.DataFrame(), pd.DataFrame()
+    cell_frame = pd.concat(cells, ignore_index=True).astype({"low": float, "high": float, "n_req": float})
+    probe_frame = pd.concat(rows, ignore_index=True)
+    probe_frame["outcome"] = np.where(probe_frame["success"], f"reached {threshold:.0%}", f"stopped below {threshold:.0%}")
+    probe_frame["cell"] = (probe_frame["experiment"] + ", N = " + probe_frame["N"].astype(str) + ", seed "
+                           + probe_frame["seed"].astype(str))
+    return cell_frame, probe_frame[["experiment", "cell", "N", "seed", "n_train", "eligible", "best_type0",
+                                    "final_train", "outcome", "stopped", "steps", "minutes"]]
+
+
+def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series | None,
+                   threshold: float) -> alt.HConcatChart:
+    """Every searched cell of one experiment (chosen in a dropdown), its estimate against N; clicking a cell shows
+    its probes beside it: the training-set size against the best ID accuracy the run reached, and whether it got
+    to the threshold. ``start`` is the cell shown first (and in print)."""
+    labels = list(dict.fromkeys(cells["experiment"]))
+    first = cells.iloc[0] if start is None else start
+    experiment = alt.param(name="experiment", value=first["experiment"],
+                           bind=alt.binding_select(options=labels, name="experiment: "))
+    picked = alt.selection_point(name="cell", fields=["experiment", "N", "seed"], on="click", clear="dblclick",
+                                 value=[{"experiment": first["experiment"], "N": int(first["N"]),
+                                         "seed": int(first["seed"])}])
+    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=12),
+              axis=alt.Axis(values=sorted(int(n) for n in cells["N"].unique())))
+    y = alt.Y("shown_n:Q", title="training examples", scale=alt.Scale(type="log", padding=12))
+    # unfinished cells have no estimate or bracket: their tooltip says so rather than "null"
+    shown = {f: f"isValid(datum.{f}) ? format(datum.{f}, ',.0f') : 'none yet'" for f in ("n_req", "low", "high")}
+    base = alt.Chart(cells).transform_filter(alt.datum.experiment == experiment).transform_calculate(
+        **{f"{f}_text": expr for f, expr in shown.items()})
+    brackets = base.mark_rule(strokeWidth=2, color="#90a4ae").encode(x, alt.Y("low:Q"), alt.Y2("high:Q"))
+    dots = base.mark_point(filled=True).encode(
+        x, y, alt.Color("status:N", title="cell", scale=alt.Scale(domain=list(STATUS_COLORS),
+                                                                  range=list(STATUS_COLORS.values()))),
+        size=alt.condition(picked, alt.value(160), alt.value(60)),
+        tooltip=[alt.Tooltip("experiment:N", title="experiment"), alt.Tooltip("N:Q", title="N (tokens)"),
+                 alt.Tooltip("seed:O", title="seed"), alt.Tooltip("status:N", title="search"),
+                 alt.Tooltip("n_req_text:N", title="n_req (estimate)"),
+                 alt.Tooltip("low_text:N", title="largest failing n"),
+                 alt.Tooltip("high_text:N", title="smallest succeeding n"),
+                 alt.Tooltip("probes:Q", title="probes")],
+    ).add_params(picked, experiment, zoom())
+    left = alt.layer(brackets, dots).properties(width=300, height=260, title=alt.TitleParams(
+        "The searched cells (choose an experiment below)", anchor="start",
+        subtitle=["dots: n_req, or the largest n probed while unfinished; bars: the bracket", "click a dot for its probes"]))
+    chosen = alt.Chart(probes).transform_filter(picked)
+    outcome_scale = alt.Scale(domain=[f"reached {threshold:.0%}", f"stopped below {threshold:.0%}"],
+                              range=["#2e7d32", "#c62828"])
+    runs = chosen.mark_point(filled=True, size=90).encode(
+        alt.X("n_train:Q", title="training examples of the probe", scale=alt.Scale(type="log", padding=12),
+              axis=alt.Axis(format="~s")),
+        alt.Y("best_type0:Q", title="best ID (type_0) accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        alt.Color("outcome:N", title="probe", scale=outcome_scale),
+        alt.Shape("outcome:N", title="probe", scale=alt.Scale(domain=outcome_scale.domain, range=["circle", "cross"])),
+        tooltip=[alt.Tooltip("cell:N", title="cell"), alt.Tooltip("n_train:Q", title="training examples", format=","),
+                 alt.Tooltip("eligible:Q", title="ID-eligible inputs", format=","),
+                 alt.Tooltip("best_type0:Q", title="best ID accuracy", format=".1%"),
+                 alt.Tooltip("final_train:Q", title="final training accuracy", format=".1%"),
+                 alt.Tooltip("outcome:N", title="outcome"), alt.Tooltip("stopped:N", title="stopped by"),
+                 alt.Tooltip("steps:Q", title="steps", format=","), alt.Tooltip("minutes:Q", title="minutes", format=".1f")]
+    ).add_params(zoom(["x"]))
+    bar = alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(strokeDash=[5, 4], color="#555").encode(
+        alt.Y("threshold:Q"))
+    name = chosen.transform_aggregate(probes="count()", groupby=["cell"]).mark_text(
+        align="right", baseline="bottom", x=296, y=256, fontSize=11, fontWeight="bold").encode(text="cell:N")
+    right = alt.layer(runs, bar, name).properties(width=300, height=260, title=alt.TitleParams(
+        "Its probes", anchor="start", subtitle=f"dashed: the threshold, {threshold:.0%} ID accuracy"))
+    return alt.hconcat(left, right).resolve_scale(color="independent", shape="independent")
+
+
+
+def probe_explorer(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, Mapping], probes: pd.DataFrame,
+                   threshold: float) -> alt.HConcatChart | None:
+    """The explorer of every searched cell and its probes (``explorer_chart``), starting at two-hop's cell whose
+    bracket is tightest (section 4.5's pair); None while no cell has a probe."""
+    cells, probe_rows = explorer_frames(summaries, experiments, probes, threshold)
+    if not len(cells):
+        return None
+    pair = bracket_pair(summaries["twohop"]) if len(summaries.get("twohop", [])) else None
+    start = None
+    if pair is not None:
+        label = experiment_label("twohop", experiments["twohop"])
+        start = cells[(cells["experiment"] == label) & (cells["N"] == pair["N"]) & (cells["seed"] == pair["seed"])].iloc[0]
+    return explorer_chart(cells, probe_rows, start, threshold)
+
+
+# What the reader sees: each table the chapter shows, with headers that say what a column is.
+
+PROBE_COLUMNS = {"task": "task", "N": "N", "model": "model", "seed": "seed", "n_train": "training examples",
+                 "success": "reached the threshold", "stopped": "stopped by",
+                 "steps": "steps", "best_type0": "best ID accuracy", "final_train": "final training accuracy",
+                 "minutes": "minutes"}
+
+
+def probes_view(probes: pd.DataFrame, caption: str | None = None) -> ReaderTable:
+    """Rows of the probe table for the reader."""
+    return reader_table(probes, PROBE_COLUMNS, formats={"best_type0": ".1%", "final_train": ".1%", "minutes": ".1f"},
+                        caption=caption)
+
+
+def cache_status_view(summaries: Mapping[str, pd.DataFrame]) -> ReaderTable:
+    """``cache_status`` for the reader."""
+    return reader_table(cache_status(summaries), {"experiment": "experiment", "cells": "cells in the cache"})
+
+
+CELL_COLUMNS = {"N": "N", "seed": "seed", "status": "search", "low": "largest failing n", "high": "smallest succeeding n",
+                "n_req": "n_req (estimate)", "next_n": "next n to probe", "probes": "probes",
+                "eligible": "ID-eligible inputs", "low_capped": "failing probe stopped by the step cap",
+                "minutes": "run minutes"}
+
+
+def cells_view(summary: pd.DataFrame) -> ReaderTable:
+    """A search summary (one row per cell) for the reader; n_req is the bracket's geometric mean."""
+    columns = {c: h for c, h in CELL_COLUMNS.items() if c in summary}
+    return reader_table(summary, columns or {c: c for c in summary.columns})
+
+
+def pool_view(id_pool: pd.DataFrame) -> ReaderTable:
+    """``pool_shares`` for the reader: the required data against the ID pool."""
+    return reader_table(id_pool, {"N": "N", "seed": "seed", "low": "largest failing n", "high": "smallest succeeding n",
+                                  "n_req": "n_req (estimate)", "eligible": "ID-eligible inputs (the pool)",
+                                  "share_of_pool": "n_req / pool", "low_capped": "failing probe stopped by the step cap",
+                                  "probes": "probes", "minutes": "run minutes"},
+                        formats={"share_of_pool": ".1%"})
+
+
+def coverage_fits_view(cov_fit: pd.DataFrame) -> ReaderTable:
+    """``coverage_fits`` for the reader."""
+    columns = {"k": "k", "target": "share of ID items covered", "c": "exponent c", "r2": "R²", "N range": "N range",
+               "theory 2.5 - 0.5/k": "theory 2.5 - 0.5/k"}
+    if not len(cov_fit):
+        cov_fit = pd.DataFrame(columns=list(columns))
+    return reader_table(cov_fit, columns, formats={"target": ".0%", "c": ".2f", "r2": ".3f", "theory 2.5 - 0.5/k": ".2f"})
+
+
+def exponent_view(comparison: pd.DataFrame) -> ReaderTable:
+    """``exponent_comparison`` for the reader (the interval only where there is one)."""
+    ranged = comparison.assign(interval=[f"{lo:.2f} to {hi:.2f}" if pd.notna(lo) and lo != hi else ""
+                                         for lo, hi in zip(comparison["c_low"], comparison["c_high"])])
+    return reader_table(ranged, {"what": "exponent", "c": "c", "interval": "95% interval", "source": "source"},
+                        formats={"c": ".2f"})
+
+
+def sizes_view(sizes: pd.DataFrame) -> ReaderTable:
+    """``size_table`` for the reader."""
+    columns = {"model": "model", "parameters": "parameters", "cells finished": "cells finished", "cells": "cells",
+               "exponent": "exponent c", "interval": "95% interval", "mean n_req": "mean n_req",
+               "unreachable at N": "no success at N", "capped at N": "capped at N"}
+    if not len(sizes):
+        sizes = pd.DataFrame(columns=list(columns))
+    return reader_table(sizes, columns, formats={"exponent": ".2f", "mean n_req": ",.0f"})
+
+
+def chains_view(chains: pd.DataFrame) -> ReaderTable:
+    """``chain_table`` for the reader."""
+    return reader_table(chains, {"task": "task", "N values": "N values", "exponent": "exponent c",
+                                 "interval": "95% interval", "seeds": "seeds", "paper": "paper's c",
+                                 "finished cells": "finished cells"}, formats={"exponent": ".2f", "paper": ".2f"})

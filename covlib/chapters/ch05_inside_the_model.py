@@ -5,15 +5,17 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.iicg import iicg_table
+from covlib.analyses.iicg import iicg_peaks, iicg_table
 from covlib.analyses.residuals import TaskTables, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.coverage.annotate import annotate_dataset
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.tasks.folders import DatasetFolder
 from covlib.training.loop import train
@@ -207,3 +209,144 @@ def paper_comparison(id_peak: pd.Series, k_at: pd.Series, ood_max: float, rank: 
         ("tracing: x1 after the embeddings", "never matters", "fixed by construction (x2 corrupted): not evidence"),
     ]
     return pd.DataFrame(rows, columns=["quantity", "paper (draft, 8 layers)", "this book (4 layers)"])
+
+
+# --- the same analyses over training seeds (5.8) ---
+
+def seed_analyses(folders: Mapping[int, Path], ds: DatasetFolder, tables: TaskTables, max_items: int = 2000,
+                  max_pairs: int = 1000) -> pd.DataFrame:
+    """Per training seed of the edge run (seed -> archived folder with weights/final.pt): where the bridge
+    cluster peaks and how strong it is, IICG at that peak per k-cutoff group, and the tracing route (rank
+    metric, x2 changed): position x2 at layer 1 and the last position before the output."""
+    train_items = ds.test.inputs[split_items(ds, "train_inferred")]
+    last = f"x{ds.n_inputs}"
+    rows = []
+    for seed, folder in folders.items():
+        model = load_weights(folder, "weights/final.pt", ds)
+        peak = iicg_peaks(iicg_table(model, ds, tables, ["b"], ["type_0"], max_items=max_items)).iloc[0]
+        by_k, _ = iicg_by_cutoff(model, ds, tables, max_items)
+        k_at = at_cell(by_k, peak).set_index("k_group")["iicg"] if len(by_k) else pd.Series(dtype=float)
+        rank = rank_map(trace_table(model, tables, train_items, ["x2"], max_pairs=max_pairs), "x2")
+        n_layers = model.cfg.n_layers
+        rows.append({"seed": seed, "peak_layer": int(peak["layer"]), "peak_position": str(peak["position"]),
+                     "iicg_peak": float(peak["iicg"]), **{f"iicg_{k}": float(k_at.get(k, np.nan)) for k in K_GROUPS},
+                     "rank_x2_layer1": float(rank.loc[1, "x2"]),
+                     "rank_last_before_output": float(rank.loc[n_layers - 1, last])})
+    table = pd.DataFrame(rows)
+    k_cols = [f"iicg_{k}" for k in K_GROUPS]
+    table["cluster order holds"] = table[k_cols].apply(lambda r: bool(r.notna().all() and r.is_monotonic_increasing),
+                                                      axis=1)
+    table["route holds"] = (table["rank_x2_layer1"] >= 0.5) & (table["rank_last_before_output"] >= 0.5)
+    return table
+
+
+def seed_results(table: pd.DataFrame) -> dict[str, float | int]:
+    """What 5.8 records: the seeds, the IICG peak's mean and sd (n-1) over them, and whether the peak's cell,
+    the order by k-cutoff and the tracing route held in every seed (1) or not (0)."""
+    cells = set(zip(table["peak_layer"], table["peak_position"]))
+    return {"iicg_seeds": int(len(table)), "iicg_peak_mean": float(table["iicg_peak"].mean()),
+            "iicg_peak_sd": float(table["iicg_peak"].std()) if len(table) > 1 else float("nan"),
+            "iicg_peak_same_cell_all_seeds": int(len(cells) == 1),
+            "iicg_order_all_seeds": int(table["cluster order holds"].all()),
+            "trace_route_all_seeds": int(table["route holds"].all()),
+            "trace_rank_x2_layer1_min": float(table["rank_x2_layer1"].min())}
+
+
+def seeds_note(table: pd.DataFrame) -> str:
+    """The claims of 5.2-5.5 read over seeds: in how many each holds, with the peak's mean ± sd."""
+    n = len(table)
+    cells = ", ".join(f"layer {lay} {pos}" for lay, pos in dict.fromkeys(zip(table["peak_layer"], table["peak_position"])))
+    sd = table["iicg_peak"].std() if n > 1 else float("nan")
+    return (f"Over {n} training seeds the ID bridge cluster peaks at {cells}, with IICG {table['iicg_peak'].mean():.2f} "
+            f"± {sd:.2f} (mean ± sd; range {table['iicg_peak'].min():.2f}-{table['iicg_peak'].max():.2f}). The order "
+            f"k<3 < k=3 < k>3 at the peak holds in {int(table['cluster order holds'].sum())} of {n} seeds; the route "
+            f"(x2 flips at least half the predictions at layer 1, and the last position at the layer before the output) "
+            f"in {int(table['route holds'].sum())} of {n}.")
+
+
+def explorer_frame(iicg_b: pd.DataFrame, iicg_k: pd.DataFrame) -> pd.DataFrame:
+    """Every IICG map of 5.2 and 5.3 in one table with a ``map`` column (the selection or the k-cutoff group)."""
+    parts = [iicg_b.assign(map=iicg_b["selection"])]
+    if len(iicg_k):
+        parts.append(iicg_k.assign(map="ID test, " + iicg_k["k_group"]))
+    cols = ["map", "layer", "position", "iicg", "within", "between", "items", "groups", "by_construction"]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def iicg_explorer(frame: pd.DataFrame, positions: list[str]) -> alt.LayerChart:
+    """One IICG map at a time, chosen with a dropdown (the selection of 5.2 or a k-cutoff group of 5.3); cells
+    fixed by construction are drawn grey."""
+    maps = list(dict.fromkeys(frame["map"]))
+    choice = alt.param(name="iicg_map", value=maps[min(1, len(maps) - 1)],
+                       bind=alt.binding_select(options=maps, name="items: "))
+    tooltip = [alt.Tooltip("map:N", title="items"), alt.Tooltip("layer:O", title="layer"),
+               alt.Tooltip("position:N", title="position"), alt.Tooltip("iicg:Q", title="IICG", format=".3f"),
+               alt.Tooltip("within:Q", title="cosine within groups", format=".3f"),
+               alt.Tooltip("between:Q", title="cosine between groups", format=".3f"),
+               alt.Tooltip("items:Q", title="items (n)"), alt.Tooltip("groups:Q", title="bridge groups"),
+               alt.Tooltip("by_construction:N", title="fixed by construction")]
+    base = alt.Chart(frame).transform_filter(alt.datum.map == choice).encode(
+        alt.X("position:N", sort=positions, axis=alt.Axis(labelAngle=0)), alt.Y("layer:O", sort="descending"))
+    cells = base.mark_rect().encode(
+        color=alt.condition("datum.by_construction", alt.value("#d9d9d9"),
+                            alt.Color("iicg:Q", title="IICG", scale=alt.Scale(scheme="blues", domain=[-0.1, 0.6]))),
+        tooltip=tooltip)
+    numbers = base.mark_text(fontSize=12).encode(alt.Text("iicg:Q", format=".2f"))
+    return alt.layer(cells, numbers).add_params(choice).properties(
+        width=240, height=200, title=alt.TitleParams("Explore the IICG maps: choose the items below",
+                                                     subtitle="grey: fixed by construction", anchor="start"))
+
+
+def seed_table(table: pd.DataFrame) -> ReaderTable:
+    """5.8's table for readers: one row per training seed, the peak, IICG by k-cutoff group there, the route."""
+    shown = table.assign(peak=[f"layer {lay}, {pos}" for lay, pos in zip(table["peak_layer"], table["peak_position"])])
+    columns = {"seed": "training seed", "peak": "IICG peak (layer, position)", "iicg_peak": "IICG at the peak",
+               **{f"iicg_{k}": f"IICG of {k} items at the peak" for k in K_GROUPS},
+               "rank_x2_layer1": "patching x2 at layer 1 flips", "rank_last_before_output":
+               "patching the last position before the output flips", "cluster order holds": "order by k holds",
+               "route holds": "route holds"}
+    formats = {"seed": "{}", "iicg_peak": ".2f", **{f"iicg_{k}": ".2f" for k in K_GROUPS},
+               "rank_x2_layer1": ".0%", "rank_last_before_output": ".0%"}
+    return reader_table(shown, columns, formats)
+
+
+# --- the chapter's other tables, for readers ---
+
+CELL_COLUMNS = {"layer": "layer", "position": "position", "iicg": "IICG", "within": "cosine within groups",
+                "between": "cosine between groups", "items": "items", "groups": "bridge groups"}
+CELL_FORMATS = {"layer": "{}", "iicg": ".3f", "within": ".3f", "between": ".3f"}
+
+
+def peaks_table(peaks: Mapping[str, pd.Series]) -> ReaderTable:
+    """5.2's peaks: per selection of items, the cell with the largest IICG (cells fixed by construction left out)."""
+    frame = pd.DataFrame(peaks).T.drop(columns="selection", errors="ignore").rename_axis("selection").reset_index()
+    return reader_table(frame, {"selection": "which items"} | CELL_COLUMNS, CELL_FORMATS)
+
+
+def cutoff_peak_table(at_peak: pd.DataFrame) -> ReaderTable:
+    """5.3's table: IICG by b at the ID peak for each k-cutoff group."""
+    return reader_table(at_peak, {"k_group": "k-cutoff group"} | {k: v for k, v in CELL_COLUMNS.items()
+                                                                 if k not in ("layer", "position")}, CELL_FORMATS)
+
+
+def over_training_table(over: pd.DataFrame) -> ReaderTable:
+    """5.4's table: per checkpoint, IICG at the peak cell, the largest IICG anywhere, ID accuracy."""
+    return reader_table(over, {"checkpoint": "weights", "step": "training step", "iicg_at_peak": "IICG at the peak cell",
+                               "iicg_max": "largest IICG", "acc_type0": "ID test accuracy"},
+                        {"iicg_at_peak": ".3f", "iicg_max": ".3f", "acc_type0": ".1%"})
+
+
+def layer_map_table(pivot: pd.DataFrame, what: str, fmt: str = ".0%") -> ReaderTable:
+    """A layer x position map (rows: layers, or (group, layer) pairs) as a table of ``what`` per position."""
+    frame = pivot.reset_index()
+    frame.columns = [str(c) for c in frame.columns]
+    keys = [c for c in frame.columns if c in ("k_group", "layer")]
+    columns = {"k_group": "k-cutoff group", "layer": "layer"}
+    columns = {k: columns[k] for k in keys} | {c: f"position {c}" for c in frame.columns if c not in keys}
+    return reader_table(frame, columns, {"layer": "{}"} | {c: fmt for c in frame.columns if c not in keys},
+                        max_rows=20, caption=what)
+
+
+def comparison_table(comparison: pd.DataFrame) -> ReaderTable:
+    """5.7's comparison with the paper's draft figures."""
+    return reader_table(comparison, {c: c for c in comparison.columns})

@@ -21,8 +21,10 @@ from covlib.base.paths import repository_path
 from covlib.coverage.exact import class_purity, coverage_sweep, fragment_classes
 from covlib.coverage.requirement import first_crossing
 from covlib.figures.exercises import check_share
+from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.required_data import requirement_frame
-from covlib.figures.style import TASK_COLORS
+from covlib.figures.style import TASK_COLORS, legend_highlight
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import fmt
 from covlib.search.cells import Cell, ProbeRules, SearchRules
 from covlib.search.experiments import cells_for, experiment_cells, probe_table
@@ -223,15 +225,20 @@ def _task_scale(tasks) -> alt.Scale:
 
 
 def coverage_compare_chart(table: pd.DataFrame, title: str) -> alt.Chart:
-    """k-coverage (percent) against k for each task (colour) and population (dash): ambiguity.coverage_comparison."""
+    """k-coverage (percent) against k for each task (colour) and population (dash): ambiguity.coverage_comparison.
+    Clicking a task in the legend picks out its two lines."""
     data = table.assign(percent=table["covered"] * 100, population=table["population"].map(POPULATION_LABELS))
+    picked, opacity = legend_highlight("task")
     return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
         alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
         alt.Color("task:N", title="task", scale=_task_scale(data["task"])),
         alt.StrokeDash("population:N", title=None, sort=list(POPULATION_LABELS.values())),
-        tooltip=["task", "population", "k", alt.Tooltip("percent:Q", format=".1f"), "n"],
-    ).properties(width=420, height=260, title=alt.TitleParams(title, anchor="start"))
+        opacity=opacity,
+        tooltip=[alt.Tooltip("task:N", title="task"), alt.Tooltip("population:N", title="items"),
+                 alt.Tooltip("k:O", title="k"), alt.Tooltip("percent:Q", title="k-covered (%)", format=".1f"),
+                 alt.Tooltip("n:Q", title="items in the population", format=",d")],
+    ).add_params(picked).properties(width=420, height=260, title=alt.TitleParams(title, anchor="start"))
 
 
 def merged_pairs_chart(table: pd.DataFrame, title: str) -> alt.Chart:
@@ -241,7 +248,13 @@ def merged_pairs_chart(table: pd.DataFrame, title: str) -> alt.Chart:
         alt.XOffset("task:N", sort=list(TASK_COLORS)),
         alt.Y("share:Q", title="share of merged pairs", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         alt.Color("task:N", title="task", scale=_task_scale(table["task"])),
-        tooltip=["task", "shared", alt.Tooltip("share:Q", format=".3f"), "merged_pairs", "classes", "largest_class"],
+        tooltip=[alt.Tooltip("task:N", title="task"), alt.Tooltip("shared:N", title="the two fragments share"),
+                 alt.Tooltip("share:Q", title="share of merged pairs", format=".1%"),
+                 alt.Tooltip("merged_pairs:Q", title="merged pairs", format=",d"),
+                 alt.Tooltip("fragments:Q", title="training fragments", format=",d"),
+                 alt.Tooltip("classes:Q", title=f"classes (k = {int(table['k'].iloc[0])})" if len(table) else "classes",
+                             format=",d"),
+                 alt.Tooltip("largest_class:Q", title="largest class (fragments)", format=",d")],
     ).properties(width=320, height=220, title=alt.TitleParams(title, anchor="start"))
 
 
@@ -272,13 +285,31 @@ def iicg_keys_chart(peaks: pd.DataFrame, title: str) -> alt.Chart:
     covlib.analyses.iicg.iicg_peaks rows with a task column."""
     data = peaks.assign(where=peaks["layer"].astype(str).radd("layer ") + ", " + peaks["position"])
     keys = list(dict.fromkeys(data["group_by"]))
+    counts = [alt.Tooltip(f"{c}:Q", title=label, format=",d") for c, label in
+              (("items", "items (one per fragment)"), ("groups", "groups")) if c in data]
     bars = alt.Chart(data).mark_bar().encode(
         alt.X("group_by:N", title="items grouped by", sort=keys, axis=alt.Axis(labelAngle=0)),
         alt.XOffset("task:N", sort=list(TASK_COLORS)),
         alt.Y("iicg:Q", title="largest IICG (no cell high by construction)"),
         alt.Color("task:N", title="task", scale=_task_scale(data["task"])),
-        tooltip=["task", "group_by", "where", alt.Tooltip("iicg:Q", format=".3f")])
+        tooltip=[alt.Tooltip("task:N", title="task"), alt.Tooltip("group_by:N", title="grouped by"),
+                 alt.Tooltip("where:N", title="where (layer, position)"),
+                 alt.Tooltip("iicg:Q", title="largest IICG", format=".3f"), *counts])
     return bars.properties(width=360, height=240, title=alt.TitleParams(title, anchor="start"))
+
+
+ALL_KEYS = "every key"
+
+
+def iicg_by_key_chart(id_maps: pd.DataFrame, title: str) -> alt.TopLevelMixin:
+    """IICG maps of the ID test items (iicg_by_key rows of split type_0), one panel per task and grouping key,
+    with a dropdown that keeps the panels of one key, so that the two tasks can be read side by side."""
+    keys = list(dict.fromkeys(id_maps["group_by"]))
+    key = alt.param(name="grouping_key", value=ALL_KEYS,
+                    bind=alt.binding_select(options=[ALL_KEYS, *keys], name="grouping key: "))
+    heat = layer_position_heatmap(id_maps.assign(panel=id_maps["task"] + ": by " + id_maps["group_by"]), "iicg",
+                                  title, facet="panel", domain=(-0.1, max(0.5, float(id_maps["iicg"].max()))))
+    return heat.add_params(key).transform_filter(f"grouping_key == '{ALL_KEYS}' || datum.group_by == grouping_key")
 
 
 # --- what the chapter reads and says -------------------------------------------------------------------------------
@@ -678,3 +709,91 @@ def check_pool_coverage(answer, truth: float, k: int = 3) -> str:
     return check_share(answer, truth, f"non-tree's {k}-covered share of its whole ID pool at that size",
                        "call path_ambiguity.coverage_comparison at N and n_big (with test_size) and read "
                        f"non-tree's 'id_pool' row at k = {k} (path_ambiguity.cov_at)")
+
+
+# --- the chapter's tables, as a reader reads them ------------------------------------------------------------------
+
+SEARCH_HEADERS = {  # search_summary columns -> what a reader reads
+    "task": "task", "N": "N (tokens)", "seed": "seed", "status": "status",
+    "low": "largest failing size (examples)", "high": "smallest succeeding size (examples)",
+    "n_req": "n_req (geometric mean, examples)", "eligible": "ID pool (inputs)",
+    "largest_n": "largest size probed (examples)", "best_type0_at_largest": "best ID accuracy there",
+    "probes": "probes", "minutes": "CPU minutes"}
+COUNT = ",.0f"  # numbers of examples or inputs, whole, with thousands separators
+
+
+def merged_reader_table(merged: pd.DataFrame) -> ReaderTable:
+    """``merged_pairs`` rows of both tasks: what the pairs of fragments in one class share, and how many."""
+    k = int(merged["k"].iloc[0]) if len(merged) else 0
+    return reader_table(merged, {"task": "task", "shared": "the two fragments share", "merged_pairs": "merged pairs",
+                                 "share": "share of merged pairs", "fragments": "training fragments (x1, x2)",
+                                 "classes": f"classes (k = {k})", "largest_class": "largest class (fragments)"},
+                        {"share": ".1%"})
+
+
+def coverage_reader_table(cov: pd.DataFrame) -> ReaderTable:
+    """``coverage_comparison`` as one row per task and population, one column per k: the share k-covered."""
+    wide = cov.pivot_table(index=["task", "population"], columns="k", values="covered", sort=False).reset_index()
+    ks = [k for k in wide.columns if k not in ("task", "population")]
+    wide = wide.assign(population=wide["population"].map(POPULATION_LABELS))
+    shares = {k: f"k = {k}" for k in ks}
+    return reader_table(wide, {"task": "task", "population": "items"} | shares, dict.fromkeys(ks, ".1%"),
+                        caption="Share of items k-covered, per k")
+
+
+def need_reader_table(need_table: pd.DataFrame, k: int) -> ReaderTable:
+    """``need_summary`` per N: the examples that k-cover 99% of each task's items, and what non-tree can reach."""
+    columns = {"N": "N (tokens)", "ID pool": "non-tree ID pool (inputs)",
+               "twohop: 99% of type_0": f"two-hop: examples to {k}-cover 99% of ID test",
+               "nontree: 99% of type_0": f"non-tree: examples to {k}-cover 99% of ID test",
+               "nontree / twohop (type_0)": "non-tree / two-hop",
+               "nontree: 99% of the ID pool": f"non-tree: examples to {k}-cover 99% of its ID pool",
+               "nontree: most of the ID pool covered": f"non-tree: most of its ID pool {k}-covered"}
+    counts = ["ID pool", "twohop: 99% of type_0", "nontree: 99% of type_0", "nontree: 99% of the ID pool"]
+    return reader_table(need_table.reset_index(), columns, dict.fromkeys(counts, COUNT) | {
+        "nontree / twohop (type_0)": "{:.1f}x", "nontree: most of the ID pool covered": ".1%"},
+        caption="Examples for 99% coverage (empty: not reached by the largest training set the search allows)")
+
+
+def search_reader_table(summary: pd.DataFrame) -> ReaderTable:
+    """Search summaries (SUMMARY_COLUMNS) as a reader reads them: sizes in examples, empty where not known."""
+    return reader_table(summary, {c: SEARCH_HEADERS[c] for c in SUMMARY_COLUMNS},
+                        {"seed": "{}", "low": COUNT, "high": COUNT, "n_req": COUNT, "eligible": COUNT,
+                         "largest_n": COUNT, "best_type0_at_largest": ".1%", "minutes": ",.1f"})
+
+
+SPLIT_LABELS = {"type_0": "ID test", "train_inferred": "training items"}
+
+
+def peaks_reader_table(peaks: pd.DataFrame) -> ReaderTable:
+    """``iicg_peaks`` rows with a task column: where each task's items group most, per key and selection."""
+    return reader_table(peaks.assign(split=peaks["split"].map(SPLIT_LABELS).fillna(peaks["split"])),
+                        {"task": "task", "split": "selection", "group_by": "grouped by", "layer": "layer",
+                         "position": "position", "iicg": "largest IICG", "within": "mean cosine within groups",
+                         "between": "mean cosine between groups", "items": "items (one per fragment)",
+                         "groups": "groups"},
+                        {"layer": "{}", "iicg": ".3f", "within": ".3f", "between": ".3f"},
+                        caption="Largest IICG per task, selection and grouping key (no cell high by construction)")
+
+
+VARIANT_LABELS = {"x1": "x1 changed", "x2": "x2 changed", "x2_keep_b": "x2 changed, b kept",
+                  "x2_change_b": "x2 changed, b changed"}
+
+
+def tracing_reader_table(rank: pd.DataFrame) -> ReaderTable:
+    """Causal tracing (rank rows of ``trace_models``): per task, corruption and layer, the share of predictions
+    flipped by patching each position."""
+    wide = rank.pivot_table(index=["task", "variant", "layer"], columns="position", values="value",
+                            sort=False).reset_index()
+    positions = [p for p in wide.columns if p not in ("task", "variant", "layer")]
+    wide = wide.assign(variant=wide["variant"].map(VARIANT_LABELS).fillna(wide["variant"]))
+    patched = {p: f"patched at {p}" for p in positions}
+    return reader_table(wide, {"task": "task", "variant": "corrupted input", "layer": "layer"} | patched,
+                        {"layer": "{}"} | dict.fromkeys(positions, ".0%"),
+                        caption="Share of predictions flipped by patching one position")
+
+
+def comparison_reader_table(comparison: pd.DataFrame) -> ReaderTable:
+    """``paper_comparison`` as a reader reads it (its headers already say what each column is)."""
+    return reader_table(comparison, {c: c for c in comparison.columns})
+

@@ -21,7 +21,8 @@ from covlib.figures.charts import accuracy_curves_chart
 from covlib.figures.exercises import check_share
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.required_data import estimates_chart, requirement_frame
-from covlib.figures.style import pending_chart
+from covlib.figures.style import legend_highlight, pending_chart
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
@@ -266,27 +267,41 @@ def iicg_sequence_table(model, ds, tables, keys: Sequence[str], split: str = "ty
 
 
 OUTCOME_COLORS = ["#2e7d32", "#f9a825", "#90caf9", "#c62828"]  # in OUTCOMES order
+ALL_ITEMS = "all test items"
 
 
 def decoding_chart(summary: pd.DataFrame, title: str, row: str = "model") -> alt.LayerChart:
     """One bar per row of decoding_summary (labelled by the column ``row``, e.g. a model, or a model and
     a test split): the four greedy outcomes (bridge right or wrong, answer right or wrong) stacked, and a
-    black tick at teacher-forced answer accuracy."""
+    black tick at teacher-forced answer accuracy. With a ``split`` column, a radio button keeps the rows of
+    one kind of test item (ID, or an OOD type)."""
     labels = list(OUTCOMES.values())
-    long = summary.melt(id_vars=[row], value_vars=labels, var_name="outcome", value_name="share")
+    summary = summary.assign(test_items=summary["split"].map(split_label)) if "split" in summary else summary
+    kept = [c for c in (row, "test_items", "n") if c in summary]
+    long = summary.melt(id_vars=list(dict.fromkeys(kept)), value_vars=labels, var_name="outcome", value_name="share")
     long["order"] = long["outcome"].map({lab: i for i, lab in enumerate(labels)})
     rows = list(dict.fromkeys(summary[row]))
     y = alt.Y(f"{row}:N", title=None, sort=rows, axis=alt.Axis(labelLimit=400))
+    items = [alt.Tooltip("n:Q", title="test items", format=",d")] if "n" in summary else []
     bars = alt.Chart(long).mark_bar().encode(
         alt.X("share:Q", title="share of test items (greedy decoding)", axis=alt.Axis(format="%"),
               scale=alt.Scale(domain=[0, 1])),
         y, alt.Color("outcome:N", title=None, sort=labels, scale=alt.Scale(domain=labels, range=OUTCOME_COLORS),
                      legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
-        alt.Order("order:Q"), tooltip=[row, "outcome", alt.Tooltip("share:Q", format=".3f")])
+        alt.Order("order:Q"),
+        tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip("outcome:N", title="greedy decoding"),
+                 alt.Tooltip("share:Q", title="share of the items", format=".1%"), *items])
     ticks = alt.Chart(summary.assign(what="teacher-forced answer accuracy")).mark_tick(
-        color="black", thickness=3, size=22).encode(alt.X("tf_answer:Q"), y,
-                                                   tooltip=[row, "what", alt.Tooltip("tf_answer:Q", format=".3f")])
-    return alt.layer(bars, ticks).properties(width=420, height=30 * len(rows) + 20, title=alt.TitleParams(
+        color="black", thickness=3, size=22).encode(
+        alt.X("tf_answer:Q"), y,
+        tooltip=[alt.Tooltip(f"{row}:N", title=row), alt.Tooltip("tf_answer:Q", title="teacher-forced answer accuracy",
+                                                                 format=".1%"), *items])
+    if "test_items" in summary:  # each layer has data of its own, so each is filtered
+        shown = alt.param(name="test_items_shown", value=ALL_ITEMS, bind=alt.binding_radio(
+            options=[ALL_ITEMS, *dict.fromkeys(summary["test_items"])], name="show: "))
+        keep = f"test_items_shown == '{ALL_ITEMS}' || datum.test_items == test_items_shown"
+        bars, ticks = bars.add_params(shown).transform_filter(keep), ticks.transform_filter(keep)
+    return alt.layer(bars, ticks).properties(width=420, height=alt.Step(30), title=alt.TitleParams(
         title, anchor="start", subtitle="bars: greedy decoding outcomes; black tick: teacher-forced answer accuracy"))
 
 
@@ -294,30 +309,35 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
                 bounds: pd.DataFrame | None = None) -> alt.LayerChart:
     """n_req without CoT over n_req with CoT per (N, seed) (cot_ratio rows; coloured by ``task``
     when the rows carry one), with an optional shaded band (the paper's 5-10x) and optional lower bounds
-    (ratio_lower_bounds rows, drawn as open up-triangles: the true ratio lies above)."""
+    (ratio_lower_bounds rows, drawn as open up-triangles: the true ratio lies above). Clicking a task in the
+    legend picks out its points."""
     ratios = ratios if "task" in ratios else ratios.assign(task="")
+    picked, opacity = legend_highlight("task")
     color = alt.Color("task:N", title=None, scale=alt.Scale(domain=["twohop", "threehop"], range=["#1565c0", "#c62828"]))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(zero=False, nice=False, padding=20))
+    cell = [alt.Tooltip("task:N", title="task"), alt.Tooltip("N:Q", title="N"), alt.Tooltip("seed:Q", title="seed")]
     layers = []
     measured, at_least = "measured ratio (one seed, one N)", "at least (no success without CoT)"
     shape = alt.Scale(domain=[measured, at_least], range=["circle", "triangle-up"])
     if band:
         layers.append(alt.Chart(pd.DataFrame({"lo": [band[0]], "hi": [band[1]], "what": [f"paper: {band[0]:.0f}-{band[1]:.0f}x"]}))
                       .mark_rect(opacity=0.15).encode(
-                          alt.Y("lo:Q"), alt.Y2("hi:Q"), tooltip=["what"],
+                          alt.Y("lo:Q"), alt.Y2("hi:Q"), tooltip=[alt.Tooltip("what:N", title="band")],
                           fill=alt.Fill("what:N", title=None, scale=alt.Scale(range=["#6a1b9a"]),
                                         legend=alt.Legend(orient="bottom"))))
     layers.append(alt.Chart(ratios.assign(what=measured)).mark_point(filled=True, size=70).encode(
         x, alt.Y("ratio:Q", title="n_req without CoT / with CoT", scale=alt.Scale(zero=True)), color,
-        alt.Shape("what:N", title=None, scale=shape, legend=alt.Legend(orient="bottom")),
-        tooltip=["task", "N", "seed", alt.Tooltip("n_req_plain:Q", format=",.0f"),
-                 alt.Tooltip("n_req_cot:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=".2f")]))
+        alt.Shape("what:N", title=None, scale=shape, legend=alt.Legend(orient="bottom")), opacity=opacity,
+        tooltip=[*cell, alt.Tooltip("n_req_plain:Q", title="n_req without CoT", format=",.0f"),
+                 alt.Tooltip("n_req_cot:Q", title="n_req with CoT", format=",.0f"),
+                 alt.Tooltip("ratio:Q", title="ratio", format=".2f")]).add_params(picked))
     if bounds is not None and len(bounds):
         bounds = bounds if "task" in bounds else bounds.assign(task="")
         layers.append(alt.Chart(bounds.assign(what=at_least)).mark_point(size=90, filled=False, strokeWidth=2).encode(
-            x, alt.Y("ratio_at_least:Q"), color, alt.Shape("what:N", title=None, scale=shape),
-            tooltip=["task", "N", "seed", "what", alt.Tooltip("plain_fails_at:Q", format=",.0f"),
-                     alt.Tooltip("n_req_cot:Q", format=",.0f"), alt.Tooltip("ratio_at_least:Q", format=".2f")]))
+            x, alt.Y("ratio_at_least:Q"), color, alt.Shape("what:N", title=None, scale=shape), opacity=opacity,
+            tooltip=[*cell, alt.Tooltip("plain_fails_at:Q", title="no success without CoT even at", format=",.0f"),
+                     alt.Tooltip("n_req_cot:Q", title="n_req with CoT", format=",.0f"),
+                     alt.Tooltip("ratio_at_least:Q", title="ratio at least", format=".2f")]))
     return alt.layer(*layers).properties(width=320, height=220, title=alt.TitleParams(title, anchor="start"))
 
 
@@ -380,14 +400,15 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
 
 
 def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The fitted exponents with and without CoT per task: value, interval (none below 4 values of N), the
-    N range, values of N and seeds they rest on, and the paper's values."""
+    """The fitted exponents with and without CoT per task: value, interval (none below 4 values of N) and how it
+    was made, the N range, values of N and seeds they rest on, and the paper's values."""
     rows = []
     for task in TASKS:
         for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
             f = fits[name]
             rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
                          "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
+                         "interval": f.get("interval", "") if f else "",
                          "N range": f"{f['N_min']:.0f}-{f['N_max']:.0f}" if f else "",
                          "N values": f["n_values"] if f else 0, "seeds": f["seeds"] if f else 0,
                          "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
@@ -680,14 +701,24 @@ def iicg_table(models: Mapping[str, tuple], max_items: int) -> tuple[pd.DataFram
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), skipped
 
 
+MODEL_LABELS = {"twohop": "two-hop without CoT", "twohop_cot": "two-hop with CoT",
+                "twohop_fakebridge": "two-hop with the placeholder", "nontree_cot": "non-tree with CoT"}
+ALL_MODELS = "every model"
+
+
 def iicg_chart(iicg: pd.DataFrame) -> alt.TopLevelMixin:
-    """IICG by layer and position of the CoT sequence, one panel per model and key (a placeholder if empty)."""
+    """IICG by layer and position of the CoT sequence, one panel per model and key (a placeholder if empty),
+    with a dropdown that keeps one model's row of panels."""
     if not len(iicg):
         return pending_chart("IICG over the CoT sequence", "covlib ship cot")
-    return layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
+    names = list(dict.fromkeys(iicg["model"]))
+    model = alt.param(name="iicg_model", value=ALL_MODELS, bind=alt.binding_select(
+        options=[ALL_MODELS, *names], labels=[ALL_MODELS, *(MODEL_LABELS.get(n, n) for n in names)], name="model: "))
+    heat = layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
                                   "IICG over the CoT sequence (ID test items)", facet="panel", columns=len(IICG_KEYS),
                                   domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
                                   positions=list(dict.fromkeys(iicg["position"])))
+    return heat.add_params(model).transform_filter(f"iicg_model == '{ALL_MODELS}' || datum.model == iicg_model")
 
 
 def iicg_peaks_by(iicg: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -959,3 +990,86 @@ def check_follows_written_bridge(answer, truth: float) -> str:
                        "(models['twohop_cot']) on type_2 and max_items, keep the rows whose written bridge is "
                        "wrong and compare t_written with t_of_written",
                        "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005)
+
+
+# ---- the chapter's tables, as a reader reads them ----
+
+SEARCH_HEADERS = {  # search_summary columns -> what a reader reads
+    "task": "task", "cot": "CoT", "N": "N (tokens)", "seed": "seed", "status": "status",
+    "low": "largest failing size (examples)", "high": "smallest succeeding size (examples)",
+    "n_req": "n_req (geometric mean, examples)", "eligible": "ID pool (inputs)", "probes": "probes",
+    "minutes": "CPU minutes"}
+COUNT = ",.0f"  # numbers of examples or inputs, whole, with thousands separators
+NONTREE_SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes"]
+PLACEHOLDER_SEARCH_COLUMNS = ["N", "seed", "status", "low", "high", "n_req", "probes"]
+
+
+def search_reader_table(summary: pd.DataFrame, columns: Sequence[str] = SEARCH_COLUMNS,
+                        caption: str | None = None) -> ReaderTable:
+    """Search summaries (``columns`` of them, SEARCH_COLUMNS by default) with sizes in examples and empty cells
+    where a search has no value yet."""
+    return reader_table(summary, {c: SEARCH_HEADERS[c] for c in columns},
+                        {c: f for c, f in {"seed": "{}", "low": COUNT, "high": COUNT, "n_req": COUNT,
+                                           "eligible": COUNT, "minutes": ",.1f"}.items() if c in columns},
+                        caption=caption)
+
+
+def exponent_reader_table(exponents: pd.DataFrame) -> ReaderTable:
+    """``exponent_table``: each fitted exponent with its interval (empty below 4 values of N) and what it rests on."""
+    return reader_table(exponents, {"task": "task", "target": "target", "c": "exponent c", "c_low": "c, 95% low",
+                                    "c_high": "c, 95% high", "interval": "interval from", "N range": "N range",
+                                    "N values": "values of N", "seeds": "seeds", "paper": "paper's c"},
+                        dict.fromkeys(["c", "c_low", "c_high", "paper"], ".2f"),
+                        caption="n_req grows as N^c, with a 95% interval where there are 4 values of N or more")
+
+
+def ratio_reader_table(ratios: pd.DataFrame) -> ReaderTable:
+    """``ratio_tables``' ratios: each (N, seed) with both estimates and their ratio."""
+    return reader_table(ratios, {"task": "task", "N": "N (tokens)", "seed": "seed",
+                                 "n_req_plain": "n_req without CoT (examples)", "n_req_cot": "n_req with CoT (examples)",
+                                 "ratio": "without / with CoT"},
+                        {"seed": "{}", "n_req_plain": COUNT, "n_req_cot": COUNT, "ratio": "{:.1f}x"})
+
+
+def bounds_reader_table(bounds: pd.DataFrame) -> ReaderTable:
+    """``ratio_tables``' lower bounds: cells where the search without CoT never succeeds."""
+    return reader_table(bounds, {"task": "task", "N": "N (tokens)", "seed": "seed",
+                                 "plain_fails_at": "no success without CoT even at (examples)",
+                                 "n_req_cot": "n_req with CoT (examples)", "ratio_at_least": "ratio at least"},
+                        {"seed": "{}", "plain_fails_at": COUNT, "n_req_cot": COUNT, "ratio_at_least": "{:.1f}x"})
+
+
+def decoding_reader_table(decoding: pd.DataFrame) -> ReaderTable:
+    """``decoding_table``: per model and kind of test item, teacher-forced answer accuracy beside what greedy
+    decoding gets right (the split into four outcomes is in the chart and in the frame's outcome columns)."""
+    shown = decoding.assign(model=decoding["model"].map(MODEL_LABELS).fillna(decoding["model"]),
+                            split=decoding["split"].map(split_label))
+    rates = ["tf_answer", "greedy_bridges", "greedy_answer", "greedy_exact"]
+    return reader_table(shown, {"model": "model", "split": "test items", "n": "items",
+                                "tf_answer": "answer right, teacher-forced", "greedy_bridges": "bridge right, greedy",
+                                "greedy_answer": "answer right, greedy", "greedy_exact": "exact match, greedy"},
+                        dict.fromkeys(rates, ".1%"))
+
+
+def control_reader_table(control: pd.DataFrame) -> ReaderTable:
+    """``control_table``: the four models side by side."""
+    shown = control.assign(model=control["model"].map(MODEL_LABELS).fillna(control["model"]))
+    accuracies = ["ID answer accuracy (teacher-forced)", "ID exact match"]
+    return reader_table(shown, {"model": "model", "target": "target tokens",
+                                "ID answer accuracy (teacher-forced)": "ID answer accuracy (teacher-forced)",
+                                "ID exact match": "ID exact match", "steps to 99%": "reaches 99% ID exact match at"},
+                        dict.fromkeys(accuracies, ".1%"))
+
+
+def peaks_reader_table(peaks: pd.DataFrame, caption: str) -> ReaderTable:
+    """An ``iicg_peak_table`` (indexed by model and grouping key): where each model's items group most."""
+    shown = peaks.reset_index()
+    shown = shown.assign(model=shown["model"].map(MODEL_LABELS).fillna(shown["model"]))
+    return reader_table(shown, {"model": "model", "group_by": "grouped by", "iicg": "largest IICG", "layer": "layer",
+                                "position": "position"}, {"iicg": ".3f", "layer": "{}"}, caption=caption)
+
+
+def comparison_reader_table(comparison: pd.DataFrame) -> ReaderTable:
+    """``comparison_table`` as a reader reads it (its headers already say what each column is)."""
+    return reader_table(comparison, {c: c for c in comparison.columns})
+

@@ -13,6 +13,8 @@ from scipy import stats
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.coverage.exact import coverage_sweep
+from covlib.figures.style import legend_highlight
+from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import Dataset, DatasetConfig, decode, encode, ensure_dataset, generate, target_tokens
 from covlib.training.evaluation import predict
 from covlib.training.runs import load_model
@@ -207,25 +209,51 @@ CONDITION_LABELS = {"commutative": "f1 commutative", "distinct": "distinct table
                     "shared": "one shared table + atomic facts"}
 
 
+GROUP_LABELS = {  # a reader's name for each group of inputs (run_taxonomy's keys)
+    "covered": "covered", "uncovered": "uncovered", "mirror_covered": "mirror covered",
+    "symmetry_reachable": "reachable through the symmetry", "uncovered_mirror_uncovered": "uncovered, mirror uncovered",
+    "covered_all_facts_seen": "covered, all facts seen", "covered_a_fact_unseen": "covered, a fact unseen",
+    "cross_role": "cross-role", "cross_role_uncovered": "cross-role, uncovered", "cross_role_covered": "cross-role, covered",
+    "type:type_0": "ID (type_0)", "type:type_1": "OOD: both facts unseen (type_1)",
+    "type:type_2": "OOD: first-hop fact unseen (type_2)", "type:type_3": "OOD: second-hop fact unseen (type_3)",
+}
+
+
+def group_label(group: str) -> str:
+    """A reader's name for a group of inputs (the key itself when GROUP_LABELS has none)."""
+    return GROUP_LABELS.get(group, group)
+
+
 def reach_accuracy_chart(table: pd.DataFrame, groups: list[str], title: str, chance: float | None = None
                          ) -> alt.LayerChart:
     """Grouped bars: accuracy of each condition's model on each group of inputs, the number of inputs written
-    on every bar, and chance (1/N) as a dashed rule with its own legend entry."""
+    on every bar, and chance (1/N) as a dashed rule with its own legend entry. Clicking a model in the legend
+    picks out its bars."""
     data = table[table.group.isin(groups)].copy()
     data["model"] = data.condition.map(CONDITION_LABELS).fillna(data.condition)
+    data["inputs"] = data.group.map(group_label)
+    picked, opacity = legend_highlight("model")
     base = alt.Chart(data).encode(
-        x=alt.X("group:N", sort=groups, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=300)),
+        x=alt.X("inputs:N", sort=[group_label(g) for g in groups], title=None,
+                axis=alt.Axis(labelAngle=-20, labelLimit=300)),
         xOffset=alt.XOffset("model:N"),
         y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1])))
     bars = base.mark_bar().encode(
         color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", labelLimit=400)),
-        tooltip=["model", "group", "n", alt.Tooltip("acc:Q", format=".3f")])
-    counts = base.mark_text(dy=-4, fontSize=8, angle=270, align="left").encode(text=alt.Text("n:Q", format=","))
+        opacity=opacity,
+        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("inputs:N", title="inputs"),
+                 alt.Tooltip("n:Q", title="inputs in the group", format=",d"),
+                 alt.Tooltip("acc:Q", title="accuracy", format=".1%"),
+                 alt.Tooltip("covered_share:Q", title="k-covered share of the group", format=".1%")]).add_params(picked)
+    counts = base.mark_text(dy=-4, fontSize=8, angle=270, align="left").encode(
+        text=alt.Text("n:Q", format=","), opacity=opacity)
     layers = [bars, counts]
     if chance is not None:
         rule = alt.Chart(pd.DataFrame({"acc": [chance], "line": [f"chance 1/N = {chance:.3f}"]})).mark_rule(
             strokeDash=[4, 3], color="black").encode(
-            y="acc:Q", strokeDash=alt.StrokeDash("line:N", title=None, legend=alt.Legend(orient="bottom")))
+            y="acc:Q", strokeDash=alt.StrokeDash("line:N", title=None, scale=alt.Scale(range=[[4, 3]]),
+                                                 legend=alt.Legend(orient="bottom")),
+            tooltip=[alt.Tooltip("line:N", title="line")])
         layers.append(rule)
     return alt.layer(*layers).properties(width=420, height=240, title=alt.TitleParams(
         title, subtitle="numbers on the bars: inputs in the group", anchor="start"))
@@ -425,6 +453,44 @@ def findings(prop: dict[str, float], shared: dict[str, float], meta: dict, secon
         f"Compute: {training_minutes(meta):.1f} minutes of training for the three models; this chapter ran in "
         f"{seconds:.0f} s.",
     ])
+
+
+# ----------------------------------------------------------------------------- the tables, as a reader reads them
+
+VALUE_HEADERS = {"n": ("inputs", ",.0f"), "acc": ("accuracy", ".1%"), "covered_share": ("k-covered", ".1%")}
+
+
+def pivot_reader_table(pivot: pd.DataFrame, caption: str, order: list[str] | None = None) -> ReaderTable:
+    """A ``group_pivot`` (rows: groups, in ``order`` where given; columns: (value, condition)) with one column per
+    value and model, headed "<value>, <model>", and a reader's name for each group."""
+    if order:
+        pivot = pivot.reindex([g for g in order if g in pivot.index])
+    flat = pd.DataFrame({"group": [group_label(g) for g in pivot.index]})
+    columns, formats = {"group": "inputs"}, {}
+    for value, condition in pivot.columns:
+        name = f"{value} {condition}"
+        header, spec = VALUE_HEADERS[value]
+        flat[name] = pivot[(value, condition)].to_numpy()
+        columns[name] = f"{header}, {CONDITION_LABELS.get(condition, condition)}"
+        formats[name] = spec
+    return reader_table(flat, columns, formats, caption=caption)
+
+
+def property_reader_table(table: pd.DataFrame) -> ReaderTable:
+    """``property_table`` for the reader: inputs and accuracy of the commutative model and its control per group."""
+    return pivot_reader_table(property_table(table), "Commutative model and control, per group of inputs",
+                              property_groups(table))
+
+
+def shared_reader_table(table: pd.DataFrame) -> ReaderTable:
+    """``shared_table`` for the reader: inputs, accuracy and covered share of the shared-table model and its control."""
+    return pivot_reader_table(shared_table(table), "Shared-table model and control, per test type and role")
+
+
+def taxonomy_reader_table(prop: dict[str, float], shared: dict[str, float]) -> ReaderTable:
+    """``taxonomy_summary`` for the reader: accuracy as a percentage."""
+    summary = taxonomy_summary(prop, shared)
+    return reader_table(summary, {c: c for c in summary.columns}, {"measured accuracy": ".1%"})
 
 
 # ----------------------------------------------------------------------------- exercises

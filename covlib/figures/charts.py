@@ -5,26 +5,52 @@ import altair as alt
 import pandas as pd
 
 from covlib.base.errors import CovlibError
-from covlib.figures.style import TYPE_COLORS, _type_scale
+from covlib.figures.style import TYPE_COLORS, _type_scale, zoom
 
 
 def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
-                        reference: dict[int, float] | None = None, legend_title: str = "test type") -> alt.LayerChart:
-    """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve."""
+                        reference: dict[int, float] | None = None, legend_title: str = "test type",
+                        k_slider: int | None = None) -> alt.LayerChart:
+    """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve.
+
+    ``k_slider`` (a k, e.g. 3) adds a slider over k that starts there: a vertical line marks the chosen k and each
+    type's share covered at it is written beside its point."""
     data = table.assign(percent=table["covered"] * 100)
     types = data["type"].drop_duplicates().tolist()
-    lines = alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
-        alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
-        alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
-        alt.Color("type:N", title=legend_title, scale=_type_scale(types), sort=types),
-        tooltip=["type", "k", alt.Tooltip("percent:Q", format=".1f"), "n"],
+    x = alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0))
+    color = alt.Color("type:N", title=legend_title, scale=_type_scale(types), sort=types)
+    lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=50), strokeWidth=2).encode(
+        x, alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])), color,
+        tooltip=[alt.Tooltip("type:N", title=legend_title), alt.Tooltip("k:O", title="k"),
+                 alt.Tooltip("percent:Q", title="covered (%)", format=".1f"),
+                 alt.Tooltip("n:Q", title="test items", format=",d")],
     )
     layers = [lines]
     if reference:
         ref = pd.DataFrame({"k": list(reference), "percent": list(reference.values()), "source": "paper (type_0)"})
         layers.append(alt.Chart(ref).mark_point(shape="cross", size=90, color="black").encode(
-            alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None), tooltip=["k", "percent"]))
-    return alt.layer(*layers).properties(width=420, height=260, title=alt.TitleParams(title, anchor="start"))
+            alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None),
+            tooltip=[alt.Tooltip("source:N", title="series"), alt.Tooltip("k:O", title="k"),
+                     alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
+    subtitle = alt.Undefined
+    if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
+        layers = _chosen_k_layers(data, x, color, k_slider) + layers
+        subtitle = "vertical line: the k chosen with the slider below the live chart, each type's share written there"
+    return alt.layer(*layers).properties(width=420, height=260,
+                                         title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
+
+
+def _chosen_k_layers(data: pd.DataFrame, x: alt.X, color: alt.Color, start: int) -> list[alt.Chart]:
+    """A slider over k (starting at ``start``), a rule at the chosen k, and each series' value written there."""
+    ks = sorted(data["k"].unique().tolist())
+    k = alt.param(name="chosen_k", value=int(min(max(start, ks[0]), ks[-1])),
+                  bind=alt.binding_range(min=int(ks[0]), max=int(ks[-1]), step=1, name="k: "))
+    at_k = alt.Chart(data).transform_filter(alt.datum.k == k)
+    rule = at_k.transform_aggregate(groupby=["k"], n_series="count()").mark_rule(
+        color="#555", strokeDash=[4, 3]).encode(x).add_params(k)
+    labels = at_k.mark_text(align="left", dx=7, fontSize=11, fontWeight="bold").encode(
+        x, alt.Y("percent:Q"), color, text=alt.Text("percent:Q", format=".0f"))
+    return [rule, labels]
 
 
 def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: str,
@@ -39,17 +65,19 @@ def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: 
     labels = list(present)
     palette = colors or TYPE_COLORS
     scale = alt.Scale(domain=labels, range=[palette.get(lab, "#1565c0") for lab in labels])
-    lines = alt.Chart(long).mark_line(strokeWidth=2.2).encode(
+    # invisible points carry the tooltip: a line's own tooltip would show its first point wherever it is hovered
+    lines = alt.Chart(long).mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(opacity=0, size=60)).encode(
         alt.X("step:Q", title="training step"),
         alt.Y("accuracy:Q", title="test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        alt.Color("series:N", title=None, scale=scale, sort=labels),
-        tooltip=["series", "step", alt.Tooltip("accuracy:Q", format=".3f")],
-    )
+        alt.Color("series:N", title=None, scale=scale, sort=labels, legend=alt.Legend(symbolType="stroke")),
+        tooltip=[alt.Tooltip("series:N", title="curve"), alt.Tooltip("step:Q", title="training step", format=","),
+                 alt.Tooltip("accuracy:Q", title="accuracy", format=".1%")],
+    ).add_params(zoom(["x"]))
     layers = [lines]
-    if chance is not None:
+    if chance is not None:  # on top, so that a curve at chance does not hide it (it has a tooltip of its own)
         rule = pd.DataFrame({"accuracy": [chance], "label": [f"chance (1/N = {chance:.3f})"]})
         layers.append(alt.Chart(rule).mark_rule(color="black").encode(
-            alt.Y("accuracy:Q"), tooltip=["label"],
+            alt.Y("accuracy:Q"), tooltip=[alt.Tooltip("label:N", title="line")],
             strokeDash=alt.StrokeDash("label:N", title=None, scale=alt.Scale(range=[[5, 4]]),
                                       legend=alt.Legend(orient="bottom"))))
     return alt.layer(*layers).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
@@ -63,7 +91,9 @@ def accuracy_by_cutoff_chart(frame: pd.DataFrame, title: str = "Accuracy rises w
     extra = [c for c in frame.columns if c.startswith("first_step")]
     bars = base.mark_bar(color="#2e7d32").encode(
         alt.Y("accuracy:Q", title=y_title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        tooltip=["k_cutoff", "n", alt.Tooltip("accuracy:Q", format=".3f"), *extra])
+        tooltip=[alt.Tooltip("k_cutoff:O", title="k-cutoff"), alt.Tooltip("n:Q", title="test items", format=",d"),
+                 alt.Tooltip("accuracy:Q", title=y_title, format=".1%"),
+                 *[alt.Tooltip(f"{c}:Q", title=c.replace("_", " ")) for c in extra]])
     text = base.mark_text(dy=-6, fontSize=11).encode(alt.Y("accuracy:Q"), text=alt.Text("n:Q", format=",d"))
     return alt.layer(bars, text).properties(width=420, height=240, title=alt.TitleParams(title, anchor="start"))
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from covlib.figures.style import zoom
+
 BY_CONSTRUCTION = "high or fixed by construction: not evidence"
+
+# what a cell's value rests on, in its tooltip
+COUNT_TITLES = {"items": "items (n)", "pairs": "vector pairs", "groups": "groups"}
 
 
 def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: str | None = None,
@@ -17,8 +22,11 @@ def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: s
     scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
     table = table.assign(by_construction=table["by_construction"].astype(bool)) if "by_construction" in table \
         else table.assign(by_construction=False)
-    tooltip = ["layer", "position", alt.Tooltip(f"{value}:Q", format=".3f"), "by_construction"]
-    tooltip += [c for c in ("pairs", "items", "groups") if c in table]
+    tooltip = [alt.Tooltip(f"{facet}:N", title="panel")] if facet else []
+    tooltip += [alt.Tooltip("layer:O", title="layer"), alt.Tooltip("position:N", title="position"),
+                alt.Tooltip(f"{value}:Q", title=value, format=".3f"),
+                alt.Tooltip("by_construction:N", title="fixed by construction")]
+    tooltip += [alt.Tooltip(f"{c}:Q", title=COUNT_TITLES[c], format=",d") for c in COUNT_TITLES if c in table]
     base = alt.Chart(table).encode(
         alt.X("position:N", title="position", axis=alt.Axis(labelAngle=0),
               sort=positions or list(dict.fromkeys(table["position"]))),
@@ -30,8 +38,8 @@ def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: s
         layers.append(marked.mark_rect(stroke="white", strokeWidth=1).encode(
             alt.Color("cell:N", title=None, scale=alt.Scale(domain=[BY_CONSTRUCTION], range=["#d9d9d9"]),
                       legend=alt.Legend(orient="bottom", labelLimit=400)), tooltip=tooltip))
-    text = base.mark_text(fontSize=11).encode(
-        alt.Text(f"{value}:Q", format=fmt),
+    text = base.mark_text(fontSize=11).encode(  # the numbers cover the cells' centres: they carry the tooltip too
+        alt.Text(f"{value}:Q", format=fmt), tooltip=tooltip,
         color=alt.condition("datum.by_construction", alt.value("#8a8a8a"), alt.value("black")))
     chart = alt.layer(*layers, text).resolve_scale(color="independent").properties(width=150, height=150)
     if facet:
@@ -43,6 +51,10 @@ def over_training_chart(frame: pd.DataFrame, title: str, y_title: str = "value")
     """Lines over training steps (columns step, value, series) with points at the analysed checkpoints (said in
     the subtitle)."""
     base = alt.Chart(frame).encode(alt.X("step:Q", title="training step"),
-                                   alt.Y("value:Q", title=y_title), alt.Color("series:N", title=None))
-    return alt.layer(base.mark_line(strokeWidth=2), base.mark_point(filled=True, size=50)).properties(
+                                   alt.Y("value:Q", title=y_title), alt.Color("series:N", title=None),
+                                   tooltip=[alt.Tooltip("series:N", title="series"),
+                                            alt.Tooltip("step:Q", title="training step", format=","),
+                                            alt.Tooltip("value:Q", title=y_title, format=".3f")])
+    return alt.layer(base.mark_line(strokeWidth=2).add_params(zoom(["x"])),
+                     base.mark_point(filled=True, size=50)).properties(
         width=440, height=240, title=alt.TitleParams(title, anchor="start", subtitle="points: the checkpoints analysed"))

@@ -7,7 +7,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from covlib.figures.style import LOG
+from covlib.figures.style import LOG, zoom
 
 
 def requirement_frame(summary: pd.DataFrame, label_col: str = "model") -> pd.DataFrame:
@@ -50,21 +50,32 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     color = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=rng), sort=names,
                       legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical"))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False))
+    series_tip, N_tip = alt.Tooltip("series:N", title="series"), alt.Tooltip("N:Q", title="N (tokens)")
     layers = []
     if len(lines):
         dash = "dash:N" if "dash" in lines else alt.value([1, 0])
         enc = {"strokeDash": alt.StrokeDash(dash, legend=None)} if "dash" in lines else {}
-        layers.append(alt.Chart(lines).mark_line(strokeWidth=1.8, opacity=0.85).encode(
-            x, alt.Y("n:Q", scale=LOG, title="training examples"), color, detail="series:N", **enc))
+        # invisible points carry the tooltip: a line's own tooltip would show its first point wherever it is hovered
+        layers.append(alt.Chart(lines).mark_line(strokeWidth=1.8, opacity=0.85,
+                                                 point=alt.OverlayMarkDef(opacity=0, size=60)).encode(
+            x, alt.Y("n:Q", scale=LOG, title="training examples"), color, detail="series:N",
+            tooltip=[series_tip, alt.Tooltip("N:Q", title="N (tokens)", format=".0f"),
+                     alt.Tooltip("n:Q", title="training examples", format=",.0f")], **enc))
     if len(points):
         base = alt.Chart(points)
         layers.append(base.mark_rule(strokeWidth=2).encode(x, alt.Y("low:Q", scale=LOG), alt.Y2("high:Q"), color))
         layers.append(base.mark_point(filled=True, size=55).encode(
             x, alt.Y("n_req:Q", scale=LOG, title="training examples"), color,
-            tooltip=["series", "N", "seed", alt.Tooltip("n_req:Q", format=",.0f"), "low", "high"]))
+            tooltip=[series_tip, N_tip, alt.Tooltip("seed:O", title="seed"),
+                     alt.Tooltip("n_req:Q", title="n_req (estimate)", format=",.0f"),
+                     alt.Tooltip("low:Q", title="largest failing n", format=",.0f"),
+                     alt.Tooltip("high:Q", title="smallest succeeding n", format=",.0f")]))
     if reference is not None and len(reference):
         layers.append(alt.Chart(reference).mark_point(shape="triangle-up", size=70, filled=False, strokeWidth=2).encode(
-            x, alt.Y("n:Q", scale=LOG), color, tooltip=["series", "N", alt.Tooltip("n:Q", format=",.0f")]))
+            x, alt.Y("n:Q", scale=LOG), color,
+            tooltip=[series_tip, N_tip, alt.Tooltip("n:Q", title="training examples", format=",.0f")]))
+    if layers:
+        layers[-1] = layers[-1].add_params(zoom())
     subtitle = []
     if len(points):
         subtitle.append("bars: the bracket (largest failing to smallest succeeding training set); dots: its "

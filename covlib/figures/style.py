@@ -1,4 +1,4 @@
-"""One style for the book: palettes, renderer, saving PNG and SVG."""
+"""One style for the book: palettes, tooltips, saving PNG and SVG (the notebook renderer: covlib.figures.live)."""
 from __future__ import annotations
 
 import json
@@ -16,11 +16,6 @@ from covlib.base.paths import default_figures_dir
 
 SPECS_ENV = "COVLIB_SPECS_DIR"  # where save_figure also writes each chart's Vega-Lite spec (tests set it)
 TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
-
-
-def enable_png_renderer(scale: float = 1.5) -> None:
-    """Render charts as PNG images inside notebooks, so they survive papermill and static viewers."""
-    alt.renderers.enable("png", scale_factor=scale)
 
 
 def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLike | None = None,
@@ -88,3 +83,15 @@ GROUP_COLORS = {"k<3": "#c62828", "k=3": "#f9a825", "k>3": "#2e7d32"}
 
 
 LOG = alt.Scale(type="log")
+
+
+def zoom(encodings: Sequence[str] = ("x", "y")) -> alt.Parameter:
+    """Drag to pan and scroll to zoom the chart's ``encodings`` (double-click resets); add it to one layer."""
+    return alt.selection_interval(bind="scales", encodings=list(encodings))
+
+
+def legend_highlight(field: str) -> tuple[alt.Parameter, alt.ValueChannelMixin]:
+    """Click a legend entry to highlight its marks (shift-click for several): the parameter and the opacity
+    encoding that dims the other marks."""
+    chosen = alt.selection_point(fields=[field], bind="legend")
+    return chosen, alt.condition(chosen, alt.value(1.0), alt.value(0.2))
