@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import networkx as nx
 import numpy as np
@@ -10,17 +11,16 @@ import pytest
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import coverage_by_k, wide_table
-from covlib.coverage.exact import coverage_sweep, fragment_classes, k_cutoffs
+from covlib.coverage.exact import coverage_sweep, k_cutoffs
 from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
-from covlib.tasks.datasets import encode as encode_inputs
 from covlib.tasks.graphs import TASKS
 
 # ----------------------------------------------------------------------------- brute force
 
 
-def brute_force_cutoffs(train: dict[tuple, int], num_tokens: int, n_inputs: int, k: int) -> dict[tuple, bool]:
-    """k-coverage of every input of X^m, written straight from the definition with networkx."""
-    everything = list(itertools.product(range(num_tokens), repeat=n_inputs))
+def classes_by_definition(train: dict[tuple, int], num_tokens: int, n_inputs: int, k: int) -> dict[tuple, int]:
+    """The class of every fragment, keyed (P, fragment), for every proper subset P of positions: fragments are
+    k-equivalent when they agree on k shared contexts or more and disagree on none, closed transitively."""
     subsets = [p for r in range(1, n_inputs) for p in itertools.combinations(range(n_inputs), r)]
     class_of = {}
     for P in subsets:
@@ -37,19 +37,47 @@ def brute_force_cutoffs(train: dict[tuple, int], num_tokens: int, n_inputs: int,
         for i, comp in enumerate(nx.connected_components(equiv)):
             for frag in comp:
                 class_of[P, frag] = i
+    return class_of
+
+
+def brute_force_covered(train: dict[tuple, int], num_tokens: int, n_inputs: int, k: int) -> dict[tuple, bool]:
+    """k-coverage of every input of X^m, written straight from the definition with networkx (other test files
+    use it as their oracle of coverage)."""
+    everything = list(itertools.product(range(num_tokens), repeat=n_inputs))
+    subsets = [p for r in range(1, n_inputs) for p in itertools.combinations(range(n_inputs), r)]
+    class_of = classes_by_definition(train, num_tokens, n_inputs, k)
+    # x and y are linked when they agree outside some P and their P-fragments share a class: exactly when they
+    # share a bucket (P, the values outside P, that class), so linking each bucket's members is the same graph
+    # as testing every pair (and fast enough for N = 12)
+    buckets: dict[tuple, list[tuple]] = {}
+    for x in everything:
+        for P in subsets:
+            context = tuple(x[i] for i in range(n_inputs) if i not in P)
+            buckets.setdefault((P, context, class_of[P, tuple(x[i] for i in P)]), []).append(x)
     graph = nx.Graph()
     graph.add_nodes_from(everything)
-    for x, y in itertools.combinations(everything, 2):
-        for P in subsets:
-            if all(x[i] == y[i] for i in range(n_inputs) if i not in P) and \
-                    class_of[P, tuple(x[i] for i in P)] == class_of[P, tuple(y[i] for i in P)]:
-                graph.add_edge(x, y)
-                break
+    for members in buckets.values():
+        nx.add_path(graph, members)
     covered = set()
     for comp in nx.connected_components(graph):
         if any(x in train for x in comp):
             covered |= comp
     return {x: x in covered for x in everything}
+
+
+def covered_by_definition(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                          queries: np.ndarray, k: int) -> np.ndarray:
+    """``brute_force_covered`` for arrays: whether each query is k-covered by the training items."""
+    train = {tuple(x): int(t) for x, t in zip(np.asarray(train_inputs).tolist(), np.asarray(train_answers).tolist())}
+    covered = brute_force_covered(train, num_tokens, np.asarray(train_inputs).shape[1], k)
+    return np.array([covered[tuple(q)] for q in np.asarray(queries).tolist()], dtype=bool)
+
+
+def twohop_answers(tables: dict[str, np.ndarray], inputs: np.ndarray) -> np.ndarray:
+    """t = f2(f1(x1, x2), x3) by looking the facts up in the raw tables (no covlib evaluation)."""
+    inputs = np.asarray(inputs)
+    f1, f2 = tables["f1"], tables.get("f2", tables["f1"])  # one shared table when same_functions
+    return f2[f1[inputs[:, 0], inputs[:, 1]], inputs[:, 2]]
 
 
 def random_training(task_name: str, num_tokens: int, density: float, seed: int):
@@ -81,16 +109,18 @@ def test_fast_sweep_matches_brute_force(task_name, num_tokens, density, seed):
     train = {tuple(x): int(t) for x, t in zip(inputs.tolist(), answers.tolist())}
     top = int(cutoffs.max())
     assert top >= 2, "case too sparse to test several k"
+    # random queries (repeats and training inputs among them), with and without the cap max_k = 2
+    queries = [tuple(q) for q in np.random.default_rng(seed).integers(0, num_tokens, size=(20, m)).tolist()]
+    asked = k_cutoffs(inputs, answers, num_tokens, np.array(queries))
+    capped = k_cutoffs(inputs, answers, num_tokens, np.array(queries), max_k=2)
+    assert capped.max() <= 2
     for k in range(1, min(top, 6) + 1):
-        reference = brute_force_cutoffs(train, num_tokens, m, k)
+        reference = brute_force_covered(train, num_tokens, m, k)
         fast = {x: bool(c >= k) for x, c in zip(everything, cutoffs.tolist())}
         assert fast == reference, f"k={k}"
-    # queries give the same numbers as the full enumeration, and max_k caps them
-    rng = np.random.default_rng(seed)
-    queries = rng.integers(0, num_tokens, size=(20, m))
-    codes = encode_inputs(queries, num_tokens)
-    assert np.array_equal(k_cutoffs(inputs, answers, num_tokens, queries), cutoffs[codes])
-    assert np.array_equal(k_cutoffs(inputs, answers, num_tokens, queries, max_k=2), np.minimum(cutoffs[codes], 2))
+        assert (asked >= k).tolist() == [reference[q] for q in queries], f"queries, k={k}"
+        if k <= 2:
+            assert (capped >= k).tolist() == [reference[q] for q in queries], f"queries capped at 2, k={k}"
 
 
 def test_brute_force_coverage_shrinks_with_k():
@@ -98,7 +128,7 @@ def test_brute_force_coverage_shrinks_with_k():
     train = {tuple(x): int(t) for x, t in zip(inputs.tolist(), answers.tolist())}
     previous = None
     for k in range(1, 6):
-        covered = {x for x, c in brute_force_cutoffs(train, 5, 3, k).items() if c}
+        covered = {x for x, c in brute_force_covered(train, 5, 3, k).items() if c}
         assert previous is None or covered <= previous
         previous = covered
     cutoffs = k_cutoffs(inputs, answers, 5)
@@ -256,6 +286,11 @@ def small_folder(tmp_path_factory):
                         tmp_path_factory.mktemp("cov"))
 
 
+def _tokens(text: str) -> list[int]:
+    """Token ids of an item's text in the authors' format ("<t_3><t_0>..."), read without covlib."""
+    return [int(t) for t in re.findall(r"<t_(\d+)>", text)]
+
+
 def test_cli_writes_both_files(small_folder, capsys):
     from covlib.cli.main import main
 
@@ -274,13 +309,21 @@ def test_cli_writes_both_files(small_folder, capsys):
     assert [it["type"] for it in annotated[len(test):]] == [f"covered_{it['k_cutoff']}" for it in type0]
     summary = json.loads((small_folder / "coverage.json").read_text())
     assert summary["command"].startswith("covlib coverage ") and "--max-k 6" in summary["command"]
-    table = coverage_by_k(small_folder, 6)
-    for name, shares in summary["coverage"].items():
-        assert np.allclose(shares, table[table["type"] == name]["covered"], atol=1e-6)
-    assert summary["coverage"]["train_inferred"] == [1.0] * 6
-    cutoffs = np.array([it["k_cutoff"] or 0 for it in annotated[: len(test)]])
+    # the oracle: the folder's own text files, parsed here, and coverage by its definition at each k
+    train = {tuple(_tokens(it["input_text"])): _tokens(it["target_text"])[-1]
+             for it in json.loads((small_folder / "train.json").read_text())}
+    covered = {k: brute_force_covered(train, 12, 3, k) for k in range(1, 7)}
+    items = [tuple(_tokens(it["input_text"])) for it in test]
     types = np.array([it["type"] for it in test])
-    assert summary["coverage"]["type_0"][2] == pytest.approx(np.mean(cutoffs[types == "type_0"] >= 3), abs=1e-6)
+    flags = np.array([[covered[k][x] for k in range(1, 7)] for x in items])  # (items, k = 1..6)
+    assert set(summary["coverage"]) == set(types)
+    for name, shares in summary["coverage"].items():
+        assert shares == pytest.approx(flags[types == name].mean(axis=0), abs=1e-6), name
+    assert summary["coverage"]["train_inferred"] == [1.0] * 6
+    # each item's cutoff is the largest k (up to 6) at which it is covered (coverage shrinks as k grows)
+    for it, row in zip(annotated[: len(test)], flags):
+        if it["type"] != "train_inferred":
+            assert it["k_cutoff"] == int(row.sum()) and row.tolist() == sorted(row.tolist(), reverse=True)
 
 
 def test_cli_on_an_authors_style_folder(small_folder, tmp_path):
@@ -318,23 +361,28 @@ def test_cot_datasets_use_the_final_answer():
 # ----------------------------------------------------------------------------- the teaching view
 
 
-def test_neighbourhood_graph_and_chart(sanity_datasets):
+def test_neighbourhood_graph_and_chart():
     from covlib.chapters.ch02_coverage import neighbourhood_chart, substitution_neighbourhood
 
-    ds = sanity_datasets[0]
-    answers = ds.evaluate(ds.train_inputs)["t"]
-    center = ds.test_inputs[ds.test_types == "type_0"][:1]
-    graph = substitution_neighbourhood(ds.train_inputs, answers, 30, center, k=3, max_per_subset=3)
-    name = "(" + ",".join(map(str, center[0].tolist())) + ")"
-    assert graph.nodes[name]["center"] and graph.number_of_nodes() <= 1 + 6 * 3
-    classes = fragment_classes(ds.train_inputs, answers, 30, 3)
+    ds = generate(DatasetConfig("twohop", 10, 300, seed=0, test_size_per_type=20))
+    answers = twohop_answers(ds.tables, ds.train_inputs)
+    # the oracle: fragment classes and 3-coverage by their definitions, on the raw training items
+    train = {tuple(x): int(t) for x, t in zip(ds.train_inputs.tolist(), answers.tolist())}
+    class_of = classes_by_definition(train, 10, 3, 3)
+    covered = brute_force_covered(train, 10, 3, 3)
+    # a covered ID test input as the centre: it has neighbours to draw
+    center = next(x for x in ds.test_inputs[ds.test_types == "type_0"].tolist() if covered[tuple(x)])
+    graph = substitution_neighbourhood(ds.train_inputs, answers, 10, np.array([center]), k=3, max_per_subset=3)
+    name = "(" + ",".join(map(str, center)) + ")"
+    assert graph.nodes[name]["center"] and 1 < graph.number_of_nodes() <= 1 + 6 * 3 and graph.number_of_edges()
     for u, v, data in graph.edges(data=True):
         x, y = graph.nodes[u]["tokens"], graph.nodes[v]["tokens"]
         P = data["positions"]
         assert all(x[i] == y[i] for i in range(3) if i not in P)
-        frag = [encode_inputs(np.array([[z[i] for i in P]]), 30)[0] for z in (x, y)]
-        assert classes[P][frag[0]] == classes[P][frag[1]]
+        assert class_of[P, tuple(x[i] for i in P)] == class_of[P, tuple(y[i] for i in P)]
     for _, data in graph.nodes(data=True):
-        assert data["status"] == ("training" if data["train"] else "covered" if data["k_cutoff"] >= 3 else "uncovered")
+        x = data["tokens"]
+        assert data["train"] == (x in train)
+        assert data["status"] == ("training" if x in train else "covered" if covered[x] else "uncovered")
     spec = neighbourhood_chart(graph).to_dict()
     assert "layer" in spec

@@ -200,20 +200,30 @@ def test_unknown_model_shape_is_a_clear_error():
 
 @pytest.mark.slow
 def test_a_miniature_search_brackets_and_resumes_to_the_same_result(tmp_path: Path):
+    # at N = 6 and 7 the smoke model stays near chance, so a success threshold of 0.3 splits its probes by noise
+    # as much as by data; that is enough for the search's bookkeeping, which is what this test is about. With
+    # these seeds N = 7 ends bracketed (76 fails, 96 and 121 succeed) and N = 6 succeeds at the smallest size
+    rules = dataclasses.replace(TINY, threshold=0.3)
     cells = cells_for("twohop", [6, 7], [0], model="smoke")
-    full = search(cells, tmp_path / "a.csv", tmp_path / "work_a", TINY, log=None)
+    full = search(cells, tmp_path / "a.csv", tmp_path / "work_a", rules, log=None)
     summary = full.summary()
-    assert len(full.table) >= 2 and set(summary["status"]) <= {"bracketed", "unreachable", "below_min"}
+    assert set(summary["status"]) <= {"bracketed", "unreachable", "below_min"}  # every cell finished
     for _, r in summary.iterrows():
+        assert r["probes"] == (full.table["N"] == r["N"]).sum()
+    bracketed = summary[summary["status"] == "bracketed"]
+    assert len(bracketed), "no cell ended bracketed: choose another threshold or other N for the miniature"
+    for _, r in bracketed.iterrows():  # the smallest success, and the largest failure below it, read from the probes
         probes = full.table[full.table["N"] == r["N"]]
-        assert r["probes"] == len(probes)
-        if r["status"] == "bracketed":  # a bracket is a real failure below a real success
-            assert probes.set_index("n_train").loc[int(r["high"]), "success"]
-            assert not probes.set_index("n_train").loc[int(r["low"]), "success"]
+        success = probes["success"].astype(bool)
+        low, high = int(r["low"]), int(r["high"])
+        assert high == probes.loc[success, "n_train"].min()
+        assert low == probes.loc[~success & (probes["n_train"] < high), "n_train"].max()
+        assert high / low <= SearchRules().bracket_ratio or high - low <= 1  # tight enough to stop
+        assert r["n_req"] == pytest.approx(np.sqrt(low * high))  # the estimate: the bracket's geometric mean
     # interrupted after two probes, then resumed: the same probes, the same outcomes
-    part = search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, max_probes=2, log=None)
+    part = search(cells, tmp_path / "b.csv", tmp_path / "work_b", rules, max_probes=2, log=None)
     assert len(part.table) == 2
-    resumed = search(cells, tmp_path / "b.csv", tmp_path / "work_b", TINY, log=None)
+    resumed = search(cells, tmp_path / "b.csv", tmp_path / "work_b", rules, log=None)
     cols = ["N", "n_train", "success", "steps", "best_type0"]
     pd.testing.assert_frame_equal(resumed.table[cols].reset_index(drop=True), full.table[cols].reset_index(drop=True))
 
