@@ -58,6 +58,15 @@ covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/
 # issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first)
 step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
 
+# issue 20: the Mamba family on the transformer's two-hop cells (chapter 4), seed 0. One Mamba step costs ~7.5x a
+#    transformer step's CPU here (N=25, 300 steps each, one thread; the malloc settings below cut that to ~5x), so
+#    the range shrinks from the issue's N = 25-40 to the four cheapest cells the transformer has, N = 20-35: the
+#    transformer spent ~110 CPU-minutes on them (seed 0), so ~9-14 CPU-hours here, ~5-7 h of wall time with --jobs 2
+step mamba_twohop
+MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
+  covlib scaling search --task twohop --N 20 25 30 35 --seeds 0 --model mamba-L4-d128 \
+  --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2
+
 # 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
 step twohop_70;        covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
 step done

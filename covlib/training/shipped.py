@@ -72,6 +72,19 @@ EDGE_RUN = {
 }
 
 
+# The edge run over training seeds (chapters 3 and 5): the same dataset, another model init and batch order.
+# Seed 42 is EDGE_RUN; seeds 1 and 2 ship their metrics and final weights only (fp16).
+EDGE_SEED_ARCHIVES = {42: EDGE_RUN["archive"], 1: "data/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-1",
+                      2: "data/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-2"}
+EDGE_SEEDS_COMMAND = "bash data/QUEUE.sh (its edge_seeds step: about 35 CPU-minutes per seed)"
+
+
+def shipped_edge_seeds() -> dict[int, Path]:
+    """The edge runs archived under data/runs/ (training seed -> folder); a seed not shipped yet is left out."""
+    folders = {seed: repository_path(archive) for seed, archive in EDGE_SEED_ARCHIVES.items()}
+    return {seed: folder for seed, folder in folders.items() if (folder / "weights" / "final.pt").is_file()}
+
+
 @dataclass(frozen=True)
 class ShippedRun:
     """A model a chapter analyses at its default preset (chapters 6 and 7): its dataset, its training, and
