@@ -8,6 +8,7 @@ import pytest
 
 from covlib.book.runner import ChapterResult, discover_chapters, run_chapter
 from covlib.figures.style import SPECS_ENV
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 
 CHAPTERS = discover_chapters()
 
@@ -41,3 +42,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    """A folder for the datasets of one test module."""
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="module")
+def ds10(data_root):
+    """A tiny two-hop dataset (N = 10, 400 training items) the training tests of both model families share."""
+    return ensure_dataset(DatasetConfig("twohop", 10, 400, test_size_per_type=50), data_root)

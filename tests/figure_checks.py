@@ -2,6 +2,10 @@
 tooltip on every data mark."""
 from __future__ import annotations
 
+import json
+
+import vl_convert as vlc
+
 LEGEND_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "size", "opacity")
 
 
@@ -78,3 +82,12 @@ def missing_tooltips(spec: dict, path: str = "chart", inherited: dict | None = N
     if "mark" in spec and _mark(spec) not in ANNOTATION_MARKS and not _has_tooltip(spec, inherited or {}):
         problems.append(f"{path} ({_mark(spec)}): no tooltip")
     return problems
+
+
+def svg_with_params(chart, **values) -> str:
+    """The chart's SVG with its top-level parameters set to ``values`` (what a reader's control would set)."""
+    spec = chart.to_dict()
+    for param in spec.get("params", []):
+        if param["name"] in values:
+            param["value"] = values[param["name"]]
+    return vlc.vegalite_to_svg(json.dumps(spec))

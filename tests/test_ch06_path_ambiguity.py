@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import vl_convert as vlc
+from figure_checks import svg_with_params
 
 from covlib.analyses.iicg import iicg_at, iicg_peaks
 from covlib.base.errors import CovlibError
@@ -229,14 +230,6 @@ def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
 
 # ---- the chapter's live figures and reader tables ----
 
-def _with_params(chart, **values) -> str:
-    """The chart's SVG with its top-level parameters set to ``values`` (what a reader's control would set)."""
-    spec = chart.to_dict()
-    for param in spec.get("params", []):
-        if param["name"] in values:
-            param["value"] = values[param["name"]]
-    return vlc.vegalite_to_svg(json.dumps(spec))
-
 
 def _iicg_maps() -> pd.DataFrame:
     rows = []
@@ -255,9 +248,9 @@ def test_the_grouping_key_dropdown_keeps_one_keys_panels_of_both_tasks():
     (key,) = spec["params"]
     assert key["value"] == path_ambiguity.ALL_KEYS and key["bind"]["input"] == "select"
     assert key["bind"]["options"] == [path_ambiguity.ALL_KEYS, "b", "x2", "b,x2", "b,x1"]
-    every = _with_params(chart)
+    every = svg_with_params(chart)
     assert all(f"{task}: by {k}" in every for task, keys in path_ambiguity.IICG_KEYS.items() for k in keys)
-    only_b = _with_params(chart, grouping_key="b")
+    only_b = svg_with_params(chart, grouping_key="b")
     assert "twohop: by b<" in only_b and "nontree: by b<" in only_b
     assert "by x2" not in only_b and "by b,x1" not in only_b
     # JupyterLab draws the live chart with Vega-Lite 5: the control must compile there

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import vl_convert as vlc
+from figure_checks import svg_with_params
 
 from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.analyses.iicg import iicg_bruteforce
@@ -478,14 +479,6 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
 
 # ---- the chapter's live figures and reader tables ----
 
-def _with_params(chart, **values) -> str:
-    """The chart's SVG with its top-level parameters set to ``values`` (what a reader's control would set)."""
-    spec = chart.to_dict()
-    for param in spec.get("params", []):
-        if param["name"] in values:
-            param["value"] = values[param["name"]]
-    return vlc.vegalite_to_svg(json.dumps(spec))
-
 
 def _decoding_rows() -> pd.DataFrame:
     rows = pd.DataFrame({"model": ["twohop_cot"] * 2 + ["nontree_cot"] * 2, "split": ["type_0", "type_2"] * 2,
@@ -504,7 +497,7 @@ def test_the_decoding_buttons_keep_one_kind_of_test_item():
     assert shown["bind"]["input"] == "radio"
     assert shown["bind"]["options"] == [chain_of_thought.ALL_ITEMS, "ID test", split_label("type_2")]
     assert spec["height"] == {"step": 30}  # the chart shrinks to the rows a reader keeps
-    every, only_id = _with_params(chart), _with_params(chart, test_items_shown="ID test")
+    every, only_id = svg_with_params(chart), svg_with_params(chart, test_items_shown="ID test")
     assert "twohop_cot · OOD" in every and "nontree_cot · ID test" in only_id
     assert "OOD" not in only_id  # neither the bars nor the ticks of the OOD rows are drawn
     tips = {t["title"]: t.get("format") for t in spec["layer"][0]["encoding"]["tooltip"]}
@@ -522,7 +515,7 @@ def test_the_model_dropdown_keeps_one_models_iicg_panels():
     (model,) = chart.to_dict()["params"]
     assert model["bind"]["options"] == [chain_of_thought.ALL_MODELS, *chain_of_thought.IICG_MODELS]
     assert model["bind"]["labels"][1:] == [chain_of_thought.MODEL_LABELS[m] for m in chain_of_thought.IICG_MODELS]
-    only = _with_params(chart, iicg_model="nontree_cot")
+    only = svg_with_params(chart, iicg_model="nontree_cot")
     assert "nontree_cot: by b<" in only and "twohop_cot:" not in only and "twohop_fakebridge:" not in only
 
 

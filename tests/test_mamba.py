@@ -11,6 +11,8 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from test_train import kill_and_resume
+
 from covlib.analyses.lens import logit_lens
 from covlib.analyses.residuals import open_run, residual_streams
 from covlib.analyses.tracing import trace_map
@@ -35,16 +37,6 @@ FAST = {"steps": 60, "batch_size": 64, "eval_every": 20, "checkpoint_every": 40,
 
 def count(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
-
-
-@pytest.fixture(scope="module")
-def data_root(tmp_path_factory):
-    return tmp_path_factory.mktemp("data")
-
-
-@pytest.fixture(scope="module")
-def ds10(data_root):
-    return ensure_dataset(DatasetConfig("twohop", 10, 400, test_size_per_type=50), data_root)
 
 
 @pytest.fixture(scope="module")
@@ -149,28 +141,9 @@ def test_mamba_learns_twohop_through_the_training_loop(data_root, tmp_path):
     assert evaluate(model, eval_set(load_dataset(folder), CPU))["acc/type_0"] == final["acc/type_0"]
 
 
-def _weights(run_dir):
-    return torch.load(run_dir / "model.pt", weights_only=False)["model"]
-
-
 def test_a_killed_mamba_run_resumes_to_identical_weights_and_metrics(ds10, tmp_path):
     overrides = TINY_MAMBA | FAST
-    straight = train(ds10, tmp_path / "straight", preset="smoke", overrides=overrides, progress=False)
-
-    class Killed(Exception):
-        pass
-
-    def kill_at_50(step, row):  # after the checkpoint at 40 and the evaluation at 40: both must be undone
-        if step == 50:
-            raise Killed
-
-    with pytest.raises(Killed):
-        train(ds10, tmp_path / "resumed", preset="smoke", overrides=overrides, progress=False, callback=kill_at_50)
-    assert not (tmp_path / "resumed" / "model.pt").exists()
-    resumed = train(ds10, tmp_path / "resumed", preset="smoke", overrides=overrides, progress=False, resume=True)
-    assert straight.metrics.drop(columns="elapsed").equals(resumed.metrics.drop(columns="elapsed"))
-    wa, wb = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
-    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    _, _, wa = kill_and_resume(ds10, tmp_path, overrides)
     assert any(not torch.equal(wa[k], v) for k, v in build_model(  # training moved the weights
         make_config("smoke", overrides).model, len(load_dataset(ds10).vocab), 4, seed=42, device=CPU).state_dict().items())
     with pytest.raises(CovlibError, match="cannot resume .*model.family"):

@@ -26,16 +26,6 @@ FAST = {"steps": 60, "batch_size": 64, "eval_every": 20, "checkpoint_every": 40,
 
 
 @pytest.fixture(scope="module")
-def data_root(tmp_path_factory):
-    return tmp_path_factory.mktemp("data")
-
-
-@pytest.fixture(scope="module")
-def ds10(data_root):
-    return ensure_dataset(DatasetConfig("twohop", 10, 400, test_size_per_type=50), data_root)
-
-
-@pytest.fixture(scope="module")
 def ds8(data_root):
     return ensure_dataset(DatasetConfig("twohop", 8, 200, test_size_per_type=30), data_root)
 
@@ -228,24 +218,31 @@ def _weights(run_dir):
     return torch.load(run_dir / "model.pt", weights_only=False)["model"]
 
 
-def test_killed_run_resumes_to_identical_weights_and_metrics(ds10, tmp_path):
-    straight = train(ds10, tmp_path / "straight", preset="smoke", overrides=FAST, progress=False)
+def kill_and_resume(ds, tmp_path, overrides: dict):
+    """Train ``overrides`` straight, and again killed at step 50 (after the checkpoint and the evaluation at 40,
+    which the resume must undo) then resumed; assert both give identical metrics and weights. Returns
+    (straight result, resumed result, resumed weights)."""
+    straight = train(ds, tmp_path / "straight", preset="smoke", overrides=overrides, progress=False)
 
     class Killed(Exception):
         pass
 
-    def kill_at_50(step, row):  # after the checkpoint at 40 and the evaluation at 40: both must be undone
+    def kill_at_50(step, row):
         if step == 50:
             raise Killed
 
     with pytest.raises(Killed):
-        train(ds10, tmp_path / "resumed", preset="smoke", overrides=FAST, progress=False, callback=kill_at_50)
+        train(ds, tmp_path / "resumed", preset="smoke", overrides=overrides, progress=False, callback=kill_at_50)
     assert not (tmp_path / "resumed" / "model.pt").exists()
-    resumed = train(ds10, tmp_path / "resumed", preset="smoke", overrides=FAST, progress=False, resume=True)
-    a, b = straight.metrics.drop(columns="elapsed"), resumed.metrics.drop(columns="elapsed")
-    assert a.equals(b)
+    resumed = train(ds, tmp_path / "resumed", preset="smoke", overrides=overrides, progress=False, resume=True)
+    assert straight.metrics.drop(columns="elapsed").equals(resumed.metrics.drop(columns="elapsed"))
     wa, wb = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    return straight, resumed, wb
+
+
+def test_killed_run_resumes_to_identical_weights_and_metrics(ds10, tmp_path):
+    _, resumed, _ = kill_and_resume(ds10, tmp_path, FAST)
     # resuming a finished run changes nothing; a larger budget continues it
     again = train(ds10, tmp_path / "resumed", preset="smoke", overrides=FAST, progress=False, resume=True)
     assert again.final == resumed.final
