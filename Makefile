@@ -2,6 +2,7 @@
 #   make book   execute every chapter (default preset) into build/ and refresh papers_figures/
 #   make test   run the test suite (unit tests + every chapter at the smoke preset)
 #   make site   the executed book (after make book) as a static HTML site, offline
+#   make lab    JupyterLab on notebooks/ (a double click opens a chapter as a notebook)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,9 +11,13 @@ PRESET ?= default
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: book site test setup bench lint clean
+# JupyterLab settings of this environment: a double click opens a Python file (every chapter, notebooks/NN_*.py)
+# as a notebook through jupytext, instead of as text
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/covlib.json
 
-setup: $(STAMP)
+.PHONY: book site test setup lab bench lint clean
+
+setup: $(STAMP) $(LAB_SETTINGS)
 
 # torch is installed first and pinned to 2.13.0: on this machine pip takes the CPU wheel from
 # disk; any other spec would download a multi-GB CUDA build.
@@ -23,15 +28,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-book: $(STAMP)
+$(LAB_SETTINGS): $(STAMP)
+	$(BIN)/jupytext-config --settings-file $@ set-default-viewer python
+
+book: setup
 	$(BIN)/covlib book --preset $(PRESET)
 
 # the executed chapters in build/$(PRESET)/ as a static HTML book: build/site/$(PRESET)/index.html
-site: $(STAMP)
+site: setup
 	$(BIN)/covlib site --preset $(PRESET)
 
-test: $(STAMP)
+test: setup
 	$(BIN)/python -m pytest -q
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

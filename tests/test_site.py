@@ -1,39 +1,50 @@
-"""The book as a static site (covlib.book.site): built offline from the executed chapters, and checked in
-a real headless Chromium (Debian's, driven by Playwright; nothing downloads a browser)."""
+"""The book as a static site (covlib.book.site): built offline from the executed chapters, with live charts
+(vega-embed served from the site) and downloads, and checked in a real headless Chromium (Debian's, driven by
+Playwright; nothing downloads a browser)."""
 from __future__ import annotations
 
-import functools
-import http.server
+import base64
+import io
 import json
 import os
 import re
 import shutil
-import threading
+import zipfile
 from pathlib import Path
 
+import altair as alt
+import nbformat
+import pandas as pd
 import pytest
+from browser import chromium, serve, visit
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters
-from covlib.book.site import build_site, chapter_summary, prepare_notebook
+from covlib.book.site import NOTEBOOKS_ZIP, SOURCES_ZIP, build_site, chapter_summary, count_charts, prepare_notebook
+from covlib.figures.live import LIVE_MIMETYPE, PNG_SCALE, live_bundle
 
-CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
 CHAPTERS = discover_chapters()
 LOADS = re.compile(r'<(?:script|img|link|iframe|source)\b[^>]*?(?:src|href)="(https?:)?//', re.I)
 CSS_IMPORT = re.compile(r"(?:@import|url\()\s*['\"]?https?://", re.I)
+CONTROLS = ".vega-bindings input, .vega-bindings select"
 
 
 @pytest.fixture(scope="session")
-def site(smoke_book) -> Path:
+def site(request) -> Path:
     """The smoke book the chapter tests executed (tests/conftest.py), built as a site.
-    COVLIB_SITE_BUILD=DIR builds from a folder whose smoke/ already holds the executed chapters instead."""
+    COVLIB_SITE_BUILD=DIR builds from a folder whose smoke/ already holds the executed chapters instead (and then
+    executes nothing)."""
     reuse = os.environ.get("COVLIB_SITE_BUILD")
     if reuse:
         return build_site("smoke", reuse)
-    build, results = smoke_book
+    build, results = request.getfixturevalue("smoke_book")
     failed = [f"{name}: {r.error}" for name, r in results.items() if r.status != "done"]
     assert not failed, f"chapters failed at smoke: {failed}"
     return build_site("smoke", build)
+
+
+def executed_notebook(site: Path, stem: str) -> dict:
+    return json.loads((site.parent.parent / "smoke" / f"{stem}.ipynb").read_text())
 
 
 def test_site_has_a_page_per_chapter_in_order_and_a_landing_page(site: Path):
@@ -57,6 +68,20 @@ def test_nothing_on_the_site_loads_from_the_internet(site: Path):
     assert offenders == []
 
 
+def test_every_chapter_page_offers_its_notebook_and_source_and_the_landing_page_the_whole_book(site: Path):
+    downloads = site / "downloads"
+    for chapter in CHAPTERS:
+        page = (site / f"{chapter.stem}.html").read_text(encoding="utf-8")
+        assert f'href="downloads/{chapter.stem}.ipynb"' in page and f'href="downloads/{chapter.stem}.py"' in page
+        assert (downloads / f"{chapter.stem}.py").read_bytes() == chapter.read_bytes()
+        assert json.loads((downloads / f"{chapter.stem}.ipynb").read_text()) == executed_notebook(site, chapter.stem)
+    index = (site / "index.html").read_text(encoding="utf-8")
+    for archive, suffix in ((NOTEBOOKS_ZIP, ".ipynb"), (SOURCES_ZIP, ".py")):
+        assert f'href="downloads/{archive}"' in index
+        with zipfile.ZipFile(downloads / archive) as members:
+            assert [Path(n).name for n in members.namelist()] == [c.stem + suffix for c in CHAPTERS]
+
+
 def test_reading_copy_collapses_code_and_solutions_and_drops_widgets():
     nb = {"metadata": {"widgets": {"state": {}}}, "cells": [
         {"cell_type": "markdown", "metadata": {}, "source": "# 9. A title\n\nFirst sentence here. Second one."},
@@ -64,11 +89,83 @@ def test_reading_copy_collapses_code_and_solutions_and_drops_widgets():
         {"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": [
             {"output_type": "display_data", "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "a"}}}]},
         {"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "check()", "outputs": []}]}
-    out = prepare_notebook(nb)
+    out = prepare_notebook(nb, "09_x").notebook
     tags = [c["metadata"].get("tags", []) for c in out["cells"]]
     assert "remove-cell" in tags[1] and "hide-input" in tags[2] and "hide-cell" in tags[3]
     assert out["cells"][2]["outputs"] == [] and "widgets" not in out["metadata"]
     assert chapter_summary(nb) == ("9. A title", "First sentence here.")
+
+
+def test_the_download_line_sits_right_under_the_chapter_title():
+    nb = {"metadata": {}, "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["Intro.\n", "# 3. Title\n",
+                                                                                         "Body."]}]}
+    text = prepare_notebook(nb, "03_title").notebook["cells"][0]["source"]
+    title, downloads, body = text.index("# 3. Title"), text.index("downloads/03_title.ipynb"), text.index("Body.")
+    assert text.startswith("Intro.") and title < downloads < body and "downloads/03_title.py" in text
+
+
+def squares_chart(title: str = "Squares") -> alt.Chart:
+    """A scatter with a tooltip and a slider bound to a parameter that filters the points."""
+    data = pd.DataFrame({"x": range(8), "y": [v * v for v in range(8)], "task": ["twohop", "nontree"] * 4})
+    cut = alt.param(name="cut", value=3, bind=alt.binding_range(min=0, max=7, step=1, name="points up to x = "))
+    return (alt.Chart(data, title=title).mark_point(filled=True, size=150)
+            .encode(x="x:Q", y="y:Q", color="task:N", tooltip=["x:Q", "y:Q", "task:N"])
+            .add_params(cut).transform_filter(alt.datum.x <= cut))
+
+
+def bars_chart() -> alt.Chart:
+    """Bars with a tooltip and a drop-down bound to a parameter that picks the highlighted bar."""
+    data = pd.DataFrame({"task": ["twohop", "nontree", "threehop"], "n": [3, 5, 2]})
+    pick = alt.param(name="pick", value="twohop", bind=alt.binding_select(options=list(data.task), name="highlight "))
+    return (alt.Chart(data, title="Bars").mark_bar()
+            .encode(x="task:N", y="n:Q", tooltip=["task:N", "n:Q"],
+                    color=alt.condition(alt.datum.task == pick, alt.value("#d62728"), alt.value("#9e9e9e")))
+            .add_params(pick))
+
+
+def chart_output(bundle: dict, result: bool = False) -> nbformat.NotebookNode:
+    if result:
+        return nbformat.v4.new_output("execute_result", data=bundle, execution_count=1)
+    return nbformat.v4.new_output("display_data", data=bundle)
+
+
+def write_synthetic_book(root: Path) -> None:
+    """notebooks/ with two chapter sources and build/smoke/ with them "executed": chapter 01 holds two live charts
+    (as covlib.figures.live writes them) and math; chapter 02 one chart whose spec cannot be drawn."""
+    (root / "notebooks").mkdir(parents=True)
+    (root / "build" / "smoke").mkdir(parents=True)
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    first = nbformat.v4.new_notebook(metadata=kernel, cells=[
+        nbformat.v4.new_markdown_cell("# 1. Two live charts\n\nA scatter and bars, and math: $N^c$."),
+        nbformat.v4.new_code_cell("squares", outputs=[chart_output(live_bundle(squares_chart().to_dict()))]),
+        nbformat.v4.new_code_cell("bars", outputs=[chart_output(live_bundle(bars_chart().to_dict()), result=True)])])
+    broken = live_bundle(squares_chart("Broken").to_dict())
+    broken[LIVE_MIMETYPE] = {**broken[LIVE_MIMETYPE], "mark": "no-such-mark"}  # its PNG still shows the squares
+    second = nbformat.v4.new_notebook(metadata=kernel, cells=[
+        nbformat.v4.new_markdown_cell("# 2. A chart that cannot be drawn\n\nIts PNG stays, math stays: $x$."),
+        nbformat.v4.new_code_cell("broken", outputs=[chart_output(broken)])])
+    for stem, notebook in (("01_live", first), ("02_broken", second)):
+        nbformat.write(notebook, root / "build" / "smoke" / f"{stem}.ipynb")
+        (root / "notebooks" / f"{stem}.py").write_text(f"# %% [markdown]\n# # {stem}\n\n# %%\n1\n")
+
+
+def test_chart_outputs_become_live_html_with_their_png_beside():
+    title = "Squares </script><script>alert(1)</script>"
+    bundle = live_bundle(squares_chart(title).to_dict())
+    nb = {"metadata": {}, "cells": [{"cell_type": "code", "metadata": {}, "source": "c", "outputs": [
+        {"output_type": "display_data", "metadata": {}, "data": bundle}]}]}
+    copy = prepare_notebook(nb, "01_x")
+    data = copy.notebook["cells"][-1]["outputs"][0]["data"]
+    assert set(data) == {"text/html", "text/plain"} and count_charts(copy.notebook) == 0 and count_charts(nb) == 1
+    png = base64.b64decode(bundle["image/png"])
+    assert copy.files == {"charts/01_x-1.png": png}
+    page = data["text/html"]
+    assert page.count("</script>") == 1, "the title closed the spec's script block early"
+    payload = re.search(r'<script type="application/json" class="covlib-chart-spec">(.*?)</script>', page, re.S)
+    spec = {k: v for k, v in bundle[LIVE_MIMETYPE].items() if k != "$schema"}
+    assert json.loads(payload.group(1)) == spec and "https://" not in page
+    width = int.from_bytes(png[16:20], "big")
+    assert 'src="charts/01_x-1.png"' in page and f'width="{round(width / PNG_SCALE)}"' in page
 
 
 def test_a_build_without_executed_chapters_is_a_clear_error(tmp_path: Path):
@@ -90,74 +187,227 @@ def test_a_broken_notebook_leaves_the_previous_site_in_place(site: Path, tmp_pat
     assert (good / "index.html").read_text() == first
 
 
-# ----------------------------------------------------------------------------- in a real browser
+# ----------------------------------------------------------------------------- the synthetic book
 
 
 @pytest.fixture(scope="module")
-def served(site: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
+def synthetic_site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("synthetic-book")
+    write_synthetic_book(root)
+    return build_site("smoke", root / "build", notebooks_dir=root / "notebooks")
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+
+@pytest.mark.slow
+def test_the_site_serves_the_vega_bundle_itself_and_only_chart_pages_load_it(synthetic_site: Path):
+    bundle = (synthetic_site / "_static" / "vega-bundle.js").read_text(encoding="utf-8")
+    assert len(bundle) > 500_000 and "window.vegaEmbed=" in bundle
+    scripts = re.compile(r'<script[^>]*src="_static/(vega-bundle|covlib-charts)\.js')
+    page = (synthetic_site / "01_live.html").read_text(encoding="utf-8")
+    assert [m.group(1) for m in scripts.finditer(page)] == ["vega-bundle", "covlib-charts"]
+    assert not scripts.search((synthetic_site / "index.html").read_text(encoding="utf-8"))
+    assert sorted(p.name for p in (synthetic_site / "charts").iterdir()) == [
+        "01_live-1.png", "01_live-2.png", "02_broken-1.png"]
 
 
 @pytest.fixture(scope="module")
 def browser_context():
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium; .ci/run does it): browser test skipped")
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         yield context
         context.close()
-        browser.close()
+
+
+@pytest.fixture(scope="module")
+def synthetic_served(synthetic_site: Path):
+    with serve(synthetic_site) as url:
+        yield url
+
+
+# The points of a chart's data marks a pointer can rest on (at most 12, in client coordinates), after scrolling
+# the chart into view: the centre of a mark, or for a line the middle of its stroke.
+MARK_POINTS = """(chart) => {
+  chart.scrollIntoView({block: "center"});
+  const points = [];
+  for (const mark of chart.querySelectorAll("svg.marks g.role-mark > path, svg.marks g.role-mark > g > path")) {
+    const box = mark.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;
+    let x = box.x + box.width / 2, y = box.y + box.height / 2;
+    if (document.elementFromPoint(x, y) !== mark && mark.getTotalLength) {
+      const p = mark.getPointAtLength(mark.getTotalLength() / 2).matrixTransform(mark.getScreenCTM());
+      x = p.x; y = p.y;
+    }
+    if (document.elementFromPoint(x, y) === mark) points.push([x, y]);
+    if (points.length === 12) break;
+  }
+  return points;
+}"""
+
+
+def drawn_charts(page) -> list[bool]:
+    """Waits for the page's charts; for each, whether vega-embed drew it."""
+    return page.evaluate("async () => window.covlibCharts ? (await window.covlibCharts).map(v => v !== null) : []")
+
+
+def tooltip_of(page, chart) -> str:
+    """The tooltip text shown while the pointer rests on one of ``chart``'s data marks ("" if none shows one)."""
+    tooltip = page.locator("#vg-tooltip-element.visible")
+    for x, y in chart.evaluate(MARK_POINTS):
+        page.mouse.move(x, y)
+        try:
+            tooltip.wait_for(state="visible", timeout=400)
+        except Exception:  # playwright's TimeoutError: this mark has no tooltip
+            continue
+        return tooltip.inner_text()
+    return ""
+
+
+def first_tooltip(page) -> str:
+    """The tooltip of the first chart of the page that shows one on a data mark ("" if none does)."""
+    for chart in page.locator(".covlib-chart").all():
+        text = tooltip_of(page, chart)
+        if text:
+            return text
+    return ""
+
+
+def move_control(page, chart) -> None:
+    """Moves the first control under ``chart`` as a reader would: a slider to its other end, another option of
+    a drop-down, another radio button, a checkbox toggled."""
+    control = chart.locator(CONTROLS).first
+    kind = control.evaluate("e => e.tagName === 'SELECT' ? 'select' : e.type")
+    if kind == "range":
+        before = control.input_value()
+        control.focus()
+        page.keyboard.press("End" if control.evaluate("e => e.value !== e.max") else "Home")
+        assert control.input_value() != before
+    elif kind == "select":
+        current = control.input_value()
+        values = control.locator("option").evaluate_all("options => options.map(o => o.value)")
+        control.select_option(next(v for v in values if v != current))
+    elif kind == "radio":
+        chart.locator(".vega-bindings input[type=radio]:not(:checked)").first.check()
+    elif kind == "checkbox":
+        control.click()
+    else:
+        raise AssertionError(f"no test knows how to move a control of type {kind!r}")
+
+
+def control_redraws(page, chart) -> bool:
+    """Whether moving ``chart``'s first control changes the marks it draws (within 5 s)."""
+    marks = chart.locator("svg.marks")
+    before = marks.inner_html()
+    move_control(page, chart)
+    try:
+        page.wait_for_function("([svg, before]) => svg.innerHTML !== before", arg=[marks.element_handle(), before],
+                               timeout=5000)
+    except Exception:  # playwright's TimeoutError: the chart did not change
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_live_chart_draws_shows_tooltips_and_redraws_when_its_controls_move(browser_context, synthetic_served: str):
+    seen = visit(browser_context, synthetic_served)
+    page = seen.page
+    assert page.goto(f"{synthetic_served}/01_live.html", wait_until="load").ok
+    assert drawn_charts(page) == [True, True]
+    charts = page.locator(".covlib-chart")
+    assert page.locator(".covlib-chart svg.marks").count() == 2 and page.locator("img.covlib-chart-png").count() == 0
+    tooltip = tooltip_of(page, charts.nth(0))
+    assert re.search(r"\bx\s+\d", tooltip) and re.search(r"\by\s+\d", tooltip) and "task" in tooltip, tooltip
+    assert "n" in tooltip_of(page, charts.nth(1)).split()
+    for chart in charts.all():
+        assert control_redraws(page, chart), "moving a control left its chart as it was"
+    assert seen.external == [] and seen.errors == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_without_javascript_every_chart_shows_its_png(browser_context, synthetic_served: str):
+    context = browser_context.browser.new_context(java_script_enabled=False)
+    seen = visit(context, synthetic_served)
+    assert seen.page.goto(f"{synthetic_served}/01_live.html", wait_until="load").ok
+    pngs = seen.page.locator("img.covlib-chart-png")
+    assert pngs.count() == 2
+    for png in pngs.all():
+        png.scroll_into_view_if_needed()
+        png.evaluate("img => img.decode()")
+        assert png.evaluate("img => img.naturalWidth") > 0 and png.is_visible()
+    assert seen.external == [] and seen.errors == []
+    context.close()
+
+
+@pytest.mark.slow
+def test_a_chart_that_cannot_be_drawn_keeps_its_png_and_says_so(browser_context, synthetic_served: str):
+    seen = visit(browser_context, synthetic_served)
+    assert seen.page.goto(f"{synthetic_served}/02_broken.html", wait_until="load").ok
+    assert drawn_charts(seen.page) == [False]
+    assert seen.page.locator("img.covlib-chart-png").count() == 1
+    assert len(seen.errors) == 1 and "chart-1 could not be drawn" in seen.errors[0], seen.errors
+    seen.page.close()
+
+
+@pytest.mark.slow
+def test_the_download_links_hand_over_the_chapter(browser_context, synthetic_served: str, synthetic_site: Path):
+    seen = visit(browser_context, synthetic_served)
+    page = seen.page
+    assert page.goto(f"{synthetic_served}/01_live.html", wait_until="load").ok
+    executed = synthetic_site.parent.parent / "smoke" / "01_live.ipynb"
+    for link, expected in (("01_live.ipynb", executed.read_bytes()),
+                           ("01_live.py", (synthetic_site.parent.parent.parent / "notebooks" / "01_live.py").read_bytes())):
+        with page.expect_download() as download:
+            page.locator(f'a[href="downloads/{link}"]').click()
+        assert download.value.suggested_filename == link
+        assert Path(download.value.path()).read_bytes() == expected
+    assert page.goto(f"{synthetic_served}/index.html", wait_until="load").ok
+    with page.expect_download() as download:
+        page.locator(f'a[href="downloads/{NOTEBOOKS_ZIP}"]').click()
+    with zipfile.ZipFile(io.BytesIO(Path(download.value.path()).read_bytes())) as archive:
+        assert [Path(n).name for n in archive.namelist()] == ["01_live.ipynb", "02_broken.ipynb"]
+    assert seen.external == [] and seen.errors == []
+    page.close()
+
+
+# ----------------------------------------------------------------------------- the smoke book in a real browser
+
+
+@pytest.fixture(scope="module")
+def served(site: Path):
+    with serve(site) as url:
+        yield url
 
 
 PAGES = ["index"] + [c.stem for c in CHAPTERS]
 
 
 @pytest.mark.parametrize("page_name", PAGES)
-def test_page_renders_in_chromium_with_images_math_and_no_errors(browser_context, served: str, site: Path,
-                                                                 page_name: str):
-    page, errors, external = browser_context.new_page(), [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("response", lambda r: errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
-
-    def guard(route):  # anything not served by our loopback server is recorded and refused
-        if route.request.url.startswith((served, "data:", "blob:")):
-            route.continue_()
-        else:
-            external.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", guard)
+def test_page_renders_in_chromium_with_live_charts_math_and_no_errors(browser_context, served: str, site: Path,
+                                                                      page_name: str):
+    seen = visit(browser_context, served)
+    page = seen.page
     assert page.goto(f"{served}/{page_name}.html", wait_until="load").ok
-    if page_name == "index":
-        title = "The Coverage Principle"
-    else:
-        notebook = json.loads((site.parent.parent / "smoke" / f"{page_name}.ipynb").read_text())
-        title = chapter_summary(notebook)[0]
+    notebook = None if page_name == "index" else executed_notebook(site, page_name)
+    title = "The Coverage Principle" if notebook is None else chapter_summary(notebook)[0]
     assert title in page.title()
     assert title in page.locator("h1").first.inner_text()
+    charts = 0 if notebook is None else count_charts(notebook)
+    assert drawn_charts(page) == [True] * charts, "a chart was not drawn"
+    assert page.locator(".covlib-chart svg.marks").count() == charts
     images = page.evaluate("""async () => {
         const imgs = [...document.images]; imgs.forEach(i => i.loading = 'eager');
         await Promise.all(imgs.map(i => i.decode().catch(() => null)));
         return {n: imgs.length, broken: imgs.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)}; }""")
     assert images["broken"] == [], images
-    if page_name != "index":
-        assert images["n"] >= 1, f"{page_name} shows no figure"
+    if notebook is not None:
+        assert images["n"] + charts >= 1, f"{page_name} shows no figure"
+    if charts:
+        assert first_tooltip(page), f"{page_name}: no chart shows a tooltip on its data marks"
+    with_controls = page.locator(".covlib-chart").filter(has=page.locator(CONTROLS))
+    if with_controls.count():
+        assert control_redraws(page, with_controls.first), f"{page_name}: moving a control left its chart as it was"
     typeset = page.evaluate("async () => { await MathJax.startup.promise; "
                             "return document.querySelectorAll('mjx-container').length }")
     assert typeset > 0, "no math was typeset"
-    assert external == [], f"requests leaving the machine: {external}"
-    assert errors == [], errors
+    assert seen.external == [], f"requests leaving the machine: {seen.external}"
+    assert seen.errors == [], seen.errors
     page.close()

@@ -1,22 +1,39 @@
-"""The executed chapters as a static HTML book (Sphinx, myst-nb), offline."""
+"""The executed chapters as a static HTML book (Sphinx, myst-nb), offline, with live charts and downloads.
+
+Each chart output of an executed chapter ({LIVE_MIMETYPE: spec, "image/png": ..., "text/plain": ...}, written by
+covlib.figures.live) becomes a small HTML block: the spec inline, the PNG as a fallback for readers without
+JavaScript, drawn by vega-embed from one bundle the site serves itself (vl-convert ships it; no CDN)."""
 from __future__ import annotations
 
+import base64
+import html
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import vl_convert as vlc
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
 from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
+from covlib.figures.live import PNG_SCALE, chart_title
 
 TITLE = "The Coverage Principle, as a book you can rerun"
 
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+VEGALITE_MIME = re.compile(r"application/vnd\.vegalite\.v\d+\+json")
+BUNDLE = "vega-bundle.js"  # vega + vega-lite + vega-embed (with vega-tooltip), in _static
+NOTEBOOKS_ZIP = "coverage-principle-notebooks.zip"  # every executed chapter
+SOURCES_ZIP = "coverage-principle-sources.zip"  # every chapter's jupytext source
 
 
 CONF = '''# Sphinx configuration written by covlib.book.site (regenerated on every build).
@@ -29,7 +46,7 @@ author = "the covlib authors"
 extensions = ["myst_nb"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 nb_execution_mode = "off"  # the chapters were executed by `covlib book`
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_static", "_extra", "**.ipynb_checkpoints"]
 html_theme = "sphinx_book_theme"
 html_title = project
 html_show_copyright = False
@@ -37,6 +54,10 @@ html_show_sourcelink = False
 html_theme_options = {{"show_toc_level": 2, "use_download_button": False, "use_fullscreen_button": False}}
 html_context = {{"default_mode": "light"}}  # a valid mode: an empty one logs a console error
 html_favicon = "favicon.svg"
+html_static_path = ["_static"]  # the chart scripts and their stylesheet
+html_extra_path = ["_extra"]  # served as they are: downloads/ and the charts' PNGs in charts/
+html_css_files = ["covlib-charts.css"]
+html_copy_source = False  # readers download the chapters from downloads/ instead
 # MathJax 3 as one self-contained file (TeX input, SVG output, no fonts), served from the site
 _mathjax = os.path.join(os.path.dirname(importlib.util.find_spec("sphinx-mathjax-offline").origin),
                         "static", "mathjax", "tex-svg-full.js")
@@ -50,13 +71,58 @@ def _copy_mathjax(app, exc):
         shutil.copy2(_mathjax, target)
 
 
+def _chart_scripts(app, pagename, templatename, context, doctree):
+    # only a page that shows charts loads the Vega bundle (about 1 MB); deferred scripts run in this order
+    if "covlib-chart" in context.get("body", ""):
+        app.add_js_file({bundle!r}, loading_method="defer")
+        app.add_js_file("covlib-charts.js", loading_method="defer")
+
+
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
+    app.connect("html-page-context", _chart_scripts)
+'''
+
+# Draws every chart of a page with vega-embed. `window.covlibCharts` is a promise of the charts' Vega views (null
+# for a chart that failed, whose PNG then stays), which the browser tests await.
+CHARTS_JS = '''"use strict";
+window.covlibCharts = (() => {
+  const options = {mode: "vega-lite", renderer: "svg", tooltip: true,
+                   actions: {export: true, source: false, compiled: false, editor: false}};
+  async function draw(container) {
+    const spec = JSON.parse(container.querySelector("script.covlib-chart-spec").textContent);
+    const result = await vegaEmbed(container.querySelector(".covlib-chart-live"), spec, options);
+    container.querySelector("img.covlib-chart-png")?.remove();
+    container.classList.add("covlib-chart-drawn");
+    return result.view;
+  }
+  const charts = [...document.querySelectorAll(".covlib-chart")];
+  return Promise.all(charts.map(chart => draw(chart).catch(error => {
+    console.error(`chart ${chart.id} could not be drawn: ${error}`);
+    return null;
+  })));
+})();
+'''
+
+CHARTS_CSS = '''.covlib-chart { overflow-x: auto; margin: 0.5em 0; }
+.covlib-chart img.covlib-chart-png { max-width: 100%; height: auto; }
+.covlib-chart .vega-embed { max-width: 100%; }
+.covlib-chart .vega-bindings { margin-top: 0.4em; font-size: 0.9em; }
+.covlib-chart .vega-bind-radio label { margin: 0 0.9em 0 0.25em; }
+.covlib-downloads { font-size: 0.9em; }
 '''
 
 
 FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" '
            'fill="#1565c0"/><text x="8" y="12" font-size="10" text-anchor="middle" fill="white">k</text></svg>')
+
+
+@dataclass
+class ReadingCopy:
+    """A chapter made for reading: its notebook, and the files its outputs link to (site path -> bytes)."""
+
+    notebook: dict
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 def chapter_summary(notebook: dict) -> tuple[str, str]:
@@ -75,11 +141,84 @@ def chapter_summary(notebook: dict) -> tuple[str, str]:
     return "untitled chapter", ""
 
 
-def prepare_notebook(notebook: dict) -> dict:
-    """A copy of an executed chapter made for reading: code collapsed, injected parameters dropped,
-    solutions collapsed, widget outputs reduced to text (a widget would load its code from a CDN)."""
+def chart_mimetype(data: dict) -> str | None:
+    """The Vega-Lite mimetype of an output's data (any version), or None when the output is not a chart."""
+    return next((key for key in data if VEGALITE_MIME.fullmatch(key)), None)
+
+
+def count_charts(notebook: dict) -> int:
+    """How many chart outputs (Vega-Lite) an executed notebook holds."""
+    return sum(1 for cell in notebook["cells"] for out in cell.get("outputs", [])
+               if chart_mimetype(out.get("data") or {}))
+
+
+def png_width(png: bytes) -> int:
+    """The width in pixels of a PNG (from its IHDR chunk)."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise CovlibError("a chart's image/png output is not a PNG; rerun the chapter with `covlib book`")
+    return struct.unpack(">I", png[16:20])[0]
+
+
+def chart_html(spec: dict, png_path: str | None, png: bytes | None, chart_id: str) -> str:
+    """One chart as HTML: a div vega-embed draws into, the PNG (shown until then, or for good without JavaScript)
+    and the spec as inline JSON. The spec's $schema (a URL) is dropped: the page names no outside address."""
+    spec = {key: value for key, value in spec.items() if key != "$schema"}
+    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end the block early
+    payload = json.dumps(spec, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
+    title = html.escape(chart_title(spec), quote=True)
+    image = ""
+    if png_path and png:
+        width = round(png_width(png) / PNG_SCALE)
+        image = f'<img class="covlib-chart-png" src="{png_path}" alt="{title}" width="{width}" loading="lazy">'
+    return (f'<div class="covlib-chart" id="{chart_id}" role="figure" aria-label="{title}">'
+            f'<div class="covlib-chart-live"></div>{image}'
+            f'<script type="application/json" class="covlib-chart-spec">{payload}</script></div>')
+
+
+def live_chart_output(out: dict, mimetype: str, stem: str, number: int) -> tuple[dict, dict[str, bytes]]:
+    """A chart output turned into HTML (text/html and text/plain kept), and its PNG file (site path -> bytes)."""
+    data = out["data"]
+    spec = data[mimetype]
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    encoded = data.get("image/png")
+    png = base64.b64decode("".join(encoded) if isinstance(encoded, list) else encoded) if encoded else None
+    png_path = f"charts/{stem}-{number}.png" if png else None
+    converted = {"text/html": chart_html(spec, png_path, png, f"chart-{number}")}
+    if "text/plain" in data:
+        converted["text/plain"] = data["text/plain"]
+    out = {**out, "data": converted}
+    out.get("metadata", {}).pop(mimetype, None)
+    return out, ({png_path: png} if png else {})
+
+
+def download_links(stem: str) -> str:
+    """The line under a chapter's title that offers it for download (files served from downloads/)."""
+    return (f'<p class="covlib-downloads">Download this chapter: '
+            f'<a href="downloads/{stem}.ipynb" download>the executed notebook (.ipynb)</a> · '
+            f'<a href="downloads/{stem}.py" download>its source (.py, jupytext)</a></p>')
+
+
+def add_download_links(nb: dict, stem: str) -> None:
+    """Put the download line right under the chapter's first heading (or on top when it has none)."""
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        match = re.search(r"^#\s+.+$", text, flags=re.M)
+        if match:
+            cell["source"] = f"{text[:match.end()]}\n\n{download_links(stem)}\n{text[match.end():]}"
+            return
+    nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": download_links(stem)})
+
+
+def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
+    """A copy of an executed chapter made for reading: code collapsed, injected parameters dropped, solutions
+    collapsed, widget outputs reduced to text (a widget would load its code from a CDN), charts made live (with
+    their PNGs as files), and download links under the title."""
     nb = json.loads(json.dumps(notebook))
     nb.get("metadata", {}).pop("widgets", None)
+    files: dict[str, bytes] = {}
+    charts = 0
     for cell in nb["cells"]:
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if cell["cell_type"] != "code":
@@ -90,18 +229,26 @@ def prepare_notebook(notebook: dict) -> dict:
             tags.append("hide-cell")
         else:
             tags.append("hide-input")
+        outputs = []
         for out in cell.get("outputs", []):
             data = out.get("data")
             if data and WIDGET_MIME in data:
                 data.pop(WIDGET_MIME)
                 if not data:
-                    out["data"] = {"text/plain": ""}
-        cell["outputs"] = [o for o in cell.get("outputs", []) if not (o.get("data") == {"text/plain": ""})]
-    return nb
+                    continue
+            mimetype = chart_mimetype(data or {})
+            if mimetype:
+                charts += 1
+                out, png = live_chart_output(out, mimetype, stem, charts)
+                files.update(png)
+            outputs.append(out)
+        cell["outputs"] = [o for o in outputs if o.get("data") != {"text/plain": ""}]
+    add_download_links(nb, stem)
+    return ReadingCopy(nb, files)
 
 
 def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], preset: str) -> str:
-    """index.md: what the book is, how to run it, and the chapters (file stem, title, one line)."""
+    """index.md: what the book is, how to run it, the chapters (file stem, title, one line), and downloads."""
     lines = [f"# {TITLE}", "",
              "An interactive companion to *The Coverage Principle: A Framework for Understanding Compositional "
              "Generalization* (Chang, Park, Cho et al., [arXiv 2505.20278](https://arxiv.org/abs/2505.20278)). "
@@ -113,16 +260,86 @@ def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], prese
              "Every chapter is a notebook you can open, rerun and change. On a machine with Python 3.10 or newer:", "",
              "```bash", "make book    # run every chapter at the default preset into build/",
              "make test    # the tests, and every chapter at the smoke preset",
-             ".venv/bin/jupyter lab notebooks/   # read and change the chapters", "```", "",
+             "make lab     # JupyterLab on notebooks/: a double click opens a chapter as a notebook", "```", "",
              f"These pages show the chapters as executed at the `{preset}` preset; the code of each cell is folded "
-             "under its output (click to open it).", "", "## Chapters", ""]
+             "under its output (click to open it). Charts are live: hover a mark for its values, and move a "
+             "chart's controls where it has some.", "", "## Chapters", ""]
     for stem, title, line in chapters:
         lines.append(f"- [{title}]({stem}.ipynb): {line}")
     if missing:
         lines += ["", "Not executed at this preset (run `covlib book` to add them): "
                   + ", ".join(f"`{m}`" for m in missing) + "."]
+    lines += ["", "## Download the book", "",
+              '<p class="covlib-downloads">'
+              f'<a href="downloads/{NOTEBOOKS_ZIP}" download>Every chapter as an executed notebook</a> (.ipynb, '
+              f'with outputs and live charts; a zip) · <a href="downloads/{SOURCES_ZIP}" download>every chapter\'s '
+              "source</a> (.py, jupytext; a zip). Each chapter page offers its own two files. To rerun a chapter "
+              "you need covlib too: run it from a checkout of the repository.</p>", ""]
     lines += ["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *[stem for stem, _, _ in chapters], "```", ""]
     return "\n".join(lines)
+
+
+def write_zip(path: Path, members: Iterable[tuple[str, bytes]]) -> None:
+    """A zip whose bytes depend only on its members (fixed timestamps), so a rebuild does not change it."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, content)
+
+
+def write_downloads(folder: Path, chapters: list[tuple[Path, Path]], preset: str) -> None:
+    """downloads/: each chapter's executed notebook and source (chapter pages link them) and one zip of each kind
+    (the landing page links those). ``chapters`` holds (source .py, executed .ipynb) pairs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for source, executed in chapters:
+        shutil.copyfile(executed, folder / executed.name)
+        shutil.copyfile(source, folder / source.name)
+    book = f"coverage-principle-{preset}"
+    write_zip(folder / NOTEBOOKS_ZIP, ((f"{book}/{executed.name}", executed.read_bytes()) for _, executed in chapters))
+    write_zip(folder / SOURCES_ZIP, ((f"{book}/{source.name}", source.read_bytes()) for source, _ in chapters))
+
+
+def vega_bundle() -> str:
+    """vega, vega-lite and vega-embed (with vega-tooltip) as one script, headed by their versions. The newest
+    Vega-Lite vl-convert ships: the one altair writes for and vl-convert draws the charts' PNGs with."""
+    newest = max(vlc.get_vegalite_versions(), key=lambda v: tuple(map(int, v.split("."))))
+    header = (f"/* vega {vlc.get_vega_version()}, vega-lite {newest}, vega-embed "
+              f"{vlc.get_vega_embed_version()}: bundled by vl-convert for covlib's site */\n")
+    # the bundle declares top-level names (such as `_`) that clash with Sphinx's scripts in the page's shared
+    # scope: a function scope keeps them private; it still sets window.vegaEmbed, and works from file:// too
+    return f"{header}(() => {{\n{vlc.javascript_bundle()}\n}})();\n"
+
+
+def read_executed(path: Path, preset: str) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CovlibError(f"{path} is not a notebook ({exc}); rerun `covlib book --preset {preset}`") from None
+
+
+def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list[str], preset: str) -> None:
+    """The Sphinx source folder: the reading copies, the landing page, conf.py, and the static and extra files.
+    ``chapters`` holds (source .py, executed .ipynb) pairs; ``missing`` names the chapters not executed."""
+    static, extra = source / "_static", source / "_extra"
+    static.mkdir(parents=True)
+    summaries = []
+    for chapter, executed in chapters:
+        notebook = read_executed(executed, preset)
+        summaries.append((chapter.stem, *chapter_summary(notebook)))
+        copy = prepare_notebook(notebook, chapter.stem)
+        (source / f"{chapter.stem}.ipynb").write_text(json.dumps(copy.notebook), encoding="utf-8")
+        for relative, content in copy.files.items():
+            (extra / relative).parent.mkdir(parents=True, exist_ok=True)
+            (extra / relative).write_bytes(content)
+    write_downloads(extra / "downloads", chapters, preset)
+    (source / "index.md").write_text(landing_page(summaries, missing, preset), encoding="utf-8")
+    (source / "conf.py").write_text(CONF.format(title=TITLE, bundle=BUNDLE), encoding="utf-8")
+    (source / "favicon.svg").write_text(FAVICON, encoding="utf-8")
+    (static / BUNDLE).write_text(vega_bundle(), encoding="utf-8")
+    (static / "covlib-charts.js").write_text(CHARTS_JS, encoding="utf-8")
+    (static / "covlib-charts.css").write_text(CHARTS_CSS, encoding="utf-8")
 
 
 def build_site(preset: str = "default", build_dir: str | os.PathLike | None = None,
@@ -133,27 +350,14 @@ def build_site(preset: str = "default", build_dir: str | os.PathLike | None = No
         raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
     build_dir = Path(build_dir) if build_dir else REPO / "build"
     executed_dir = build_dir / preset
-    chapters, missing = [], []
-    for chapter in discover_chapters(notebooks_dir):
-        executed = executed_dir / f"{chapter.stem}.ipynb"
-        (chapters if executed.is_file() else missing).append((chapter.stem, executed))
+    every = [(c, executed_dir / f"{c.stem}.ipynb") for c in discover_chapters(notebooks_dir)]
+    chapters = [(c, executed) for c, executed in every if executed.is_file()]
+    missing = [c.stem for c, executed in every if not executed.is_file()]
     if not chapters:
         raise CovlibError(f"no executed chapters in {executed_dir}; run `covlib book --preset {preset}` first")
     source = build_dir / "site-src" / preset
     shutil.rmtree(source, ignore_errors=True)
-    source.mkdir(parents=True)
-    summaries = []
-    for stem, executed in chapters:
-        try:
-            notebook = json.loads(executed.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise CovlibError(f"{executed} is not a notebook ({exc}); rerun `covlib book --preset {preset}`") from None
-        title, line = chapter_summary(notebook)
-        summaries.append((stem, title, line))
-        (source / f"{stem}.ipynb").write_text(json.dumps(prepare_notebook(notebook)), encoding="utf-8")
-    (source / "index.md").write_text(landing_page(summaries, [m for m, _ in missing], preset), encoding="utf-8")
-    (source / "conf.py").write_text(CONF.format(title=TITLE), encoding="utf-8")
-    (source / "favicon.svg").write_text(FAVICON, encoding="utf-8")
+    write_sources(source, chapters, missing, preset)
     final = build_dir / "site" / preset
     staging = final.with_name(f".{final.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)

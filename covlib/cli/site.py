@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     site = build_site(args.preset, args.build_dir)
     pages = sorted(p.name for p in site.glob("*.html"))
-    print(f"site: {site / 'index.html'} ({len(pages)} pages, {time.perf_counter() - t0:.1f} s); "
-          f"serve it with `python -m http.server -d {site}`")
+    megabytes = sum(f.stat().st_size for f in site.rglob("*") if f.is_file()) / 1e6
+    print(f"site: {site / 'index.html'} ({len(pages)} pages, {megabytes:.0f} MB with downloads/, "
+          f"{time.perf_counter() - t0:.1f} s); serve it with `python -m http.server -d {site}`")
     return 0
