@@ -24,6 +24,7 @@ SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work build/scaling 
 #    run first since stop 25: two runs of ~35 min each in parallel, and they let chapter 3 read shipped runs
 step edge_seeds
 covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets >/dev/null
+covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8 >/dev/null  # the k-group metrics need it
 for s in 1 2; do
   run=build/runs/edge-train-seed-$s
   resume=(); [ -f "$run/config.json" ] && resume=(--resume)
@@ -32,7 +33,7 @@ for s in 1 2; do
 done
 wait
 for s in 1 2; do
-  "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
+  "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
 
 # 1. three-hop and parallel two-hop over two seeds and a wider N (chapter 4), ~3 h; three-hop CoT (chapter 7)

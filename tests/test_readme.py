@@ -12,7 +12,7 @@ def test_the_readme_states_the_snapshots_numbers():
     written = findings_block((REPO / "README.md").read_text(encoding="utf-8"))
     expected = findings(read_snapshot(SNAPSHOT)["chapters"])
     assert written == expected, ("README findings differ from the snapshot; rewrite them with "
-                                 "`covlib book --preset default --only 02 04 05 06 07 08 09 --snapshot "
+                                 "`covlib book --preset default --only 02 03 04 05 06 07 08 09 --snapshot "
                                  "tests/snapshots/metrics_default.json --reason ...`")
 
 
@@ -32,3 +32,12 @@ def test_refresh_writes_the_findings_between_the_markers_and_nothing_else(tmp_pa
     assert text.startswith("# Title\n\n") and text.endswith(f"{END}\n\nafter\n")
     assert findings_block(text) == findings(chapters) and findings(chapters).count("\n* ") >= 5
     assert refresh_readme(readme, chapters) is False  # already current
+
+
+def test_the_seed_sentences_say_when_an_order_fails_in_some_seed():
+    chapter3 = {"edge_seeds": 3, "edge_acc_k_lt3_mean": 0.70, "edge_acc_k_lt3_sd": 0.02, "edge_acc_k3_mean": 0.9,
+                "edge_acc_k3_sd": 0.01, "edge_acc_k_gt3_mean": 0.97, "edge_acc_k_gt3_sd": 0.005,
+                "edge_order_final_all_seeds": 1, "edge_order_learned_all_seeds": 0}
+    text = findings({"03_x": chapter3})
+    assert "3 training seeds" in text and "k<3 70.0% ± 2.0%" in text
+    assert "rises with the k-cutoff in every seed" in text and "evidence not in every seed" in text
