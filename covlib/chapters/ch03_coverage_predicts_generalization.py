@@ -249,7 +249,7 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
                alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
                alt.Tooltip("high:Q", title="highest seed", format=".1%")]
     band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"),
-                                               alt.Color("group:N", scale=scale, legend=None), tooltip=summary)
+                                               color, tooltip=summary)  # one legend: the lines' and bands' colours
     lines = mean.mark_line(strokeWidth=2.2).encode(x, y, color, tooltip=summary)
     one_seed = alt.Chart(curves).transform_filter(
         (alt.datum.seed == pick) & (alt.datum.seed != SEED_LABEL)).mark_line(strokeWidth=1.2, strokeDash=[4, 2]).encode(
