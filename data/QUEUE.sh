@@ -26,6 +26,7 @@ step edge_seeds
 covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets >/dev/null
 covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8 >/dev/null  # the k-group metrics need it
 for s in 1 2; do
+  [ -f "$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s/weights/final.pt" ] && continue  # shipped already
   run=build/runs/edge-train-seed-$s
   resume=(); [ -f "$run/config.json" ] && resume=(--resume)
   [ -f "$run/result.json" ] || covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out "$run" \
@@ -33,6 +34,7 @@ for s in 1 2; do
 done
 wait
 for s in 1 2; do
+  [ -f "build/runs/edge-train-seed-$s/result.json" ] || continue  # shipped already (nothing trained here)
   "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
 
