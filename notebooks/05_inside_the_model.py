@@ -59,7 +59,7 @@ from covlib.book.sweep import record_metrics
 from covlib.chapters import ch05_inside_the_model as inside_the_model
 from covlib.chapters.ch05_inside_the_model import PRESETS
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
-from covlib.figures.tables import metrics_table, reader_table
+from covlib.figures.tables import frame_table, metrics_table, reader_table
 from covlib.training.shipped import shipped_edge_seeds
 
 chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
@@ -228,7 +228,7 @@ display(Markdown(
 
 # %%
 comparison = inside_the_model.paper_comparison(id_peak, k_at, peaks["OOD (first hop unseen)"]["iicg"], rank, L, last)
-display(inside_the_model.comparison_table(comparison))
+display(frame_table(comparison))
 
 # %% [markdown]
 # The picture is the paper's: a bridge cluster forms at position $x_2$ in the early-middle

@@ -65,9 +65,9 @@ from covlib.chapters import ch06_path_ambiguity as path_ambiguity
 from covlib.chapters.ch06_path_ambiguity import EXPERIMENTS, PRESETS
 from covlib.figures.charts import accuracy_curves_chart
 from covlib.figures.heatmaps import layer_position_heatmap
-from covlib.figures.required_data import required_data_chart
+from covlib.figures.required_data import required_data_chart, search_reader_table
 from covlib.figures.style import pending_chart
-from covlib.figures.tables import metrics_table
+from covlib.figures.tables import frame_table, metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_command
 from covlib.search.probes import read_probes
@@ -197,7 +197,8 @@ if chapter["train_here"]:
 probes = read_probes(table_path)
 nontree_summary = search_summary(nontree_cells, probes)
 twohop_summary = search_summary(twohop_cells, probes)
-display(path_ambiguity.search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_index=True)))
+display(search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_index=True),
+                            path_ambiguity.SUMMARY_COLUMNS))
 display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
                  + describe_cells(twohop_summary, "two-hop")))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
@@ -312,7 +313,7 @@ if "nontree" in models and len(rank[rank["task"] == "nontree"]):
 finished = path_ambiguity.finished_cells(nontree_summary)
 verdict = path_ambiguity.search_verdict(finished)
 comparison = path_ambiguity.paper_comparison(N, n_train, verdict, final_type0, iicg_max, x2_same_cell, lens_best, rank)
-display(path_ambiguity.comparison_reader_table(comparison))
+display(frame_table(comparison))
 
 # %%
 display(Markdown(

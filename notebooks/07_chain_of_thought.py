@@ -61,8 +61,9 @@ from covlib.base.paper import COT_DATA_RATIO
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch07_chain_of_thought as chain_of_thought
+from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
-from covlib.figures.tables import metrics_table
+from covlib.figures.tables import frame_table, metrics_table
 from covlib.search.experiments import experiment_cells, experiment_command
 from covlib.search.probes import read_probes
 from covlib.search.required_data import search
@@ -111,7 +112,7 @@ summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
 fake_summary = search_summary(fake_cells, fake_probes)
 nontree_summary = search_summary(nontree_cells, probes)
-display(chain_of_thought.search_reader_table(chain_of_thought.search_table(summaries)))
+display(search_reader_table(chain_of_thought.search_table(summaries), chain_of_thought.SEARCH_COLUMNS))
 cot_minutes = chain_of_thought.cot_search_minutes(summaries)
 pending_note = chain_of_thought.pending_note(summaries, experiments)
 if pending_note and not chapter["miniature"]:
@@ -174,7 +175,7 @@ display(Markdown(chain_of_thought.curves_text(metrics, final_type0, final_answer
 shortfall_note = chain_of_thought.shortfall_text(final_type0, N, n_train)
 if shortfall_note:
     display(Markdown(shortfall_note))
-display(chain_of_thought.search_reader_table(nontree_summary, chain_of_thought.NONTREE_SEARCH_COLUMNS))
+display(search_reader_table(nontree_summary, chain_of_thought.NONTREE_SEARCH_COLUMNS))
 nontree_command = chain_of_thought.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
 display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
                  + (f" Command: `{nontree_command}`." if nontree_command else "")))
@@ -217,7 +218,7 @@ if decoding_note:
 # %%
 display(chain_of_thought.control_reader_table(chain_of_thought.control_table(metrics, final_type0, final_answer)))
 if len(fake_summary):
-    display(chain_of_thought.search_reader_table(fake_summary, chain_of_thought.PLACEHOLDER_SEARCH_COLUMNS,
+    display(search_reader_table(fake_summary, chain_of_thought.PLACEHOLDER_SEARCH_COLUMNS,
                                                  caption="Required-data searches with the placeholder bridge"))
 placeholder = chain_of_thought.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
 control_text = [
@@ -268,7 +269,7 @@ if inside_note:
 # direction and order.
 
 # %%
-display(chain_of_thought.comparison_reader_table(
+display(frame_table(
     chain_of_thought.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train)))
 
 # %%

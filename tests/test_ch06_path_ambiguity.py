@@ -25,6 +25,7 @@ from covlib.chapters.ch06_path_ambiguity import (
     write_coverage_need,
 )
 from covlib.coverage.requirement import first_crossing
+from covlib.figures.required_data import search_reader_table
 from covlib.figures.tables import metrics_table
 from covlib.search.cells import Cell
 from covlib.search.probes import PROBE_COLUMNS
@@ -281,7 +282,7 @@ def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():
     assert wide.text["k = 2"].tolist() == ["87.5%", "50.0%", "25.0%", "12.5%"]  # rows in the table's own order
     assert wide.text["items"].tolist()[:2] == ["ID test (type_0)", "whole ID pool (not in training)"]
     summary = search_summary(CELLS, _probes([(500, False, 0.4), (750, False, 0.6)]))
-    table = path_ambiguity.search_reader_table(summary)
+    table = search_reader_table(summary, path_ambiguity.SUMMARY_COLUMNS)
     assert table.text["n_req (geometric mean, examples)"].tolist() == ["", ""]  # never bracketed, not started
     assert table.text["largest size probed (examples)"].tolist() == ["750", ""]
     assert table.text["best ID accuracy there"].tolist() == ["60.0%", ""]

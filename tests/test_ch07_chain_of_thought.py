@@ -31,6 +31,7 @@ from covlib.chapters.ch07_chain_of_thought import (
     split_label,
     target_layout,
 )
+from covlib.figures.required_data import search_reader_table
 from covlib.figures.tables import metrics_table
 from covlib.training.shipped import ship_run
 
@@ -542,9 +543,9 @@ def test_reader_tables_name_models_and_show_rates_and_ratios():
     summary = pd.DataFrame({"task": ["twohop"], "cot": [True], "N": [20], "seed": [0], "status": ["searching"],
                             "low": [np.nan], "high": [2931.0], "n_req": [np.nan], "eligible": [3920.0], "probes": [2],
                             "minutes": [12.345]})
-    searched = chain_of_thought.search_reader_table(summary).text.iloc[0].tolist()
+    searched = search_reader_table(summary, chain_of_thought.SEARCH_COLUMNS).text.iloc[0].tolist()
     assert searched == ["twohop", "yes", "20", "0", "searching", "", "2,931", "", "3,920", "2", "12.3"]
-    assert chain_of_thought.search_reader_table(summary, ["N", "status"]).frame.columns.tolist() == [
+    assert search_reader_table(summary, ["N", "status"]).frame.columns.tolist() == [
         "N (tokens)", "status"]
     recorded = metrics_table({"exponent": float("nan"), "pairs": 2, "share": 0.0123456})
     assert recorded.text["value"].tolist() == ["", "2", "0.01235"]

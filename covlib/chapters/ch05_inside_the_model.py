@@ -345,8 +345,3 @@ def layer_map_table(pivot: pd.DataFrame, what: str, fmt: str = ".0%") -> ReaderT
     columns = {k: columns[k] for k in keys} | {c: f"position {c}" for c in frame.columns if c not in keys}
     return reader_table(frame, columns, {"layer": "{}"} | {c: fmt for c in frame.columns if c not in keys},
                         max_rows=20, caption=what)
-
-
-def comparison_table(comparison: pd.DataFrame) -> ReaderTable:
-    """5.7's comparison with the paper's draft figures."""
-    return reader_table(comparison, {c: c for c in comparison.columns})

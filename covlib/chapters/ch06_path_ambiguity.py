@@ -22,7 +22,7 @@ from covlib.coverage.exact import class_purity, coverage_sweep, fragment_classes
 from covlib.coverage.requirement import first_crossing
 from covlib.figures.exercises import check_share
 from covlib.figures.heatmaps import layer_position_heatmap
-from covlib.figures.required_data import requirement_frame
+from covlib.figures.required_data import COUNT, requirement_frame
 from covlib.figures.style import TASK_COLORS, legend_highlight
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import fmt
@@ -713,15 +713,6 @@ def check_pool_coverage(answer, truth: float, k: int = 3) -> str:
 
 # --- the chapter's tables, as a reader reads them ------------------------------------------------------------------
 
-SEARCH_HEADERS = {  # search_summary columns -> what a reader reads
-    "task": "task", "N": "N (tokens)", "seed": "seed", "status": "status",
-    "low": "largest failing size (examples)", "high": "smallest succeeding size (examples)",
-    "n_req": "n_req (geometric mean, examples)", "eligible": "ID pool (inputs)",
-    "largest_n": "largest size probed (examples)", "best_type0_at_largest": "best ID accuracy there",
-    "probes": "probes", "minutes": "CPU minutes"}
-COUNT = ",.0f"  # numbers of examples or inputs, whole, with thousands separators
-
-
 def merged_reader_table(merged: pd.DataFrame) -> ReaderTable:
     """``merged_pairs`` rows of both tasks: what the pairs of fragments in one class share, and how many."""
     k = int(merged["k"].iloc[0]) if len(merged) else 0
@@ -755,13 +746,6 @@ def need_reader_table(need_table: pd.DataFrame, k: int) -> ReaderTable:
         caption="Examples for 99% coverage (empty: not reached by the largest training set the search allows)")
 
 
-def search_reader_table(summary: pd.DataFrame) -> ReaderTable:
-    """Search summaries (SUMMARY_COLUMNS) as a reader reads them: sizes in examples, empty where not known."""
-    return reader_table(summary, {c: SEARCH_HEADERS[c] for c in SUMMARY_COLUMNS},
-                        {"seed": "{}", "low": COUNT, "high": COUNT, "n_req": COUNT, "eligible": COUNT,
-                         "largest_n": COUNT, "best_type0_at_largest": ".1%", "minutes": ",.1f"})
-
-
 SPLIT_LABELS = {"type_0": "ID test", "train_inferred": "training items"}
 
 
@@ -791,9 +775,3 @@ def tracing_reader_table(rank: pd.DataFrame) -> ReaderTable:
     return reader_table(wide, {"task": "task", "variant": "corrupted input", "layer": "layer"} | patched,
                         {"layer": "{}"} | dict.fromkeys(positions, ".0%"),
                         caption="Share of predictions flipped by patching one position")
-
-
-def comparison_reader_table(comparison: pd.DataFrame) -> ReaderTable:
-    """``paper_comparison`` as a reader reads it (its headers already say what each column is)."""
-    return reader_table(comparison, {c: c for c in comparison.columns})
-

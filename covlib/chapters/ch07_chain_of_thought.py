@@ -20,7 +20,7 @@ from covlib.base.paths import repository_path
 from covlib.figures.charts import accuracy_curves_chart
 from covlib.figures.exercises import check_share
 from covlib.figures.heatmaps import layer_position_heatmap
-from covlib.figures.required_data import estimates_chart, requirement_frame
+from covlib.figures.required_data import COUNT, estimates_chart, requirement_frame
 from covlib.figures.style import legend_highlight, pending_chart
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import fmt
@@ -994,24 +994,8 @@ def check_follows_written_bridge(answer, truth: float) -> str:
 
 # ---- the chapter's tables, as a reader reads them ----
 
-SEARCH_HEADERS = {  # search_summary columns -> what a reader reads
-    "task": "task", "cot": "CoT", "N": "N (tokens)", "seed": "seed", "status": "status",
-    "low": "largest failing size (examples)", "high": "smallest succeeding size (examples)",
-    "n_req": "n_req (geometric mean, examples)", "eligible": "ID pool (inputs)", "probes": "probes",
-    "minutes": "CPU minutes"}
-COUNT = ",.0f"  # numbers of examples or inputs, whole, with thousands separators
 NONTREE_SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes"]
 PLACEHOLDER_SEARCH_COLUMNS = ["N", "seed", "status", "low", "high", "n_req", "probes"]
-
-
-def search_reader_table(summary: pd.DataFrame, columns: Sequence[str] = SEARCH_COLUMNS,
-                        caption: str | None = None) -> ReaderTable:
-    """Search summaries (``columns`` of them, SEARCH_COLUMNS by default) with sizes in examples and empty cells
-    where a search has no value yet."""
-    return reader_table(summary, {c: SEARCH_HEADERS[c] for c in columns},
-                        {c: f for c, f in {"seed": "{}", "low": COUNT, "high": COUNT, "n_req": COUNT,
-                                           "eligible": COUNT, "minutes": ",.1f"}.items() if c in columns},
-                        caption=caption)
 
 
 def exponent_reader_table(exponents: pd.DataFrame) -> ReaderTable:
@@ -1067,9 +1051,3 @@ def peaks_reader_table(peaks: pd.DataFrame, caption: str) -> ReaderTable:
     shown = shown.assign(model=shown["model"].map(MODEL_LABELS).fillna(shown["model"]))
     return reader_table(shown, {"model": "model", "group_by": "grouped by", "iicg": "largest IICG", "layer": "layer",
                                 "position": "position"}, {"iicg": ".3f", "layer": "{}"}, caption=caption)
-
-
-def comparison_reader_table(comparison: pd.DataFrame) -> ReaderTable:
-    """``comparison_table`` as a reader reads it (its headers already say what each column is)."""
-    return reader_table(comparison, {c: c for c in comparison.columns})
-

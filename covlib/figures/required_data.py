@@ -1,13 +1,14 @@
 """Required-data charts: n_req against N on log axes, with fitted power laws."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from covlib.figures.style import LOG, zoom
+from covlib.figures.tables import ReaderTable, reader_table
 
 
 def requirement_frame(summary: pd.DataFrame, label_col: str = "model") -> pd.DataFrame:
@@ -90,3 +91,21 @@ def estimates_chart(points: list[pd.DataFrame], title: str) -> alt.LayerChart:
     """Measured brackets and estimates of several series (requirement_frame tables), without lines."""
     return required_data_chart(pd.concat(points, ignore_index=True), pd.DataFrame(columns=["N", "n", "series"]),
                                title=title)
+
+
+SEARCH_HEADERS = {  # covlib.search.status.search_summary columns -> what a reader reads
+    "task": "task", "cot": "CoT", "N": "N (tokens)", "seed": "seed", "status": "status",
+    "low": "largest failing size (examples)", "high": "smallest succeeding size (examples)",
+    "n_req": "n_req (geometric mean, examples)", "eligible": "ID pool (inputs)",
+    "largest_n": "largest size probed (examples)", "best_type0_at_largest": "best ID accuracy there",
+    "probes": "probes", "minutes": "CPU minutes"}
+COUNT = ",.0f"  # numbers of examples or inputs, whole, with thousands separators
+SEARCH_FORMATS = {"seed": "{}", "low": COUNT, "high": COUNT, "n_req": COUNT, "eligible": COUNT, "largest_n": COUNT,
+                  "best_type0_at_largest": ".1%", "minutes": ",.1f"}
+
+
+def search_reader_table(summary: pd.DataFrame, columns: Sequence[str], caption: str | None = None) -> ReaderTable:
+    """Search summaries (these ``columns`` of covlib.search.status.search_summary) as a reader reads them: sizes in
+    examples, empty cells where a search has no value yet."""
+    return reader_table(summary, {c: SEARCH_HEADERS[c] for c in columns},
+                        {c: f for c, f in SEARCH_FORMATS.items() if c in columns}, caption=caption)
