@@ -38,14 +38,22 @@ for s in 1 2; do
   "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
 
-# 1. three-hop and parallel two-hop over two seeds and a wider N (chapter 4), ~3 h; three-hop CoT (chapter 7)
-step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
-step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 24 30 --seeds 0 1 "${SEARCH[@]}"
-step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 24 --seeds 0 1 "${SEARCH[@]}"
+# Order since stop 27: cheapest complete claim first. The three-hop seed-1 probes of stop 26 cost 4-9 one-thread
+# minutes each (up to 24 under load), 2.5-5x the two-thread seed-0 figures the issue's budget came from, so the
+# widest N (three-hop 24, parallel two-hop 24 and 30, three-hop CoT 24) moved to the end, after every other step.
 
-# 3. chain of thought (chapter 7), ~2 h: a second two-hop CoT seed; non-tree with CoT searched
+# 1. three-hop CoT (chapter 7) and parallel two-hop (chapter 4) over two seeds and N = 10-20: ~1.5 h of wall time
+step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
+step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
+
+# issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first); CoT probes are cheap, so it runs early
+step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
+
+# 3. chain of thought (chapter 7): a second two-hop CoT seed (seed 0 cost 53 two-thread minutes), ~1 h of wall time
 step twohop_cot_seed1; covlib scaling search --task twohop --cot --N 20 25 30 40 50 --seeds 1 "${SEARCH[@]}"
-step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 --seeds 0 "${SEARCH[@]}"
+
+# 1. three-hop (chapter 4) over two seeds and N = 10-20, ~1.5 h of wall time
+step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
 
 # 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
 step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
@@ -55,11 +63,11 @@ step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --s
 step audit_contrasts
 covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/diversity/runs.csv" --work build/diversity --jobs 2
 
+# 3. non-tree with chain of thought (chapter 7): does CoT rescue it? (the paper says no)
+step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 --seeds 0 "${SEARCH[@]}"
+
 # 6. the shared-operator control trained as long as the treated models (chapter 8): done at stop 18
 #    (data/taxonomy/COMMANDS.txt regenerates it)
-
-# issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first)
-step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
 
 # issue 20: the Mamba family on the transformer's two-hop cells (chapter 4), seed 0. One Mamba step costs ~7.5x a
 #    transformer step's CPU here (N=25, 300 steps each, one thread; the malloc settings below cut that to ~5x), so
@@ -69,6 +77,12 @@ step mamba_twohop
 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
   covlib scaling search --task twohop --N 20 25 30 35 --seeds 0 --model mamba-L4-d128 \
   --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2
+
+# 1. the widest N of experiment 1, moved here for their cost
+step wide_n
+covlib scaling search --task threehop --N 24 --seeds 0 1 "${SEARCH[@]}"
+covlib scaling search --task threehop --cot --N 24 --seeds 0 1 "${SEARCH[@]}"
+covlib scaling search --task parallel_twohop --N 24 30 --seeds 0 1 "${SEARCH[@]}"
 
 # 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
 step twohop_70;        covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
