@@ -24,11 +24,13 @@
 #
 # The paper reports that CoT changes the scaling law itself: the data needed grows as
 # $N^{2.09}$ for two-hop with CoT (against $N^{2.26}$ without) and $N^{1.76}$ for three-hop
-# (against $N^{2.58}$), and its CoT models need 5-10 times less data at equal $N$. It also
+# (against $N^{2.58}$), $N^{1.80}$ for five-hop (trained with CoT only), and its CoT models need
+# 5-10 times less data at equal $N$. It also
 # reports that CoT does not rescue **path ambiguity**: non-tree with CoT still fails where two-hop
 # with CoT succeeds. This chapter measures, on a CPU:
 #
-# 1. the required data with and without CoT (two-hop, three-hop), its exponents and their ratio;
+# 1. the required data with and without CoT (two-hop, three-hop; five-hop with CoT only), its
+#    exponents and their ratio;
 # 2. non-tree with CoT against two-hop with CoT at the same $N$ and $n_\text{train}$;
 # 3. accuracy the way a user checks it: greedy decoding's exact match beside the teacher-forced
 #    accuracy that training reports, on ID items and on OOD items with one fact unseen;
@@ -121,7 +123,8 @@ if pending_note and not chapter["miniature"]:
 # %% [markdown]
 # The exponent $c$ of $n_\text{req} \propto N^c$ with and without CoT, with 95% intervals (the
 # table says how each was made: resampling cells where there are seeds, a slope's t-interval where
-# there is one run per $N$).
+# there is one run per $N$). Five-hop has a CoT row only: the authors train it with CoT targets
+# alone, and its six inputs make the ID pool grow as $N^6$, so a CPU's search stops at $N = 10$.
 
 # %%
 fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
@@ -178,6 +181,7 @@ if shortfall_note:
 display(search_reader_table(nontree_summary, chain_of_thought.NONTREE_SEARCH_COLUMNS))
 nontree_command = chain_of_thought.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
 display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
+                 + chain_of_thought.reachable_text(nontree_summary, chapter["rules"].threshold)
                  + (f" Command: `{nontree_command}`." if nontree_command else "")))
 
 # %% [markdown]
@@ -274,7 +278,7 @@ display(frame_table(
 
 # %%
 results = chain_of_thought.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                            placeholder, ratios)
+                                            placeholder, ratios, nontree_summary)
 record_metrics(results)
 metrics_table(results)
 

@@ -269,6 +269,37 @@ def test_exponent_table_says_what_each_fit_rests_on():
     assert shown["c, 95% low"].tolist() == ["2.00", "", "", ""] and shown["paper's c"].tolist()[0] == "2.26"
 
 
+def test_five_hop_has_a_cot_row_only_beside_the_papers_1_80():
+    fits = {"twohop": None, "twohop_cot": None, "threehop": None, "threehop_cot": None,
+            "fivehop_cot": _fit(1.9, 1.5, 2.3, n_values=4)}
+    table = chain_of_thought.exponent_table(fits, {})
+    five = table[table["task"] == "fivehop"]
+    assert len(table) == 5 and five["target"].tolist() == ["with CoT"] and five["paper"].tolist() == [1.80]
+    assert five["c"].tolist() == [1.9] and five["N values"].tolist() == [4]
+    assert "fivehop, with CoT only: c = 1.90 (95% interval 1.50 to 2.30" in chain_of_thought.exponent_text(fits)
+    without = chain_of_thought.exponent_table({k: v for k, v in fits.items() if k != "fivehop_cot"}, {})
+    assert "fivehop" not in without["task"].tolist()  # a preset without the five-hop search has no row for it
+
+
+def test_non_tree_reachable_is_one_if_any_probe_succeeded_and_nan_before_any_probe():
+    searched = pd.DataFrame({"N": [20, 25], "probes": [3, 2], "high": [np.nan, np.nan], "largest_n": [9000, 12000]})
+    assert chain_of_thought.reachable(searched) == 0.0
+    assert "No probe reaches 99% (N = 20 up to 9,000, N = 25 up to 12,000 examples)" in (
+        chain_of_thought.reachable_text(searched, 0.99))
+    rescued = searched.assign(high=[7500.0, np.nan])
+    assert chain_of_thought.reachable(rescued) == 1.0
+    assert "N = 20 at 7,500 examples" in chain_of_thought.reachable_text(rescued, 0.99)
+    unstarted = searched.assign(probes=[0, 0])
+    assert np.isnan(chain_of_thought.reachable(unstarted)) and chain_of_thought.reachable_text(unstarted, 0.99) == ""
+
+
+def test_the_two_hop_ratio_counts_the_seeds_it_pairs():
+    ratios = pd.DataFrame({"task": ["twohop", "twohop", "twohop", "threehop"], "seed": [0, 1, 1, 2],
+                           "ratio": [2.0, 3.0, 4.0, 5.0]})
+    assert chain_of_thought.seeds_paired(ratios) == 2 and chain_of_thought.seeds_paired(ratios, "threehop") == 1
+    assert chain_of_thought.seeds_paired(ratios.iloc[:0]) == 0
+
+
 def test_ratio_range_records_the_spread_of_the_pairs():
     ratios = pd.DataFrame({"task": ["twohop", "twohop", "threehop"], "ratio": [1.7, 2.8, 6.1]})
     assert chain_of_thought.ratio_range(ratios) == {
@@ -384,10 +415,12 @@ def test_recorded_metrics_and_summary_without_any_result():
     fits = {name: None for name in ("twohop", "twohop_cot", "threehop", "threehop_cot")}
     finals = {name: nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
     empty = pd.DataFrame()
+    not_started = pd.DataFrame({"N": [20], "probes": [0], "high": [np.nan]})
     results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan}, finals, empty, empty, 0.0,
-                                                pd.DataFrame(columns=["share"]), empty)
+                                                pd.DataFrame(columns=["share"]), empty, not_started)
     counts = {k for k in results if k.endswith(("_pairs", "_n_values", "_seeds"))}
-    assert len(results) == 28 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
+    assert "cot_twohop_seeds" in counts and np.isnan(results["nontree_cot_reachable"])
+    assert len(results) == 33 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
     assert "exponent_twohop_cot_ci_low" not in results  # no fit, no interval
     assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes" and k not in counts)
     assert chain_of_thought.summary_text(
@@ -395,9 +428,10 @@ def test_recorded_metrics_and_summary_without_any_result():
         decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000) == "The cache holds no results yet."
     table = chain_of_thought.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25},
                                               30, 6000)
-    assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 7
-    assert table.iloc[4, 2] == "4.0x" and table.iloc[0, 2] == "n/a (not in the cache)"
-    assert table.iloc[6, 2] == "IICG by (b, x2) minus by b: 0.25 (two-hop CoT n/a (not in the cache))"
+    assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 8
+    assert table["quantity"].iloc[4] == "exponent, five-hop with CoT" and table.iloc[4, 1] == "1.80"
+    assert table.iloc[5, 2] == "4.0x" and table.iloc[0, 2] == "n/a (not in the cache)"
+    assert table.iloc[7, 2] == "IICG by (b, x2) minus by b: 0.25 (two-hop CoT n/a (not in the cache))"
 
 
 # ---- the exercises ----

@@ -43,7 +43,10 @@ EXPERIMENTS: dict[str, dict] = {
     # one seed over five N (compute budget: the exponent's interval bootstraps over N); add seed 1 to widen it
     "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0], "model": "L4-d128", "cot": True},
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128", "cot": True},
-    "nontree_cot": {"task": "nontree", "N": [25, 30, 40], "seeds": [0], "model": "L4-d128", "cot": True},
+    # five-hop is trained with CoT only (the authors' setting); its ID pool caps N at about 10 on this CPU
+    "fivehop_cot": {"task": "fivehop", "N": [6, 7, 8, 9, 10], "seeds": [0], "model": "L4-d128", "cot": True},
+    # the paper: CoT does not rescue non-tree; searched where a plain non-tree search already fails (chapter 6)
+    "nontree_cot": {"task": "nontree", "N": [20, 25, 30], "seeds": [0], "model": "L4-d128", "cot": True},
     # one seed, two N: each failing probe costs as much as a plain one
     "twohop_fakebridge": {"task": "twohop", "N": [25, 30], "seeds": [0], "model": "L4-d128", "fake_bridge": True,
                           "table": FAKE_BRIDGE_TABLE},
@@ -53,7 +56,8 @@ EXPERIMENTS: dict[str, dict] = {
 _DEFAULT_KNOBS = {
     # the searches whose rows the cache holds (chapter 4's plain ones, this chapter's CoT and placeholder ones)
     "experiments": {"twohop": BOOK_EXPERIMENTS["twohop"], "threehop": BOOK_EXPERIMENTS["threehop"],
-                    "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"]},
+                    "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"],
+                    "fivehop_cot": EXPERIMENTS["fivehop_cot"]},
     "fake": EXPERIMENTS["twohop_fakebridge"],
     "nontree": EXPERIMENTS["nontree_cot"],
     "rules": ProbeRules(),
@@ -72,6 +76,7 @@ PRESETS: dict[str, dict] = {
             "twohop_cot": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke", "cot": True},
             "threehop": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke"},
             "threehop_cot": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke", "cot": True},
+            "fivehop_cot": {"task": "fivehop", "N": [3], "seeds": [0], "model": "smoke", "cot": True},
         },
         "fake": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True},
         "nontree": {"task": "nontree", "N": [6], "seeds": [0], "model": "smoke", "cot": True},
@@ -344,6 +349,7 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
 # ---- the notebook's set-up and prose (chapter 7 only) ----
 
 TASKS = ("twohop", "threehop")  # the tasks whose required data is searched with and without CoT
+COT_ONLY_TASKS = ("fivehop",)  # searched with CoT only (the authors train five-hop with CoT targets only)
 MISSING = "n/a (not in the cache)"  # what the chapter writes for a result the cache does not hold yet
 SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
 CURVE_COLORS = {"twohop": "#9e9e9e", "twohop_cot": "#1565c0", "twohop_fakebridge": "#f9a825", "nontree_cot": "#c62828"}
@@ -384,8 +390,8 @@ def search_table(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def cot_search_minutes(summaries: Mapping[str, pd.DataFrame]) -> float:
-    """CPU minutes the CoT searches (two-hop and three-hop) have taken so far."""
-    return sum(float(summaries[name]["minutes"].sum()) for name in ("twohop_cot", "threehop_cot"))
+    """CPU minutes the CoT searches (two-hop, three-hop and five-hop) have taken so far."""
+    return sum(float(s["minutes"].sum()) for name, s in summaries.items() if name.endswith("_cot"))
 
 
 def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict]) -> str:
@@ -402,16 +408,18 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
 def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The fitted exponents with and without CoT per task: value, interval (none below 4 values of N) and how it
     was made, the N range, values of N and seeds they rest on, and the paper's values."""
+    targets = [(task, style, name) for task in TASKS
+               for style, name in (("without CoT", task), ("with CoT", f"{task}_cot"))]
+    targets += [(task, "with CoT", f"{task}_cot") for task in COT_ONLY_TASKS if f"{task}_cot" in fits]
     rows = []
-    for task in TASKS:
-        for style, name in (("without CoT", task), ("with CoT", f"{task}_cot")):
-            f = fits[name]
-            rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
-                         "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
-                         "interval": f.get("interval", "") if f else "",
-                         "N range": f"{f['N_min']:.0f}-{f['N_max']:.0f}" if f else "",
-                         "N values": f["n_values"] if f else 0, "seeds": f["seeds"] if f else 0,
-                         "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
+    for task, style, name in targets:
+        f = fits[name]
+        rows.append({"task": task, "target": style, "c": f["c"] if f else np.nan,
+                     "c_low": f["c_low"] if f else np.nan, "c_high": f["c_high"] if f else np.nan,
+                     "interval": f.get("interval", "") if f else "",
+                     "N range": f"{f['N_min']:.0f}-{f['N_max']:.0f}" if f else "",
+                     "N values": f["n_values"] if f else 0, "seeds": f["seeds"] if f else 0,
+                     "paper": (EXPONENTS_COT if style == "with CoT" else EXPONENTS)[task]})
     return pd.DataFrame(rows)
 
 
@@ -441,6 +449,8 @@ def exponent_text(fits: Mapping[str, dict | None]) -> str:
     """The measured exponents beside the paper's, and whether the intervals separate them."""
     parts = [f"{task}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
              f"without, {describe_exponent(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
+    parts += [f"{task}, with CoT only: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
+              f"{EXPONENTS_COT[task]:.2f}" for task in COT_ONLY_TASKS if f"{task}_cot" in fits]
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
 
 
@@ -814,6 +824,8 @@ def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
              book: fit_text(fits[f"{task}_cot" if style == "with" else task])}
             for task, label in (("twohop", "two-hop"), ("threehop", "three-hop"))
             for style, table in (("with", EXPONENTS_COT), ("without", EXPONENTS))]
+    rows += [{"quantity": "exponent, five-hop with CoT", paper: f"{EXPONENTS_COT['fivehop']:.2f}",
+              book: fit_text(fits.get("fivehop_cot"))}]
     rows += [
         {"quantity": "data without CoT / with CoT, two-hop", paper: f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x",
          book: fmt(by_task["twohop"], ".1f", MISSING) + ("" if np.isnan(by_task["twohop"]) else "x")},
@@ -839,15 +851,45 @@ def ratio_range(ratios: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def reachable(summary: pd.DataFrame) -> float:
+    """1 if some probe of a search reached the threshold, 0 if its probes all failed, NaN before its first probe."""
+    if not summary["probes"].fillna(0).astype(int).sum():
+        return float("nan")
+    return float(summary["high"].notna().any())
+
+
+def reachable_text(summary: pd.DataFrame, threshold: float) -> str:
+    """Whether any probe of the non-tree CoT search reached the threshold, against the paper's verdict."""
+    verdict = reachable(summary)
+    if np.isnan(verdict):
+        return ""
+    probed = summary[summary["probes"].fillna(0).astype(int) > 0]
+    if verdict:
+        cells = ", ".join(f"N = {r.N} at {r.high:,.0f} examples" for r in probed.itertuples() if pd.notna(r.high))
+        return (f" Some probe reaches {threshold:.0%}: {cells}; at those N, CoT does rescue non-tree with enough "
+                "data, against the paper's single failing point.")
+    largest = ", ".join(f"N = {r.N} up to {r.largest_n:,.0f}" for r in probed.itertuples())
+    return (f" No probe reaches {threshold:.0%} ({largest} examples): as the paper finds, writing the bridge out does "
+            "not rescue non-tree within the data this search may use.")
+
+
+def seeds_paired(ratios: pd.DataFrame, task: str = "twohop") -> int:
+    """How many training seeds a task's data ratios (without / with CoT) come from."""
+    return int(ratios.loc[ratios["task"] == task, "seed"].nunique()) if len(ratios) else 0
+
+
 def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
                      decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
-                     placeholder: pd.DataFrame, ratios: pd.DataFrame) -> dict[str, float]:
+                     placeholder: pd.DataFrame, ratios: pd.DataFrame, nontree: pd.DataFrame) -> dict[str, float]:
     """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
     gap = context_gaps(at_bridge)
     return {
         **ratio_range(ratios),
         **exponent_metrics("twohop_cot", fits["twohop_cot"]),
         **exponent_metrics("threehop_cot", fits["threehop_cot"]),
+        **exponent_metrics("fivehop_cot", fits.get("fivehop_cot")),
+        "cot_twohop_seeds": seeds_paired(ratios),
+        "nontree_cot_reachable": reachable(nontree),
         "data_ratio_twohop_cot": by_task["twohop"],
         "data_ratio_threehop_cot": by_task["threehop"],
         "final_type0_twohop_plain": final_type0["twohop"],
@@ -882,6 +924,9 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
             + (f" (the CoT fit rests on {fits[f'{task}_cot']['n_values']} N values: provisional)"
                if np.isnan(fits[f"{task}_cot"]["c_low"]) else "")
             for task in TASKS if fits[f"{task}_cot"] and fits[task]) + ".")
+    if fits.get("fivehop_cot"):
+        summary.append(f"Five-hop with CoT: {describe_exponent(fits['fivehop_cot'])}, against the paper's "
+                       f"{EXPONENTS_COT['fivehop']:.2f}.")
     if len(ratios):
         summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
                        "data it needs with CoT.")
