@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from covlib.base.paths import REPO
-from covlib.book.readme import END, START, findings, findings_block, refresh_readme
+from covlib.book.readme import END, START, _nontree_cot, findings, findings_block, refresh_readme
 from covlib.book.snapshot import read_snapshot
 
 SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
@@ -41,3 +41,10 @@ def test_the_seed_sentences_say_when_an_order_fails_in_some_seed():
     text = findings({"03_x": chapter3})
     assert "3 training seeds" in text and "k<3 70.0% ± 2.0%" in text
     assert "rises with the k-cutoff in every seed" in text and "evidence not in every seed" in text
+
+
+def test_the_non_tree_cot_sentence_follows_the_searchs_verdict():
+    assert "not in the cache" in _nontree_cot({"nontree_cot_reachable": float("nan")})
+    assert "not in the cache" in _nontree_cot({})
+    assert "does not rescue" in _nontree_cot({"nontree_cot_reachable": 0})
+    assert "rescues it here" in _nontree_cot({"nontree_cot_reachable": 1})

@@ -57,6 +57,21 @@ def _iicg_seeds(m: Mapping[str, Any]) -> str:
             f"{_in_every_seed(m['trace_route_all_seeds'])}.")
 
 
+def _seeds_of(m: Mapping[str, Any], key: str) -> str:
+    seeds = m.get(key, 0)
+    return f" over {seeds} seeds" if seeds and seeds > 1 else ""
+
+
+def _nontree_cot(m: Mapping[str, Any]) -> str:
+    """Chapter 7's required-data search for non-tree with CoT: does any probe reach the threshold?"""
+    reachable = m.get("nontree_cot_reachable", float("nan"))
+    if isinstance(reachable, float) and math.isnan(reachable):
+        return "The non-tree CoT search is not in the cache yet."
+    if reachable:
+        return "Some probe of the non-tree CoT search reaches 99%: with enough data, CoT rescues it here."
+    return "No probe of the non-tree CoT search reaches 99%: CoT does not rescue non-tree, as the paper finds."
+
+
 def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
     """The findings as markdown bullets, one or two per chapter the snapshot holds."""
     ch = {name[:2]: values for name, values in chapters.items()}
@@ -121,13 +136,14 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
         bullets.append(
             f"Chain of thought (chapter 7): with the bridge written out, two-hop's required data grows as "
             f"{_exponent(m, 'twohop_cot')} (paper {EXPONENTS_COT['twohop']:.2f}), three-hop's as "
-            f"{_exponent(m, 'threehop_cot')} (paper {EXPONENTS_COT['threehop']:.2f}). Data without over data with "
-            f"CoT at equal N: two-hop {_range(m, 'data_ratio_twohop_cot')}, three-hop "
+            f"{_exponent(m, 'threehop_cot')} (paper {EXPONENTS_COT['threehop']:.2f}), five-hop's "
+            f"{_exponent(m, 'fivehop_cot')} (paper {EXPONENTS_COT['fivehop']:.2f}). Data without over data with "
+            f"CoT at equal N: two-hop {_range(m, 'data_ratio_twohop_cot')}{_seeds_of(m, 'cot_twohop_seeds')}, three-hop "
             f"{_range(m, 'data_ratio_threehop_cot')} (the paper: 5-10x). At N = 30 and 6,000 examples: plain "
             f"{_pct(m['final_type0_twohop_plain'], 1)}, CoT {_pct(m['final_type0_twohop_cot'], 1)}, placeholder "
             f"bridge {_pct(m['final_type0_twohop_fakebridge'], 1)}, non-tree with CoT "
             f"{_pct(m['final_type0_nontree_cot'], 1)}; the placeholder's own search gets "
-            f"{_pct(m['placeholder_data_share'])} of CoT's data saving.")
+            f"{_pct(m['placeholder_data_share'])} of CoT's data saving. " + _nontree_cot(m))
     if "08" in ch:
         m = ch["08"]
         bullets.append(
