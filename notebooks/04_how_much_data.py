@@ -32,7 +32,8 @@
 # * **its exponent** $c$, fitted over $N$ with a bootstrap interval over seeds and $N$ values;
 # * what **coverage predicts** for the same exponent, with no training at all, beside the
 #   paper's theory $c = 2.5 - 0.5/k$;
-# * whether **bigger models** need less data, and how **longer chains** scale.
+# * whether **bigger models** need less data, whether **another architecture** (a Mamba) needs
+#   the same, and how **longer chains** scale.
 #
 # Every training run here is minutes of CPU, and the whole experiment is hours, so the chapter
 # reads its results from a cache shipped with the book (`data/scaling/`), produced by the
@@ -136,7 +137,7 @@ display(how_much_data.cells_view(twohop))
 # bracket around it, or, while the search is unfinished, the largest training set probed. Click a
 # cell, and the right panel shows its probes: each training-set size tried, the best ID accuracy the
 # run reached, and whether that got to the threshold. The printed figure shows the two-hop cell of
-# section 4.5. Hover over any point for its numbers; drag or scroll to move and zoom.
+# section 4.6. Hover over any point for its numbers; drag or scroll to move and zoom.
 
 # %%
 explorer = how_much_data.probe_explorer(summaries, experiments, probes, threshold)
@@ -224,7 +225,36 @@ if chapter["describe_cache"]:  # what the book's cache still lacks (the smoke ta
 display(Markdown(size_note))
 
 # %% [markdown]
-# ## 4.4 Longer chains: three-hop and parallel two-hop
+# ## 4.4 Does the architecture matter?
+#
+# The paper's second check on the exponent's stability is a different architecture: a 4-layer,
+# width-256 Mamba (a state-space model, no attention) needs data growing as $N^{2.00}$, against the
+# transformers' 2.13-2.28. Here a Mamba of the default model's depth and width (4 layers, width 128,
+# from the maintained pure-PyTorch `mambapy`, with the task's embedding and unembedding) runs the
+# same search, rules and give-up rule on two-hop, on four of the default transformer's cells. One
+# Mamba step costs 5-7.5 times a transformer step on this CPU, so the cells are the four cheapest
+# ($N$ = 20-35) and one seed. The transformer is fitted on the same cells, and the ratio of the two
+# architectures' requirements at each cell is judged, as for model size, against the gap between two
+# seeds of the same transformer cell.
+
+# %%
+architecture_names = [n for n in how_much_data.ARCHITECTURE_EXPERIMENTS if n in summaries]
+architectures, architecture_points = how_much_data.size_table(
+    summaries, experiments, architecture_names, bootstrap_reps, shared_cells="twohop_mamba")
+display(how_much_data.architectures_view(architectures))
+architecture_ratios = how_much_data.size_ratios(summaries, experiments, architecture_names)
+if architecture_ratios:  # a figure only once the Mamba has a finished cell to set beside the transformer's
+    architecture_chart = chapter.save(estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
+                                      "04_required_data_by_architecture")
+    display(architecture_chart)
+architecture_note = how_much_data.architecture_note(architectures, architecture_ratios, spread,
+                                                    reference=experiments["twohop"]["model"])
+if chapter["describe_cache"]:
+    architecture_note += how_much_data.size_cache_note(summaries, experiments, architecture_names, "architecture")
+display(Markdown(architecture_note))
+
+# %% [markdown]
+# ## 4.5 Longer chains: three-hop and parallel two-hop
 #
 # Three-hop composition has one more bridge, and its ID pool is $0.343 N^4$; parallel two-hop
 # joins two independent bridges. Both are four-input tasks, so a CPU can only reach small $N$
@@ -246,7 +276,7 @@ if chain_note and fit_twohop:
                      "exponents are compatible with the paper's, not which task is steeper."))
 
 # %% [markdown]
-# ## 4.5 What failure looks like
+# ## 4.6 What failure looks like
 #
 # Just below the required data a run does not fail by learning nothing. It fits its training
 # set first; its ID accuracy then rises more slowly than with a little more data, and the
@@ -277,6 +307,7 @@ metrics = {
     **exponent_metrics("threehop", chain_fits.get("threehop")),
     **exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
     **exponent_metrics("twohop_rule_decided", fit_rule_decided),
+    **how_much_data.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
     "param_ratio": param_ratio,
     **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
     "seed_spread_twohop": spread,

@@ -20,6 +20,7 @@ from covlib.chapters.ch04_how_much_data import PRESETS
 from covlib.figures.tables import metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE
+from covlib.training.shapes import model_params
 
 
 def summary(rows: list[tuple]) -> pd.DataFrame:
@@ -272,3 +273,59 @@ def test_two_hop_and_failure_charts_have_tooltips():
     for chart in charts:
         spec = chart.to_dict()
         assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+
+
+def _architecture_cache() -> tuple[dict, dict]:
+    """The default transformer on N = 20-40 and two seeds; a Mamba on N = 20-35, seed 0, with a steeper law."""
+    experiments = {"twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40], "seeds": [0, 1], "model": "L4-d128"},
+                   "twohop_mamba": {"task": "twohop", "N": [20, 25, 30, 35], "seeds": [0], "model": "mamba-L4-d128"}}
+    default = summary([(N, s, 3.0 * N**2.2 * (1.1 if s else 1.0), "bracketed") for N in (20, 25, 30, 35, 40)
+                       for s in (0, 1)])
+    mamba = summary([(N, 0, 0.5 * N**2.6, "bracketed") for N in (20, 25, 30, 35)]).assign(model="mamba-L4-d128")
+    return {"twohop": default, "twohop_mamba": mamba}, experiments
+
+
+def test_the_architecture_check_fits_both_families_on_the_mambas_cells():
+    summaries, experiments = _architecture_cache()
+    names = list(how_much_data.ARCHITECTURE_EXPERIMENTS)
+    models, points = how_much_data.size_table(summaries, experiments, names, reps=200, shared_cells="twohop_mamba")
+    assert models["family"].tolist() == ["transformer", "mamba"] and models["cells"].tolist() == [4, 4]
+    assert models["N values"].tolist() == [4, 4] and models["seeds"].tolist() == [1, 1]
+    Ns = np.array([20, 25, 30, 35])  # the oracle: a least-squares slope in log-log, by numpy
+    default_slope = np.polyfit(np.log(Ns), np.log(3.0 * Ns**2.2), 1)[0]
+    mamba_slope = np.polyfit(np.log(Ns), np.log(0.5 * Ns**2.6), 1)[0]
+    assert models["exponent"].tolist() == pytest.approx([default_slope, mamba_slope])
+    # parameter counts at N = 30 (tests/test_mamba.py checks model_params against the built models)
+    params = [model_params("L4-d128", 30, 4), model_params("mamba-L4-d128", 30, 4)]
+    assert models["parameters"].tolist() == params and params[1] < params[0] and len(points) == 2
+    ratios = how_much_data.size_ratios(summaries, experiments, names)
+    expected_ratio = np.exp(np.mean(np.log(0.5 * Ns**2.6 / (3.0 * Ns**2.2))))
+    assert list(ratios) == ["mamba-L4-d128"] and ratios["mamba-L4-d128"]["N"].tolist() == [20, 25, 30, 35]
+    metrics = how_much_data.architecture_metrics(summaries, experiments, ratios, reps=200)
+    assert metrics["exponent_twohop_mamba"] == pytest.approx(mamba_slope)
+    assert metrics["exponent_twohop_mamba_n_values"] == 4 and metrics["exponent_twohop_mamba_seeds"] == 1
+    assert metrics["n_req_ratio_mamba_to_default"] == pytest.approx(expected_ratio)
+    assert [metrics["params_default"], metrics["params_mamba"]] == params
+    note = how_much_data.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
+    assert f"mamba-L4-d128 (mamba, {params[1]:,} parameters): 4 of 4 cells finished" in note
+    assert f"mamba-L4-d128 needs {expected_ratio:.2f} times the data of L4-d128 on the 4 cells" in note
+    assert "**less**, against a typical 1.20-fold gap" in note  # 0.55-0.69 per cell, below 1/1.2
+    shown = how_much_data.architectures_view(models).text
+    assert shown["architecture"].tolist() == ["transformer", "mamba"] and shown["parameters"].tolist()[1] == f"{params[1]:,}"
+
+
+def test_the_architecture_check_before_the_mamba_has_a_cell():
+    summaries, experiments = _architecture_cache()
+    summaries["twohop_mamba"] = summaries["twohop_mamba"].assign(n_req=np.nan, low=np.nan, high=np.nan,
+                                                                 status="not started", probes=0)
+    names = list(how_much_data.ARCHITECTURE_EXPERIMENTS)
+    ratios = how_much_data.size_ratios(summaries, experiments, names)
+    metrics = how_much_data.architecture_metrics(summaries, experiments, ratios, reps=100)
+    assert ratios == {} and np.isnan(metrics["exponent_twohop_mamba"]) and np.isnan(metrics["n_req_ratio_mamba_to_default"])
+    assert metrics["exponent_twohop_mamba_n_values"] == 0 and "exponent_twohop_mamba_ci_low" not in metrics
+    models, _ = how_much_data.size_table(summaries, experiments, names, reps=100, shared_cells="twohop_mamba")
+    note = how_much_data.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
+    assert note.endswith("so this chapter makes no claim about architecture.")
+    pending = how_much_data.size_cache_note(summaries, {**experiments, "twohop_mamba": BOOK_EXPERIMENTS["twohop_mamba"]},
+                                            names, "architecture")
+    assert "--model mamba-L4-d128" in pending and "no claim about architecture" in pending

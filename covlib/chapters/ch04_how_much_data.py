@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.fits import describe_exponent, power_fit, summary_exponent
+from covlib.analyses.fits import describe_exponent, exponent_metrics, power_fit, summary_exponent
 from covlib.base.paper import (
     EXPONENT_TWOHOP_DRAFT,
     EXPONENTS,
@@ -35,6 +35,7 @@ SMOKE_EXPERIMENTS: dict[str, dict] = {
     "twohop_small_model": {"task": "twohop", "N": [6, 7, 8], "seeds": [0], "model": "smoke"},
     "threehop": {"task": "threehop", "N": [4, 5], "seeds": [0], "model": "smoke"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [4, 5], "seeds": [0], "model": "smoke"},
+    "twohop_mamba": {"task": "twohop", "N": [6, 7], "seeds": [0], "model": "mamba-smoke"},
 }
 
 
@@ -67,6 +68,9 @@ CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
 
 
 SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
+
+
+ARCHITECTURE_EXPERIMENTS = ("twohop", "twohop_mamba")  # the default transformer first: the others are set against it
 
 
 def probe_table_path(table: str, root: Path, fresh_table: str) -> Path:
@@ -265,23 +269,31 @@ def size_experiments(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
     return [n for n in SIZE_EXPERIMENTS if n in summaries]
 
 
+def model_family(model: str) -> str:
+    """The architecture of a named model shape: "transformer" or "mamba"."""
+    return MODEL_SHAPES.get(model, {}).get("family", "transformer")
+
+
 def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict], size_names: Sequence[str],
-               reps: int = 2000) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
-    """Per model size, on the cells every size is searched on: parameters, finished cells, exponent and
-    mean n_req (a table), and the estimates as chart points (one frame per size)."""
+               reps: int = 2000, shared_cells: str = "twohop_small_model") -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Per model (a size or an architecture), on the cells of the experiment ``shared_cells`` (the ones every
+    model is searched on): family, parameters, finished cells, exponent and mean n_req (a table), and the
+    estimates as chart points (one frame per model)."""
     size_rows, size_points = [], []
     for name in size_names:
         s = summaries[name]
         model = experiments[name]["model"]
-        shared = experiments.get("twohop_small_model", experiments[name])  # the cells every size is searched on
+        shared = experiments.get(shared_cells, experiments[name])
         params = model_params(model, 30, 4) if model in MODEL_SHAPES else None
         if not len(s):
             continue
         common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
         f = summary_exponent(common, reps)
         size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
-        size_rows.append({"model": model, "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
-                          "cells": len(common), "exponent": f["c"] if f else np.nan,
+        size_rows.append({"model": model, "family": model_family(model), "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
+                          "cells": len(common), "N values": int(common.dropna(subset=["n_req"])["N"].nunique()),
+                          "seeds": int(common.dropna(subset=["n_req"])["seed"].nunique()),
+                          "exponent": f["c"] if f else np.nan,
                           "interval": interval_text(f),
                           "mean n_req": common["n_req"].mean(),
                           "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
@@ -324,6 +336,13 @@ def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: fl
     if len(measured_sizes) > 1:
         note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
                  f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+    return note + ratio_verdicts(ratios, spread, reference)
+
+
+def ratio_verdicts(ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """Each model's n_req over ``reference``'s on the cells both finished, per cell and as a geometric mean,
+    judged against the typical gap between two seeds of the same cell (``spread``)."""
+    note = ""
     for model, r in ratios.items():
         g = geometric_mean(r["ratio"])
         verdict = ("less" if g < 1 / spread else "more" if g > spread else "about the same") if not np.isnan(spread) else "?"
@@ -334,16 +353,36 @@ def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: fl
     return note
 
 
+def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """The architecture comparison in prose: each model's parameters, cells and exponent on the shared cells,
+    and whether the other architecture needs more data than ``reference``, judged against the seed gap."""
+    parts = []
+    for _, r in models.iterrows():
+        part = (f"{r['model']} ({r['family']}, {r['parameters']:,.0f} parameters): {r['cells finished']} of "
+                f"{r['cells']} cells finished")
+        if not np.isnan(r["exponent"]):
+            part += f", c = {r['exponent']:.2f} (95% interval: {r['interval']})"
+        if r["unreachable at N"]:
+            part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
+        parts.append(part)
+    note = "; ".join(parts) + "." if parts else ""
+    verdicts = ratio_verdicts(ratios, spread, reference)
+    if verdicts:
+        return note + verdicts
+    return note + (" No cell is finished by both architectures yet, so this chapter makes no claim about "
+                   "architecture.")
+
+
 def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
-                    size_names: Sequence[str]) -> str:
-    """What the book's cache still lacks for the size comparison: sizes not measured (with the command that
-    measures them) and sizes still searching ("" when complete)."""
+                    size_names: Sequence[str], subject: str = "model size") -> str:
+    """What the book's cache still lacks for the comparison of models (``subject``: model size or architecture):
+    models not measured (with the command that measures them) and models still searching ("" when complete)."""
     note = ""
     missing = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
     if missing:
         note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
                                                        for n in missing)
-                 + ". Until they are, this chapter makes no claim about model size.")
+                 + f". Until they are, this chapter makes no claim about {subject}.")
     searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
                  for n in size_names if n not in missing and len(summaries[n])}
     searching = {m: Ns for m, Ns in searching.items() if Ns}
@@ -352,6 +391,18 @@ def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[
                  "resume): " + "; ".join(f"{m} at N = {', '.join(map(str, Ns))}" for m, Ns in searching.items())
                  + ". The comparisons above use the finished cells only.")
     return note
+
+
+def architecture_metrics(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                         ratios: Mapping[str, pd.DataFrame], reps: int = 2000) -> dict[str, float]:
+    """The architecture check as recorded metrics: the Mamba's exponent over all its cells (with its values of N
+    and seeds), its n_req over the default transformer's on the cells both finished (geometric mean), and both
+    models' parameter counts (NaN and zero counts while the cache holds no Mamba result)."""
+    mamba, default = experiments["twohop_mamba"]["model"], experiments["twohop"]["model"]
+    ratio = ratios.get(mamba)
+    return {**exponent_metrics("twohop_mamba", summary_exponent(summaries["twohop_mamba"], reps)),
+            "n_req_ratio_mamba_to_default": geometric_mean(ratio["ratio"]) if ratio is not None else float("nan"),
+            "params_mamba": model_params(mamba, 30, 4), "params_default": model_params(default, 30, 4)}
 
 
 def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
@@ -596,7 +647,7 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
 def probe_explorer(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, Mapping], probes: pd.DataFrame,
                    threshold: float) -> alt.HConcatChart | None:
     """The explorer of every searched cell and its probes (``explorer_chart``), starting at two-hop's cell whose
-    bracket is tightest (section 4.5's pair); None while no cell has a probe."""
+    bracket is tightest (section 4.6's pair); None while no cell has a probe."""
     cells, probe_rows = explorer_frames(summaries, experiments, probes, threshold)
     if not len(cells):
         return None
@@ -673,6 +724,18 @@ def sizes_view(sizes: pd.DataFrame) -> ReaderTable:
     if not len(sizes):
         sizes = pd.DataFrame(columns=list(columns))
     return reader_table(sizes, columns, formats={"exponent": ".2f", "mean n_req": ",.0f"})
+
+
+def architectures_view(models: pd.DataFrame) -> ReaderTable:
+    """``size_table`` over architectures, for the reader."""
+    columns = {"model": "model", "family": "architecture", "parameters": "parameters",
+               "cells finished": "cells finished", "cells": "cells", "N values": "values of N", "seeds": "seeds",
+               "exponent": "exponent c", "interval": "95% interval", "mean n_req": "mean n_req",
+               "unreachable at N": "no success at N"}
+    if not len(models):
+        models = pd.DataFrame(columns=list(columns))
+    return reader_table(models, columns, formats={"parameters": ",.0f", "exponent": ".2f", "mean n_req": ",.0f"},
+                        caption="Each architecture on the Mamba's cells (two-hop, the same N and seeds)")
 
 
 def chains_view(chains: pd.DataFrame) -> ReaderTable:

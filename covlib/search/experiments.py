@@ -32,6 +32,9 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # one seed each (compute budget); at N = 8 the requirement would be most of the ID pool (coverage_<task>.csv)
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16], "seeds": [0], "model": "L4-d128"},
+    # the architecture check: a Mamba of the default's depth and width on the cheapest four of two-hop's cells
+    # (one Mamba step costs 5-7.5x a transformer step on this CPU, so N = 20-35 rather than the 25-40)
+    "twohop_mamba": {"task": "twohop", "N": [20, 25, 30, 35], "seeds": [0], "model": "mamba-L4-d128"},
 }
 
 

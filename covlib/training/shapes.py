@@ -16,6 +16,7 @@ MODEL_SHAPES: dict[str, dict] = {
     "mamba-L2-d64": {"family": "mamba", "n_layers": 2, "d_model": 64},
     "mamba-L4-d128": {"family": "mamba", "n_layers": 4, "d_model": 128},  # the book's default depth and width
     "mamba-L4-d256": {"family": "mamba", "n_layers": 4, "d_model": 256},  # the paper's Mamba
+    "mamba-smoke": {"family": "mamba", "n_layers": 1, "d_model": 32},  # the tests' and smoke preset's miniature
 }
 
 
