@@ -159,8 +159,24 @@ def test_chain_table_and_note():
     assert table["finished cells"].tolist() == [0, 0, 2] and len(points) == 1
     note = how_much_data.chain_note(summaries, fits, 0.99)
     assert note.startswith("threehop: c = 2.50") and "against the paper's 2.58" in note
-    assert "(n_req 10,000 at N = 10, 15,774 at N = 12)" in note and note.endswith("at N = 14 no training set the pool allows reaches 99%")
+    assert "(n_req at N = 10: 10,000; at N = 12: 15,774)" in note and note.endswith("at N = 14 no training set the pool allows reaches 99%")
     assert how_much_data.chain_note({}, {}, 0.99) == ""
+
+
+def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_is_steeper():
+    def fit(c, low, high):
+        return {"c": c, "c_low": low, "c_high": high}
+    assert how_much_data.paper_inside(fit(2.05, 1.53, 2.38), 2.43) == ", outside the interval"
+    assert how_much_data.paper_inside(fit(2.05, 1.53, 2.50), 2.43) == ", inside the interval"
+    assert how_much_data.paper_inside(fit(2.84, np.nan, np.nan), 2.58) == ""
+    two = fit(2.1, 1.8, 2.4)
+    fits = {"twohop": two, "threehop": fit(3.0, 2.6, 3.4), "parallel_twohop": fit(2.05, 1.5, 2.4)}
+    text = how_much_data.steeper_text(fits)
+    assert "threehop is steeper than two-hop (the intervals do not overlap)" in text
+    assert "parallel_twohop: the intervals overlap with two-hop's" in text
+    assert how_much_data.steeper_text({"twohop": two, "threehop": fit(2.8, np.nan, np.nan)}).startswith(
+        " threehop: no interval")
+    assert how_much_data.steeper_text({"twohop": None}) == ""
 
 
 def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from covlib.base.paths import REPO
-from covlib.book.readme import END, START, _nontree_cot, findings, findings_block, refresh_readme
+from covlib.book.readme import END, START, _mamba, _nontree_cot, findings, findings_block, refresh_readme
 from covlib.book.snapshot import read_snapshot
 
 SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
@@ -48,3 +48,13 @@ def test_the_non_tree_cot_sentence_follows_the_searchs_verdict():
     assert "not in the cache" in _nontree_cot({})
     assert "does not rescue" in _nontree_cot({"nontree_cot_reachable": 0})
     assert "rescues it here" in _nontree_cot({"nontree_cot_reachable": 1})
+
+
+def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
+    assert _mamba({}) == ""
+    pending = {"params_mamba": 474_496, "params_default": 801_792, "n_req_ratio_mamba_to_default": float("nan")}
+    assert "queued" in _mamba(pending) and "474,496 parameters against 801,792" in _mamba(pending)
+    done = {**pending, "n_req_ratio_mamba_to_default": 1.31, "exponent_twohop_mamba": 2.2,
+            "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
+            "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
+    assert "N^2.20 (95% interval 1.90-2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)

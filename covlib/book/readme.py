@@ -72,6 +72,19 @@ def _nontree_cot(m: Mapping[str, Any]) -> str:
     return "No probe of the non-tree CoT search reaches 99%: CoT does not rescue non-tree, as the paper finds."
 
 
+def _mamba(m: Mapping[str, Any]) -> str:
+    """Chapter 4's architecture check: the Mamba's exponent and its data against the default transformer's."""
+    if not m.get("params_mamba"):
+        return ""
+    ratio = m.get("n_req_ratio_mamba_to_default", float("nan"))
+    if isinstance(ratio, float) and math.isnan(ratio):
+        return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}) is queued on two-hop's "
+                "cells, not measured yet.")
+    return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
+            f"{_exponent(m, 'twohop_mamba')}, {ratio:.2f}x the transformer's data on the cells both finished "
+            f"(the paper's Mamba: N^2.00).")
+
+
 def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
     """The findings as markdown bullets, one or two per chapter the snapshot holds."""
     ch = {name[:2]: values for name, values in chapters.items()}
@@ -106,7 +119,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{m['param_ratio']:.1f}x in parameters, a 2-layer width-64 model needs "
             f"{m.get('n_req_ratio_L2_d64_to_default', float('nan')):.2f}x the default's data and a 6-layer "
             f"width-128 one {m.get('n_req_ratio_L6_d128_to_default', float('nan')):.2f}x, against a "
-            f"{m['seed_spread_twohop']:.2f}x gap between two seeds of one cell. {m['probes']} probes, "
+            f"{m['seed_spread_twohop']:.2f}x gap between two seeds of one cell. " + _mamba(m) + f" {m['probes']} probes, "
             f"{m['cpu_hours']:.1f} run-hours.")
     if "05" in ch:
         m = ch["05"]
