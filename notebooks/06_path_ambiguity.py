@@ -201,6 +201,9 @@ display(search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_
                             path_ambiguity.SUMMARY_COLUMNS))
 display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
                  + describe_cells(twohop_summary, "two-hop")))
+raised_cap = path_ambiguity.raised_cap_result(nontree_cells, probes)
+if path_ambiguity.raised_cap_note(raised_cap):  # "" where the searches have no N = 40 (the smoke miniature)
+    display(Markdown(path_ambiguity.raised_cap_note(raised_cap)))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
 if len(pending_cells) and not chapter["train_here"]:
     display(Markdown(f"{len(pending_cells)} non-tree cell(s) are not finished; "
@@ -346,6 +349,7 @@ results = {
     else float("nan"),
     "nontree_cells_finished": int(len(finished)),
     "nontree_cells_unreachable": int((nontree_summary["status"] == "unreachable").sum()),
+    **raised_cap,
 }
 record_metrics(results)
 metrics_table(results)

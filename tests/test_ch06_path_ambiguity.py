@@ -293,3 +293,25 @@ def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():
                                            ["nontree", "x2 changed, b kept", "1", "25%", "50%"]]
     recorded = metrics_table({"share": 0.123456, "cells": 3, "missing": float("nan")})
     assert recorded.text["value"].tolist() == ["0.1235", "3", ""]
+
+
+def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
+    capped = _probes([(500, False, 0.4), (750, False, 0.6)]).assign(stopped=["gave_up", "steps"])
+    first = path_ambiguity.raised_cap_result(CELLS, capped, N=12, step_cap=12000)
+    assert first["nontree_12_cap"] == 6000 and first["nontree_12_reachable"] == 0.0
+    assert np.isnan(first["nontree_12_rule_decided"])  # read under the raised cap, the capped probe is reopened
+    note = path_ambiguity.raised_cap_note(first, N=12, step_cap=12000)
+    assert "the 6,000-step cap, not the authors' give-up rule" in note and "--step-cap 12000" in note
+    rerun = capped.iloc[[1]].assign(step_cap=12000, stopped="gave_up", steps=9000)
+    decided = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun]), N=12, step_cap=12000)
+    assert decided == {"nontree_12_cap": 12000, "nontree_12_rule_decided": 1.0, "nontree_12_reachable": 0.0}
+    assert "no probe reaches 99%, and the authors' give-up rule decided" in (
+        path_ambiguity.raised_cap_note(decided, N=12, step_cap=12000))
+    capped_again = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun.assign(stopped="steps")]), N=12,
+                                                    step_cap=12000)
+    assert capped_again["nontree_12_rule_decided"] == 0.0
+    assert "the 12,000-step cap again" in path_ambiguity.raised_cap_note(capped_again, N=12, step_cap=12000)
+    rescued = pd.concat([capped, rerun.assign(success=True, stopped="early_stop", best_type0=0.99)])
+    assert path_ambiguity.raised_cap_result(CELLS, rescued, N=12, step_cap=12000)["nontree_12_reachable"] == 1.0
+    none = path_ambiguity.raised_cap_result(CELLS, capped.iloc[:0], N=12)
+    assert all(np.isnan(v) for v in none.values()) and path_ambiguity.raised_cap_note(none, N=12) == ""

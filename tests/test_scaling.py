@@ -122,6 +122,13 @@ def test_summary_flags_a_bracket_whose_failure_was_stopped_by_the_step_cap():
     unreachable = next_probe(CELL, pd.DataFrame({"n_train": [750], "success": [False], "stopped": ["steps"],
                                                     "minutes": [3.0]}), 1000, RULES, 750)
     assert summarise([unreachable]).iloc[0]["low_capped"]
+    # rerun under a higher cap, the pool's largest size is decided by the longer run: the give-up rule this time
+    rerun = pd.DataFrame({"n_train": [750, 750], "success": [False, False], "stopped": ["steps", "gave_up"],
+                          "step_cap": [6000, 12000], "minutes": [3.0, 5.0]})
+    decided_late = summarise([next_probe(CELL, rerun, 1000, RULES, 750, step_cap=12000)]).iloc[0]
+    assert (decided_late["status"], decided_late["low_capped"]) == ("unreachable", False)
+    still_capped = rerun.assign(stopped=["steps", "steps"])
+    assert summarise([next_probe(CELL, still_capped, 1000, RULES, 750)]).iloc[0]["low_capped"]
 
 
 def test_give_up_rule_counts_epochs_from_the_first_fitted_evaluation():

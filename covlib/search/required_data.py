@@ -44,7 +44,10 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
     bad = rows.loc[~rows["success"], "n_train"].astype(int).tolist()
     undecided = set()
     if step_cap is not None and len(rows) and "stopped" in rows:
-        capped = rows[~rows["success"] & (rows["stopped"] == "steps") & (rows["step_cap"].astype(int) < step_cap)]
+        # each size's longest run decides it: a rerun under a higher cap supersedes the run the lower cap stopped
+        longest = rows.sort_values("step_cap", kind="stable").drop_duplicates("n_train", keep="last")
+        capped = longest[~longest["success"] & (longest["stopped"] == "steps")
+                         & (longest["step_cap"].astype(int) < step_cap)]
         undecided = set(capped["n_train"].astype(int))
     state = CellState(cell, rows, eligible, None, "searching")
     if not ok and not bad:

@@ -20,6 +20,8 @@ def summarise(states: Iterable[CellState]) -> pd.DataFrame:
     for s in states:
         c = s.cell
         at_low = s.probes[s.probes["n_train"].astype(int) == s.low] if s.low is not None else s.probes.iloc[:0]
+        if "step_cap" in at_low and len(at_low):  # rerun under a higher cap: the longest run decides
+            at_low = at_low[at_low["step_cap"].astype(int) == at_low["step_cap"].astype(int).max()]
         rows.append({"task": c.task, "cot": c.cot, "N": c.N, "model": c.model, "seed": c.seed, "low": s.low,
                      "high": s.high, "n_req": s.estimate if s.status == "bracketed" else None,
                      "status": s.status, "next_n": s.next_n,
