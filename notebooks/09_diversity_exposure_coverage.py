@@ -51,6 +51,7 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import time
 
+import pandas as pd
 from IPython.display import Markdown, display
 
 from covlib.base.paths import repository_path
@@ -209,13 +210,18 @@ chapter.save(audit_figures.candidates_chart(candidates, cov_col, surf_col, arms)
 # against what the design could have seen.
 
 # %%
+# each contrast uses its most extreme sets whose runs are all in the table (the same number in both arms and
+# contrasts), so that a table the queue is still filling gives a balanced contrast, not the first arm to finish
+runs_per_arm = min(audit.complete_per_arm(runs, measure, arms[measure]) for measure in ("coverage", "surface"))
+contrast_runs = pd.concat([audit.contrast_runs(runs, measure, arms[measure], runs_per_arm)
+                           for measure in ("coverage", "surface")])
+print(f"{runs_per_arm} of the plan's {plan.per_arm} training sets per arm are in the table")
 contrasts = {}
 for measure in ("coverage", "surface"):
-    high, low = audit_stats.arm_accuracies(runs, measure)
+    high, low = audit_stats.arm_accuracies(contrast_runs, measure)
     contrasts[measure] = audit_stats.contrast(high, low) if len(high) >= 2 and len(low) >= 2 else None
     print(audit_stats.describe_contrast(measure, high, low, contrasts[measure], plan.per_arm))
 contrast_numbers = audit_stats.contrast_numbers(contrasts)
-contrast_runs = runs[runs["experiment"].isin(["coverage", "surface"])]
 chapter.save(audit_figures.contrast_chart(contrast_runs) if len(contrast_runs)
              else audit_figures.pending_figure("Coverage at fixed diversity", "coverage surface"), "09_contrasts")
 
@@ -236,7 +242,7 @@ display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact
 # %%
 record_metrics({
     "dose_response_r2": dose_r2, "eta2_diversity": eta2_diversity, "eta2_exposure": eta2_exposure,
-    **contrast_numbers, "seeds_per_cell": seeds_per_cell, "runs": len(runs), "training_minutes": float(minutes),
+    **contrast_numbers, "runs_per_arm": runs_per_arm, "seeds_per_cell": seeds_per_cell, "runs": len(runs), "training_minutes": float(minutes),
     "coverage_k3_mean_at_contrast_n": float(cov3["mean"]), "measures_spearman": rho_measures,
 })
 print(f"chapter ran in {time.perf_counter() - started:.1f} s")

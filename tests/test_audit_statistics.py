@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import NormalIndPower
 
-from covlib.chapters.ch09_diversity_exposure_coverage.stats import contrast
+from covlib.chapters.ch09_diversity_exposure_coverage.stats import bound_need, contrast, runs_to_bound
 
 
 def welch_tost(high: np.ndarray, low: np.ndarray, margin: float) -> float:
@@ -93,3 +93,14 @@ def test_the_detectable_difference_is_the_normal_power_calculation():
     # statsmodels' power of the two-sided z-test: the standardised effect found with 80% power at 5%
     effect = NormalIndPower().solve_power(effect_size=None, nobs1=5, alpha=0.05, power=0.8, ratio=4 / 5)
     assert contrast(high, low, resamples=100)["detectable"] == pytest.approx(effect * pooled_sd, rel=1e-4)
+
+
+def test_runs_to_bound_inverts_the_interval_half_width():
+    c = {"diff": 0.01, "pooled_sd": 0.1, "bound": 0.13, "n_high": 6}
+    n = runs_to_bound(c, 0.05)
+    # at n runs per arm the normal 90% interval, diff +- z * sd * sqrt(2 / n), fits inside +-5 pp; at n - 1 it does not
+    half = lambda k: stats.norm.ppf(0.95) * 0.1 * np.sqrt(2 / k)  # noqa: E731
+    assert 0.01 + half(n) <= 0.05 < 0.01 + half(n - 1)
+    assert "about 34 runs per arm" in bound_need(c) and "(6 now)" in bound_need(c)
+    assert bound_need({**c, "bound": 0.04}) == ""
+    assert np.isinf(runs_to_bound({**c, "diff": -0.06})) and "No number of runs" in bound_need({**c, "diff": -0.06})

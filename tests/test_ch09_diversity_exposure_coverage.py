@@ -22,7 +22,9 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     candidates_path,
     check_coverage,
     check_extremes,
+    complete_per_arm,
     contrast_arms,
+    contrast_runs,
     coverage_column,
     coverage_growth,
     coverage_profile,
@@ -141,6 +143,38 @@ def test_selection_takes_the_extremes_among_typical_sets():
         select_extremes(c, "cov_99", 3)
     with pytest.raises(CovlibError, match="typical candidates"):
         select_extremes(c, "cov_8", 20)
+
+
+def test_a_larger_arm_extends_a_smaller_one_from_the_extremes_inward():
+    rng = np.random.default_rng(1)
+    c = pd.DataFrame({"draw": range(400), "cov_8": rng.random(400), "entropy_t": rng.random(400),
+                      "entropy_b": rng.random(400)})
+    six, twenty = select_extremes(c, "cov_8", 6), select_extremes(c, "cov_8", 20)
+    assert twenty["low"][:6] == six["low"] and twenty["high"][:6] == six["high"]  # the first design's runs are kept
+    typical = c[c["entropy_t"].between(*c["entropy_t"].quantile([.25, .75]))
+                & c["entropy_b"].between(*c["entropy_b"].quantile([.25, .75]))].set_index("draw")["cov_8"]
+    high = typical[twenty["high"]].to_numpy()
+    assert (np.diff(high[:6]) > 0).all() and (np.diff(high[6:]) < 0).all() and high[6] < high[:6].min()
+    assert (np.diff(typical[twenty["low"]].to_numpy()) > 0).all()
+    assert sorted(twenty["high"]) == sorted(typical.nlargest(20).index)
+
+
+def test_a_half_filled_contrast_uses_the_pairs_both_arms_have_from_the_extremes():
+    arms = {"low": [10, 11, 12, 13], "high": [20, 21, 22, 23]}
+    def row(arm, seed, draw):
+        return {"experiment": "coverage", "selection": arm, "seed": seed, "draw": draw, "final_type0": 0.5}
+    # finished out of order: the low arm's first three, the high arm's first two and its fourth, an unrelated run
+    runs = pd.DataFrame([row("low", 0, 10), row("low", 1, 11), row("low", 2, 12), row("high", 0, 20),
+                         row("high", 1, 21), row("high", 3, 23), {**row("low", 0, 10), "experiment": "surface"}])
+    assert complete_per_arm(runs, "coverage", arms) == 2
+    used = contrast_runs(runs, "coverage", arms, 2)
+    assert sorted(zip(used["selection"], used["draw"])) == [("high", 20), ("high", 21), ("low", 10), ("low", 11)]
+    assert complete_per_arm(runs.iloc[:0], "coverage", arms) == 0
+    assert complete_per_arm(runs.assign(draw=runs["draw"] + 1), "coverage", arms) == 0  # another set, same seed
+    plan = dataclasses.replace(SMOKE_PLAN, per_arm=3)
+    cands = pd.DataFrame({"draw": range(60), "surf_2": np.arange(60.0), "entropy_t": 1.0, "entropy_b": 1.0})
+    order = [(r.selection, r.seed) for r in plan.runs("surface", "t.csv", "w", cands)]
+    assert order == [("low", 0), ("high", 0), ("low", 1), ("high", 1), ("low", 2), ("high", 2)]  # pair by pair
 
 
 def test_subset_dataset_trains_on_the_subset_and_tests_on_the_fixed_items(pool):

@@ -178,16 +178,44 @@ def typical_mask(candidates: pd.DataFrame, band: float = 0.5) -> np.ndarray:
     return typical
 
 
+FIRST_RING = 6  # the sets per arm of the audit's first design, whose runs (and seed pairing) the larger one keeps
+
+
 def select_extremes(candidates: pd.DataFrame, measure: str, per_arm: int, band: float = 0.5) -> dict[str, list[int]]:
     """The draws with the lowest and highest ``measure`` (a column such as cov_8 or surf_1) among
     candidates of typical make-up: both entropies within the central ``band`` of their distributions
-    (so the arms differ in the measure, not in how skewed their answers and bridges are)."""
+    (so the arms differ in the measure, not in how skewed their answers and bridges are).
+
+    Each arm is ordered from its extreme inward, so that a larger ``per_arm`` extends a smaller one (a set's
+    position is its model seed, and its run is kept): the low arm by rising measure; the high arm's
+    ``FIRST_RING`` most extreme sets by rising measure (the first design's order), then the rest by falling
+    measure."""
     if measure not in candidates:
         raise CovlibError(f"measure={measure!r} is not a column of the candidates; choose one of cov_k or surf_m")
     pick = candidates[typical_mask(candidates, band)].sort_values([measure, "draw"])
     if len(pick) < 2 * per_arm:
         raise CovlibError(f"only {len(pick)} typical candidates for {2 * per_arm} selections; score more candidates")
-    return {"low": pick["draw"].head(per_arm).tolist(), "high": pick["draw"].tail(per_arm).tolist()}
+    top_first = pick["draw"].tail(per_arm).tolist()[::-1]
+    return {"low": pick["draw"].head(per_arm).tolist(), "high": top_first[:FIRST_RING][::-1] + top_first[FIRST_RING:]}
+
+
+def complete_per_arm(runs: pd.DataFrame, experiment: str, arms: dict[str, list[int]]) -> int:
+    """How many sets per arm the contrast can use: the largest m such that the first m sets of both arms (their
+    most extreme, in select_extremes' order) have their run in the table, whatever order the runs finished in."""
+    done = runs[runs["experiment"] == experiment] if len(runs) else runs
+    have = {(r.selection, int(r.seed), int(r.draw)) for r in done.itertuples()} if len(done) else set()
+    m = 0
+    while m < min(len(arms["low"]), len(arms["high"])) and all(
+            (arm, m, int(arms[arm][m])) in have for arm in ("low", "high")):
+        m += 1
+    return m
+
+
+def contrast_runs(runs: pd.DataFrame, experiment: str, arms: dict[str, list[int]], m: int) -> pd.DataFrame:
+    """The rows of one contrast's first ``m`` sets per arm (complete_per_arm)."""
+    wanted = {(arm, i, int(arms[arm][i])) for arm in ("low", "high") for i in range(m)}
+    keys = zip(runs["selection"], runs["seed"].astype(int), runs["draw"].astype(int))
+    return runs[(runs["experiment"] == experiment).to_numpy() & np.array([k in wanted for k in keys], dtype=bool)]
 
 
 @dataclass(frozen=True)
@@ -303,7 +331,8 @@ class AuditPlan:
     contrast_k: int = 8
     surface_min: int = 9
     candidates: int = 400
-    per_arm: int = 6  # training sets per arm (each with its own model seed, paired across arms)
+    per_arm: int = 20  # training sets per arm (each with its own model seed, paired across arms); the first
+    # design had 6 (FIRST_RING), which bounded an equivalence only to about +-13 points
     measures: tuple[str, ...] = ("coverage", "surface")
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -321,9 +350,10 @@ class AuditPlan:
             if candidates is None:
                 raise CovlibError(f"the {experiment} contrast needs the candidate sets (score_candidates)")
             arms = select_extremes(candidates, self.selection_column(experiment), self.per_arm)
+            # pair by pair from the extremes inward, so that a half-trained contrast is already balanced
             return [AuditRun(s, experiment, arm, self.contrast_n, self.contrast_steps * s.batch_size / self.contrast_n,
-                             i, draw, table, work_dir, steps=self.contrast_steps, **th)
-                    for arm in ("low", "high") for i, draw in enumerate(arms[arm])]
+                             i, arms[arm][i], table, work_dir, steps=self.contrast_steps, **th)
+                    for i in range(self.per_arm) for arm in ("low", "high")]
         raise CovlibError(f"unknown experiment {experiment!r}; choose dose, factorial, coverage or surface")
 
     def selection_column(self, experiment: str) -> str:

@@ -171,7 +171,29 @@ def contrast(high: np.ndarray, low: np.ndarray, margin: float = 0.03, resamples:
     interval = stats.ttest_ind(high, low, equal_var=False).confidence_interval(0.90)
     return {"diff": diff, "p": float(perm.pvalue), "p_equivalence": p_equiv, "margin": margin,
             "detectable": mde, "ci90_low": float(interval.low), "ci90_high": float(interval.high),
-            "bound": float(max(abs(interval.low), abs(interval.high))), "n_high": len(high), "n_low": len(low)}
+            "bound": float(max(abs(interval.low), abs(interval.high))), "n_high": len(high), "n_low": len(low),
+            "pooled_sd": pooled}
+
+
+def runs_to_bound(c: dict, target: float = 0.05) -> float:
+    """About how many runs per arm would bound the contrast within +-``target`` (its 90% interval inside it), if
+    the difference and the spread stayed as observed (normal approximation); inf when the observed difference
+    is itself beyond the target."""
+    room = target - abs(c["diff"])
+    if room <= 0:
+        return float("inf")
+    return float(np.ceil(2 * (stats.norm.ppf(0.95) * c["pooled_sd"] / room) ** 2))
+
+
+def bound_need(c: dict, target: float = 0.05) -> str:
+    """What bounding the contrast within +-``target`` would take, in words ("" when it is already bounded)."""
+    if c["bound"] <= target:
+        return ""
+    n = runs_to_bound(c, target)
+    if np.isinf(n):
+        return f" No number of runs would bound it within +-{100 * target:.0f} pp: the observed difference is larger."
+    return (f" Bounding it within +-{100 * target:.0f} pp would take about {n:,.0f} runs per arm at the observed "
+            f"spread ({c['n_high']} now).")
 
 
 def dose_levels(dose: pd.DataFrame) -> pd.DataFrame:
@@ -297,7 +319,7 @@ def verdict(c: dict | None, name: str) -> str:
     return (f"Selecting on {name} moves accuracy by {100 * c['diff']:+.1f} pp (p = {c['p']:.3f}); this design cannot "
             f"tell that from zero nor bound it within +-3 pp (it detects {100 * c['detectable']:.1f} pp); its 90% "
             f"interval, {100 * c['ci90_low']:+.1f} to {100 * c['ci90_high']:+.1f} pp, rules out effects larger than "
-            f"{100 * c['bound']:.0f} pp either way.")
+            f"{100 * c['bound']:.0f} pp either way." + bound_need(c))
 
 
 def dose_answer(fit: dict, budget: int) -> str:
