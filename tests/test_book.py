@@ -56,7 +56,7 @@ RANGES = [  # (what the name matches, lowest, highest): the first match decides
     (re.compile(r"(_layer|_seeds|_n_values|population_type_\d|count|minutes|hours|probes|pairs|steps|cells|^N$|n_train)"),
      0, float("inf")),
     (re.compile(r"(^params_|_cap$|runs_per_arm)"), 0, float("inf")),
-    (re.compile(r"(reachable|rule_decided)$"), 0.0, 1.0),  # yes/no flags
+    (re.compile(r"^nontree_\w*(reachable|rule_decided)$"), 0.0, 1.0),  # yes/no flags (n_property_reachable counts)
     (re.compile(r"_pp$"), -100.0, 100.0),  # differences and bounds in percentage points
     (re.compile(r"correlation|spearman"), -1.0, 1.0),
     (re.compile(r"(placeholder_data_share|context_gap|gain)"), -2.0, 2.0),
