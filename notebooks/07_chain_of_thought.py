@@ -125,6 +125,8 @@ if pending_note and not chapter["miniature"]:
 # table says how each was made: resampling cells where there are seeds, a slope's t-interval where
 # there is one run per $N$). Five-hop has a CoT row only: the authors train it with CoT targets
 # alone, and its six inputs make the ID pool grow as $N^6$, so a CPU's search stops at $N = 10$.
+# Without CoT it is searched at $N = 6$ alone, to its end or to the pool: the ratio below says
+# what writing the four bridges out saves there.
 
 # %%
 fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
@@ -278,7 +280,7 @@ display(frame_table(
 
 # %%
 results = chain_of_thought.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                            placeholder, ratios, nontree_summary)
+                                            placeholder, ratios, nontree_summary, bounds)
 record_metrics(results)
 metrics_table(results)
 
@@ -288,7 +290,7 @@ metrics_table(results)
 # %%
 display(Markdown(chain_of_thought.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
-    decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train)))
+    decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds)))
 
 # %% [markdown]
 # ## Exercises

@@ -319,6 +319,29 @@ def test_ratios_by_task_and_their_text():
     assert np.isnan(chain_of_thought.ratios_by_task(ratios[ratios["task"] == "twohop"])["threehop"])
 
 
+def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
+    def summary(statuses, n_req, largest):
+        return pd.DataFrame({"N": [6, 7][:len(statuses)], "seed": 0, "status": statuses, "n_req": n_req,
+                             "largest_n": largest})
+    cot = summary(["bracketed", "bracketed"], [400.0, 700.0], [500, 800])
+    twohop = {"twohop": summary(["bracketed"], [800.0], [900]), "twohop_cot": summary(["bracketed"], [400.0], [500]),
+              "threehop": summary(["bracketed"], [900.0], [1000]), "threehop_cot": summary(["bracketed"], [300.0], [400])}
+    # five-hop searched with CoT only has no pair; a plain search that fails at the pool gives a bound, not a ratio
+    assert chain_of_thought.paired_tasks(twohop | {"fivehop_cot": cot}) == ["twohop", "threehop"]
+    failed = twohop | {"fivehop_cot": cot, "fivehop": summary(["unreachable"], [None], [6000])}
+    ratios, bounds = chain_of_thought.ratio_tables(failed)
+    assert "fivehop" not in set(ratios["task"]) and chain_of_thought.ratio_at_least(bounds, "fivehop") == 15.0
+    assert np.isnan(chain_of_thought.ratios_by_task(ratios)["fivehop"])
+    assert chain_of_thought.fivehop_saving(ratios, bounds) == (
+        " Without CoT, five-hop at N = 6 fails even at 6,000 examples: CoT needs at least 15.0 times less.")
+    solved = twohop | {"fivehop_cot": cot, "fivehop": summary(["bracketed"], [2000.0], [2200])}
+    ratios, bounds = chain_of_thought.ratio_tables(solved)
+    assert chain_of_thought.ratios_by_task(ratios)["fivehop"] == pytest.approx(5.0)
+    assert np.isnan(chain_of_thought.ratio_at_least(bounds, "fivehop"))
+    assert "needs 2,000 examples, 5.0 times as many" in chain_of_thought.fivehop_saving(ratios, bounds)
+    assert "fivehop without CoT needs 5.0 times" in chain_of_thought.ratio_text(ratios, chain_of_thought.ratios_by_task(ratios))
+
+
 def test_decoded_reads_one_cell_and_nan_when_absent():
     decoding = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "greedy_exact": [0.9, 0.1]})
     assert chain_of_thought.decoded(decoding, "m", "greedy_exact") == 0.9
@@ -416,16 +439,16 @@ def test_recorded_metrics_and_summary_without_any_result():
     finals = {name: nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
     empty = pd.DataFrame()
     not_started = pd.DataFrame({"N": [20], "probes": [0], "high": [np.nan]})
-    results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan}, finals, empty, empty, 0.0,
-                                                pd.DataFrame(columns=["share"]), empty, not_started)
+    results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan, "fivehop": nan}, finals, empty,
+                                                empty, 0.0, pd.DataFrame(columns=["share"]), empty, not_started, empty)
     counts = {k for k in results if k.endswith(("_pairs", "_n_values", "_seeds"))}
     assert "cot_twohop_seeds" in counts and np.isnan(results["nontree_cot_reachable"])
-    assert len(results) == 33 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
+    assert len(results) == 35 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
     assert "exponent_twohop_cot_ci_low" not in results  # no fit, no interval
     assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes" and k not in counts)
     assert chain_of_thought.summary_text(
         fits=fits, ratios=empty, by_task={"twohop": nan}, metrics={}, final_type0=finals, placeholder=empty,
-        decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000) == "The cache holds no results yet."
+        decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000, bounds=empty) == "The cache holds no results yet."
     table = chain_of_thought.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25},
                                               30, 6000)
     assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 8

@@ -2,7 +2,16 @@
 from __future__ import annotations
 
 from covlib.base.paths import REPO
-from covlib.book.readme import END, START, _mamba, _nontree_cot, findings, findings_block, refresh_readme
+from covlib.book.readme import (
+    END,
+    START,
+    _fivehop_saving,
+    _mamba,
+    _nontree_cot,
+    findings,
+    findings_block,
+    refresh_readme,
+)
 from covlib.book.snapshot import read_snapshot
 
 SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
@@ -48,6 +57,13 @@ def test_the_non_tree_cot_sentence_follows_the_searchs_verdict():
     assert "not in the cache" in _nontree_cot({})
     assert "does not rescue" in _nontree_cot({"nontree_cot_reachable": 0})
     assert "rescues it here" in _nontree_cot({"nontree_cot_reachable": 1})
+
+
+def test_the_five_hop_saving_is_a_ratio_a_bound_or_nothing():
+    nan = float("nan")
+    assert _fivehop_saving({}) == "" and _fivehop_saving({"data_ratio_fivehop_cot": nan}) == ""
+    assert _fivehop_saving({"data_ratio_fivehop_cot": 6.25}) == ", five-hop at its smallest N 6.2x"
+    assert "at least 14.2x" in _fivehop_saving({"data_ratio_fivehop_cot": nan, "data_ratio_fivehop_cot_at_least": 14.2})
 
 
 def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():

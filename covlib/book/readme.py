@@ -72,6 +72,16 @@ def _nontree_cot(m: Mapping[str, Any]) -> str:
     return "No probe of the non-tree CoT search reaches 99%: CoT does not rescue non-tree, as the paper finds."
 
 
+def _fivehop_saving(m: Mapping[str, Any]) -> str:
+    """Chapter 7's five-hop at its one N searched without CoT: the data ratio, or its lower bound ("" before)."""
+    ratio, at_least = m.get("data_ratio_fivehop_cot", math.nan), m.get("data_ratio_fivehop_cot_at_least", math.nan)
+    if not math.isnan(ratio):
+        return f", five-hop at its smallest N {ratio:.1f}x"
+    if not math.isnan(at_least):
+        return f", five-hop at its smallest N at least {at_least:.1f}x (no success without CoT up to its pool)"
+    return ""
+
+
 def _mamba(m: Mapping[str, Any]) -> str:
     """Chapter 4's architecture check: the Mamba's exponent and its data against the default transformer's."""
     if not m.get("params_mamba"):
@@ -152,7 +162,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_exponent(m, 'threehop_cot')} (paper {EXPONENTS_COT['threehop']:.2f}), five-hop's "
             f"{_exponent(m, 'fivehop_cot')} (paper {EXPONENTS_COT['fivehop']:.2f}). Data without over data with "
             f"CoT at equal N: two-hop {_range(m, 'data_ratio_twohop_cot')}{_seeds_of(m, 'cot_twohop_seeds')}, three-hop "
-            f"{_range(m, 'data_ratio_threehop_cot')} (the paper: 5-10x). At N = 30 and 6,000 examples: plain "
+            f"{_range(m, 'data_ratio_threehop_cot')}{_fivehop_saving(m)} (the paper: 5-10x). At N = 30 and 6,000 examples: plain "
             f"{_pct(m['final_type0_twohop_plain'], 1)}, CoT {_pct(m['final_type0_twohop_cot'], 1)}, placeholder "
             f"bridge {_pct(m['final_type0_twohop_fakebridge'], 1)}, non-tree with CoT "
             f"{_pct(m['final_type0_nontree_cot'], 1)}; the placeholder's own search gets "

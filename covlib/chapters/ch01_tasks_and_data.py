@@ -294,8 +294,7 @@ def eligible_survey(tasks: Iterable[Task], token_counts: Sequence[int], max_inpu
             space = n_tok**task.n_inputs
             if space > max_inputs:
                 continue
-            probe = generate(DatasetConfig(task.name, n_tok, n_train=1, seed=seed, test_size_per_type=0,
-                                           cot=task.cot_only))
+            probe = generate(DatasetConfig(task.name, n_tok, n_train=1, seed=seed, test_size_per_type=0))
             rows.append({"task": task.name, "N": n_tok, "inputs N^m": space, "ID-eligible": probe.eligible_count,
                          "eligible share": probe.eligible_count / space, "0.7^hops": 0.7 ** len(task.hops)})
     return pd.DataFrame(rows).round({"eligible share": 4, "0.7^hops": 4})

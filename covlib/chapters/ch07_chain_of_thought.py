@@ -46,6 +46,8 @@ EXPERIMENTS: dict[str, dict] = {
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20], "seeds": [0, 1], "model": "L4-d128", "cot": True},
     # five-hop is trained with CoT only (the authors' setting); its ID pool caps N at about 10 on this CPU
     "fivehop_cot": {"task": "fivehop", "N": [6, 7, 8, 9, 10], "seeds": [0], "model": "L4-d128", "cot": True},
+    # ... and without CoT at the smallest N only, searched to its end or to the pool: what the bridges save there
+    "fivehop": {"task": "fivehop", "N": [6], "seeds": [0], "model": "L4-d128"},
     # the paper: CoT does not rescue non-tree; searched where a plain non-tree search already fails (chapter 6)
     "nontree_cot": {"task": "nontree", "N": [20, 25, 30], "seeds": [0], "model": "L4-d128", "cot": True},
     # one seed, two N: each failing probe costs as much as a plain one
@@ -58,7 +60,7 @@ _DEFAULT_KNOBS = {
     # the searches whose rows the cache holds (chapter 4's plain ones, this chapter's CoT and placeholder ones)
     "experiments": {"twohop": BOOK_EXPERIMENTS["twohop"], "threehop": BOOK_EXPERIMENTS["threehop"],
                     "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"],
-                    "fivehop_cot": EXPERIMENTS["fivehop_cot"]},
+                    "fivehop": EXPERIMENTS["fivehop"], "fivehop_cot": EXPERIMENTS["fivehop_cot"]},
     "fake": EXPERIMENTS["twohop_fakebridge"],
     "nontree": EXPERIMENTS["nontree_cot"],
     "rules": ProbeRules(),
@@ -77,6 +79,7 @@ PRESETS: dict[str, dict] = {
             "twohop_cot": {"task": "twohop", "N": [6, 8], "seeds": [0], "model": "smoke", "cot": True},
             "threehop": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke"},
             "threehop_cot": {"task": "threehop", "N": [4], "seeds": [0], "model": "smoke", "cot": True},
+            "fivehop": {"task": "fivehop", "N": [3], "seeds": [0], "model": "smoke"},
             "fivehop_cot": {"task": "fivehop", "N": [3], "seeds": [0], "model": "smoke", "cot": True},
         },
         "fake": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True},
@@ -349,8 +352,9 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
 
 # ---- the notebook's set-up and prose (chapter 7 only) ----
 
-TASKS = ("twohop", "threehop")  # the tasks whose required data is searched with and without CoT
-COT_ONLY_TASKS = ("fivehop",)  # searched with CoT only (the authors train five-hop with CoT targets only)
+TASKS = ("twohop", "threehop")  # the tasks whose required data is searched over N with and without CoT
+# searched over N with CoT only (the authors train five-hop with CoT targets only), and without CoT at one N at most
+COT_ONLY_TASKS = ("fivehop",)
 MISSING = "n/a (not in the cache)"  # what the chapter writes for a result the cache does not hold yet
 SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
 CURVE_COLORS = {"twohop": "#9e9e9e", "twohop_cot": "#1565c0", "twohop_fakebridge": "#f9a825", "nontree_cot": "#c62828"}
@@ -402,7 +406,7 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
         return ""
     return "**Not finished in the cache:** " + "; ".join(
         f"{name}: {int(_unfinished(s).sum())} of {len(s)} cells "
-        f"(`{experiment_command(experiments[name]) if name.endswith('_cot') else experiment_command(name)}`)"
+        f"(`{experiment_command(experiments[name])}`)"
         for name, s in pending.items()) + ". The search resumes from the table."
 
 
@@ -455,19 +459,31 @@ def exponent_text(fits: Mapping[str, dict | None]) -> str:
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
 
 
+def paired_tasks(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The tasks searched both without and with CoT (five-hop only where a preset searches it both ways)."""
+    return [task for task in TASKS + COT_ONLY_TASKS if task in summaries and f"{task}_cot" in summaries]
+
+
 def ratio_tables(summaries: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The data ratios without / with CoT of both tasks (cot_ratio) and their lower bounds where the plain
+    """The data ratios without / with CoT of every paired task (cot_ratio) and their lower bounds where the plain
     search fails everywhere (ratio_lower_bounds), each with a ``task`` column."""
-    ratios = pd.concat([cot_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task) for task in TASKS],
+    tasks = paired_tasks(summaries)
+    ratios = pd.concat([cot_ratio(summaries[task], summaries[f"{task}_cot"]).assign(task=task) for task in tasks],
                        ignore_index=True)
     bounds = pd.concat([ratio_lower_bounds(summaries[task], summaries[f"{task}_cot"]).assign(task=task)
-                        for task in TASKS], ignore_index=True)
+                        for task in tasks], ignore_index=True)
     return ratios, bounds
 
 
 def ratios_by_task(ratios: pd.DataFrame) -> dict[str, float]:
     """The geometric mean of each task's data ratios (NaN for a task without a pair)."""
-    return {task: geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in TASKS}
+    return {task: geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in TASKS + COT_ONLY_TASKS}
+
+
+def ratio_at_least(bounds: pd.DataFrame, task: str) -> float:
+    """The largest lower bound on a task's data ratio, from cells its plain search never succeeds in (NaN if none)."""
+    rows = bounds[bounds["task"] == task] if len(bounds) else bounds
+    return float(rows["ratio_at_least"].max()) if len(rows) else float("nan")
 
 
 def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
@@ -475,7 +491,7 @@ def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
     if not len(ratios):
         return ""
     parts = []
-    for task in TASKS:
+    for task in TASKS + COT_ONLY_TASKS:
         rows = ratios[ratios["task"] == task]
         if not len(rows):
             continue
@@ -881,7 +897,8 @@ def seeds_paired(ratios: pd.DataFrame, task: str = "twohop") -> int:
 
 def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
                      decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
-                     placeholder: pd.DataFrame, ratios: pd.DataFrame, nontree: pd.DataFrame) -> dict[str, float]:
+                     placeholder: pd.DataFrame, ratios: pd.DataFrame, nontree: pd.DataFrame,
+                     bounds: pd.DataFrame) -> dict[str, float]:
     """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
     gap = context_gaps(at_bridge)
     return {
@@ -893,6 +910,9 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
         "nontree_cot_reachable": reachable(nontree),
         "data_ratio_twohop_cot": by_task["twohop"],
         "data_ratio_threehop_cot": by_task["threehop"],
+        # five-hop without CoT is searched at one N: a ratio where it succeeds, else only a lower bound
+        "data_ratio_fivehop_cot": by_task["fivehop"],
+        "data_ratio_fivehop_cot_at_least": ratio_at_least(bounds, "fivehop"),
         "final_type0_twohop_plain": final_type0["twohop"],
         "final_type0_twohop_cot": final_type0["twohop_cot"],
         "final_type0_twohop_fakebridge": final_type0["twohop_fakebridge"],
@@ -910,10 +930,25 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
     }
 
 
+def fivehop_saving(ratios: pd.DataFrame, bounds: pd.DataFrame) -> str:
+    """What CoT saves on five-hop at the one N searched without it, as a sentence ("" before that search ends)."""
+    pair = ratios[ratios["task"] == "fivehop"] if len(ratios) else ratios
+    if len(pair):
+        r = pair.iloc[0]
+        return (f" Without CoT, five-hop at N = {int(r['N'])} needs {r['n_req_plain']:,.0f} examples, "
+                f"{r['ratio']:.1f} times as many.")
+    bound = bounds[bounds["task"] == "fivehop"] if len(bounds) else bounds
+    if len(bound):
+        r = bound.iloc[0]
+        return (f" Without CoT, five-hop at N = {int(r['N'])} fails even at {r['plain_fails_at']:,.0f} examples: "
+                f"CoT needs at least {r['ratio_at_least']:.1f} times less.")
+    return ""
+
+
 def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_task: Mapping[str, float],
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
-                 n_train: int) -> str:
+                 n_train: int, bounds: pd.DataFrame) -> str:
     """The chapter's findings as a bullet list, each only where the cache holds what it rests on."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
@@ -927,7 +962,7 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
             for task in TASKS if fits[f"{task}_cot"] and fits[task]) + ".")
     if fits.get("fivehop_cot"):
         summary.append(f"Five-hop with CoT: {describe_exponent(fits['fivehop_cot'])}, against the paper's "
-                       f"{EXPONENTS_COT['fivehop']:.2f}.")
+                       f"{EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
     if len(ratios):
         summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
                        "data it needs with CoT.")

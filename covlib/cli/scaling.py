@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, help_text in (("search", "train probes until every cell's required data is bracketed"),
                             ("status", "print where the search of each cell stands (no training)")):
         s = sub.add_parser(name, help=help_text, description=help_text)
-        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree (fivehop needs --cot)")
+        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree, fivehop (the authors "
+                       "train five-hop with --cot only)")
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
         s.add_argument("--model", nargs="+", default=["L4-d128"],

@@ -60,8 +60,6 @@ class DatasetConfig:
             raise CovlibError(f"n_train={self.n_train} must be at least 1")
         if self.test_size_per_type < 0:
             raise CovlibError(f"test_size_per_type={self.test_size_per_type} must be 0 or more")
-        if task.cot_only and not (self.cot or self.fake_bridge):
-            raise CovlibError(f"task {task.name} is trained with chain-of-thought only: pass cot=True (--cot)")
         task.table_of_hop(self.same_functions)  # raises when the tables cannot be shared
         if self.num_tokens**task.n_inputs > MAX_SPACE:
             raise CovlibError(
@@ -326,7 +324,7 @@ def dataset_files(dataset: Dataset) -> dict[str, str]:
 def generate_command(cfg: DatasetConfig) -> str:
     """The `covlib generate` command line that rebuilds this config (written beside the data)."""
     parts = [f"covlib generate {cfg.task} --num-tokens {cfg.num_tokens} --n-train {cfg.n_train}"]
-    default = DatasetConfig(cfg.task, cfg.num_tokens, cfg.n_train, cot=cfg.cot or cfg.task_spec.cot_only)
+    default = DatasetConfig(cfg.task, cfg.num_tokens, cfg.n_train)
     for name, flag in (("seed", "--seed"), ("seen_ratio", "--seen-ratio"), ("test_size_per_type", "--test-size-per-type")):
         if getattr(cfg, name) != getattr(default, name):
             parts.append(f"{flag} {getattr(cfg, name)}")

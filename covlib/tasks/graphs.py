@@ -27,7 +27,6 @@ class Task:
     n_inputs: int
     hops: tuple[Hop, ...]
     graph: str  # one-line formula, shown to readers
-    cot_only: bool = False  # fivehop: the authors only train it with chain-of-thought targets
 
     @cached_property
     def input_names(self) -> tuple[str, ...]:
@@ -112,7 +111,7 @@ TASKS: dict[str, Task] = {
         "b = f1(x1,x2); t = f2(b,x2,x3)",
     ),
     "fivehop": Task(
-        "fivehop", "fivehop", 6, _chain(5), "b1 = f1(x1,x2); b_i = f_i(b_{i-1}, x_{i+1}); t = f5(b4,x6)", cot_only=True
+        "fivehop", "fivehop", 6, _chain(5), "b1 = f1(x1,x2); b_i = f_i(b_{i-1}, x_{i+1}); t = f5(b4,x6)"
     ),
 }
 
