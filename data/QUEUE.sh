@@ -7,18 +7,42 @@
 # this file: bash reads a script as it goes, so editing the running file would change what it runs):
 #   git worktree add /work/queue <commit> --detach
 #   cp /work/main/data/QUEUE.sh /work/queue-run.sh
-#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup setsid bash /work/queue-run.sh &
+#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup setsid bash /work/queue-run.sh main &
+#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python WORK=/work/queue/build nohup setsid bash /work/queue-run.sh b &
+# Two lanes since stop 28: the main lane runs the multi-cell steps with two one-thread workers; lane B the
+# single-cell steps and the Mamba with one (a single-cell step left a core idle). Three one-thread workers
+# on two cores train at two thirds of their speed each, so the `minutes` of these probes are wall minutes
+# under load, not CPU cost. The two lanes never share a cell (two searches of one cell would race).
 # Stop it with its process group (kill -- -PGID): its pool workers are not named after covlib.
 # (PYTHONPATH makes the worktree's covlib win over the venv's editable install of the main checkout.)
 # Budgets are one-thread CPU estimates from the `minutes` column of data/scaling/probes.csv; two
 # one-thread workers run at once (--jobs 2).
 set -uo pipefail
+LANE=${1:-main}
 DATA=${DATA:-data}
 PY=${PY:-.venv/bin/python}
 export PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 covlib() { "$PY" -m covlib.cli "$@"; }
 step() { echo "=== $(date -u +%FT%TZ) $*"; }
-SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2)
+WORK=${WORK:-build}
+SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2)
+if [ "$LANE" = b ]; then
+  SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 1)
+  # issue 20: five-hop without CoT at N = 6 only, to its end or to the ID pool (6,324 examples): what CoT saves
+  step fivehop_plain; covlib scaling search --task fivehop --N 6 --seeds 0 "${SEARCH[@]}"
+  # 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
+  step nontree_40;    covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
+  # issue 20: the Mamba family on the transformer's two-hop cells (chapter 4), seed 0. One Mamba step costs ~7.5x a
+  #    transformer step's CPU here (N=25, 300 steps each, one thread; the malloc settings below cut that to ~5x),
+  #    more than the issue's 3x: the cells stay the four N = 25-40 the transformer finishes (fewer would leave
+  #    no interval) and each search starts at the transformer's estimate, which saves the probes that walk up.
+  #    The transformer spent ~129 CPU-minutes on them (seed 0), so ~11-16 CPU-hours here
+  step mamba_twohop
+  MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
+    covlib scaling search --task twohop --N 25 30 35 40 --seeds 0 --model mamba-L4-d128 \
+    --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 1
+  step done; exit 0
+fi
 
 # 2. the edge-of-coverage model (chapters 3 and 5) with two more training seeds, ~1 h (final weights shipped, fp16);
 #    run first since stop 25: two runs of ~35 min each in parallel, and they let chapter 3 read shipped runs
@@ -38,46 +62,34 @@ for s in 1 2; do
   "$PY" -c "from covlib.training.shipped import archive_run; archive_run('build/runs/edge-train-seed-$s', '$DATA/runs/twohop.30.4000.seed-0_wd-1.0_train-seed-$s', ['covlib generate twohop --num-tokens 30 --n-train 4000 --seed 0 --out build/datasets', 'covlib coverage build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --max-k 8', 'covlib train build/datasets/twohop.30.4000.diff-f12.inf.seed-0 --out build/runs/edge-train-seed-$s --steps 10000 --weight-decay 1.0 --seed $s --checkpoint-every 500', 'archived with covlib.training.shipped.archive_run (final weights only, fp16)'], {'final': 'model.pt'})"
 done
 
-# Order since stop 27: cheapest complete claim first. The three-hop seed-1 probes of stop 26 cost 4-9 one-thread
-# minutes each (up to 24 under load), 2.5-5x the two-thread seed-0 figures the issue's budget came from, so the
-# widest N (three-hop 24, parallel two-hop 24 and 30, three-hop CoT 24) moved to the end, after every other step.
+# The main lane. Order since stop 28: cheapest complete claim first; the plain three-hop seed-1 probes of stop 26
+# cost 4-9 one-thread minutes each (up to 24 under load), 2.5-5x the two-thread seed-0 figures the issue's budget
+# came from, so three-hop and the widest N come after the audit and the non-tree CoT search.
 
-# 1. three-hop CoT (chapter 7) and parallel two-hop (chapter 4) over two seeds and N = 10-20: ~1.5 h of wall time
+# 1. three-hop CoT (chapter 7) and parallel two-hop (chapter 4) over two seeds and N = 10-20 (done at stop 27)
 step threehop_cot;    covlib scaling search --task threehop --cot --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
 step parallel_twohop; covlib scaling search --task parallel_twohop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
 
-# issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N (time one probe first); CoT probes are cheap, so it runs early
+# issue 20: five-hop with chain of thought (chapter 7), at least 4 values of N; CoT probes are cheap
 step fivehop_cot;      covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 0 "${SEARCH[@]}"
 
 # 3. chain of thought (chapter 7): a second two-hop CoT seed (seed 0 cost 53 two-thread minutes), ~1 h of wall time
 step twohop_cot_seed1; covlib scaling search --task twohop --cot --N 20 25 30 40 50 --seeds 1 "${SEARCH[@]}"
 
-# 1. three-hop (chapter 4) over two seeds and N = 10-20, ~1.5 h of wall time
-step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
-
-# 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
-step nontree_40;       covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
-
-# 5. the audit's coverage and surface contrasts with 20 training sets per arm instead of 6 (chapter 9), ~1 h;
-#    the 6 most extreme sets of each arm are among the 20, so their runs are kept
+# 5. the audit's coverage and surface contrasts with 20 training sets per arm instead of 6 (chapter 9); 56 runs of
+#    2-3.5 minutes (data/diversity/runs.csv), ~1.5 h of wall time; the 6 most extreme sets of each arm are among
+#    the 20, so their runs are kept
 step audit_contrasts
-covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/diversity/runs.csv" --work build/diversity --jobs 2
+covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/diversity/runs.csv" --work "$WORK/diversity" --jobs 2
 
 # 3. non-tree with chain of thought (chapter 7): does CoT rescue it? (the paper says no)
 step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 --seeds 0 "${SEARCH[@]}"
 
+# 1. three-hop (chapter 4) over two seeds and N = 10-20
+step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
+
 # 6. the shared-operator control trained as long as the treated models (chapter 8): done at stop 18
 #    (data/taxonomy/COMMANDS.txt regenerates it)
-
-# issue 20: the Mamba family on the transformer's two-hop cells (chapter 4), seed 0. One Mamba step costs ~7.5x a
-#    transformer step's CPU here (N=25, 300 steps each, one thread; the malloc settings below cut that to ~5x).
-#    The cells are the issue's N = 25-40, the four the transformer finishes (stop 27 corrected N = 20-35: at N = 20
-#    no training set reaches 99%, so that cell would have cost hours for no estimate). The transformer spent ~129
-#    CPU-minutes on them (seed 0), so ~11-16 CPU-hours here, ~6-8 h of wall time with --jobs 2
-step mamba_twohop
-MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
-  covlib scaling search --task twohop --N 25 30 35 40 --seeds 0 --model mamba-L4-d128 \
-  --table "$DATA/scaling/probes.csv" --work build/scaling --jobs 2
 
 # 1. the widest N of experiment 1, moved here for their cost
 step wide_n
