@@ -159,7 +159,11 @@ def test_chain_table_and_note():
     assert table["finished cells"].tolist() == [0, 0, 2] and len(points) == 1
     note = how_much_data.chain_note(summaries, fits, 0.99)
     assert note.startswith("threehop: c = 2.50") and "against the paper's 2.58" in note
-    assert "(n_req at N = 10: 10,000; at N = 12: 15,774)" in note and note.endswith("at N = 14 no training set the pool allows reaches 99%")
+    assert "(n_req at N = 10: 10,000; at N = 12: 15,774)" in note
+    assert note.endswith("at N = 14 (seed 0) no training set the pool allows reaches 99%")
+    both_seeds = pd.concat([three, three.tail(1).assign(seed=1)]).assign(task="threehop")
+    assert how_much_data.chain_note({"threehop": both_seeds}, fits, 0.99).endswith("at N = 14 (seeds 0 and 1) no "
+                                                                                  "training set the pool allows reaches 99%")
     assert how_much_data.chain_note({}, {}, 0.99) == ""
 
 

@@ -444,8 +444,10 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
                                            for n, cell in done.groupby("N")) + ")"
         lost = s[s["status"] == "unreachable"]
         if len(lost):
-            text += (f"; at N = {', '.join(str(int(n)) for n in lost['N'])} no training set the pool allows reaches "
-                     f"{threshold:.0%}")
+            where = ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
+                              f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})"
+                              for n, cell in lost.groupby("N"))
+            text += f"; at N = {where} no training set the pool allows reaches {threshold:.0%}"
         parts.append(text)
     return "; ".join(parts)
 

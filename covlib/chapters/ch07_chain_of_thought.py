@@ -40,9 +40,9 @@ FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the reposito
 # chapter 7's required-data searches (covlib.search.experiments.experiment_cells / experiment_command): CoT rows go to
 # chapter 4's probe table; placeholder-bridge rows to a table of their own (the book's has no column for them)
 EXPERIMENTS: dict[str, dict] = {
-    # two-hop: one seed over five N (seed 1 is queued, data/QUEUE.sh); three-hop: two seeds over five N (CoT
-    # probes cost 1-2 CPU-minutes each here, a tenth of a plain three-hop probe)
-    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0], "model": "L4-d128", "cot": True},
+    # two seeds over five N each (two-hop's seed 1 fills from the queue, data/QUEUE.sh; CoT probes cost 1-2
+    # CPU-minutes each here, a tenth of a plain three-hop probe)
+    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20], "seeds": [0, 1], "model": "L4-d128", "cot": True},
     # five-hop is trained with CoT only (the authors' setting); its ID pool caps N at about 10 on this CPU
     "fivehop_cot": {"task": "fivehop", "N": [6, 7, 8, 9, 10], "seeds": [0], "model": "L4-d128", "cot": True},
