@@ -369,8 +369,7 @@ def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], 
     verdicts = ratio_verdicts(ratios, spread, reference)
     if verdicts:
         return note + verdicts
-    return note + (" No cell is finished by both architectures yet, so this chapter makes no claim about "
-                   "architecture.")
+    return note + " No cell is finished by both architectures yet: nothing to compare."
 
 
 def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
