@@ -3,12 +3,13 @@
 # Every step resumes from what is on disk (probe and run tables skip finished rows), so rerunning
 # this script after an interruption continues where it stopped.
 #
-# Run it with the code of a worktree pinned to a commit, writing into the main checkout's data/ (run a copy of
-# this file: bash reads a script as it goes, so editing the running file would change what it runs):
-#   git worktree add /work/queue <commit> --detach
-#   cp /work/main/data/QUEUE.sh /work/queue-run.sh
-#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python nohup setsid bash /work/queue-run.sh main &
-#   cd /work/queue && DATA=/work/main/data PY=/work/main/.venv/bin/python WORK=/work/queue/build nohup setsid bash /work/queue-run.sh b &
+# It runs with the code of a worktree pinned to a commit, writing into the main checkout's data/, from a copy of
+# this file (bash reads a script as it goes: editing the running file would change what it runs). From the main
+# checkout, after `make setup`:
+#   bash data/QUEUE.sh start    pin ../queue to HEAD, copy this file to ../queue-run.sh, start both lanes
+#                               (logs and process-group ids in ../logs/queue-<lane>.{log,pgid})
+#   bash data/QUEUE.sh stop     stop both lanes (a probe resumes from its last checkpoint, every 500 steps)
+#   bash data/QUEUE.sh pause    pause both lanes (e.g. while CI runs); `resume` continues them
 # Two lanes since stop 28: the main lane runs the multi-cell steps with two one-thread workers; lane B the
 # single-cell steps and the Mamba with one (a single-cell step left a core idle). Three one-thread workers
 # on two cores train at two thirds of their speed each, so the `minutes` of these probes are wall minutes
@@ -19,6 +20,28 @@
 # one-thread workers run at once (--jobs 2).
 set -uo pipefail
 LANE=${1:-main}
+if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
+  repo=$(git rev-parse --show-toplevel) && base=$(dirname "$repo") || exit 1
+  tree=$base/queue logs=$base/logs
+  mkdir -p "$logs"
+  if [ "$LANE" = start ]; then
+    [ -x "$repo/.venv/bin/python" ] || { echo "no $repo/.venv: run make setup first" >&2; exit 1; }
+    [ -d "$tree" ] || git -C "$repo" worktree add -q --detach "$tree" HEAD || exit 1
+    git -C "$tree" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" || exit 1
+    cp "$repo/data/QUEUE.sh" "$base/queue-run.sh"
+    for lane in main b; do
+      (cd "$tree" && DATA=$repo/data PY=$repo/.venv/bin/python WORK=$tree/build \
+        nohup setsid bash "$base/queue-run.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 & echo $! > "$logs/queue-$lane.pgid")
+    done
+    echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log, $logs/queue-b.log"
+  else
+    signal=$([ "$LANE" = stop ] && echo TERM || { [ "$LANE" = pause ] && echo STOP || echo CONT; })
+    for lane in main b; do
+      [ -f "$logs/queue-$lane.pgid" ] && kill -"$signal" -- -"$(cat "$logs/queue-$lane.pgid")" 2>/dev/null
+    done
+  fi
+  exit 0
+fi
 DATA=${DATA:-data}
 PY=${PY:-.venv/bin/python}
 export PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
