@@ -30,8 +30,8 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
     git -C "$tree" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" || exit 1
     cp "$repo/data/QUEUE.sh" "$base/queue-run.sh"
     for lane in main b; do
-      (cd "$tree" && DATA=$repo/data PY=$repo/.venv/bin/python WORK=$tree/build \
-        nohup setsid bash "$base/queue-run.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 & echo $! > "$logs/queue-$lane.pgid")
+      (cd "$tree" && DATA=$repo/data PY=$repo/.venv/bin/python WORK=$tree/build PGID_FILE=$logs/queue-$lane.pgid \
+        nohup setsid bash "$base/queue-run.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
     done
     echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log, $logs/queue-b.log"
   else
@@ -42,6 +42,8 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
   fi
   exit 0
 fi
+# a lane started by `start` records its process group (setsid made it a group of its own) for stop/pause/resume
+[ -n "${PGID_FILE:-}" ] && ps -o pgid= -p $$ | tr -d ' ' > "$PGID_FILE"
 DATA=${DATA:-data}
 PY=${PY:-.venv/bin/python}
 export PYTHONPATH=$PWD HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
