@@ -10,6 +10,9 @@
 #                               (logs and process-group ids in ../logs/queue-<lane>.{log,pgid})
 #   bash data/QUEUE.sh stop     stop both lanes (a probe resumes from its last checkpoint, every 500 steps)
 #   bash data/QUEUE.sh pause    pause both lanes (e.g. while CI runs); `resume` continues them
+# A lane name after the action (main or b) acts on that lane alone: `stop b` then `start b` restarts lane B on
+# HEAD's code. Restarting one lane re-pins the worktree, so commit nothing the other lane's next step would
+# trip on (its copy of this file stays as it was).
 # Two lanes since stop 28: the main lane runs the multi-cell steps with two one-thread workers; lane B the
 # single-cell steps and the Mamba with one (a single-cell step left a core idle). Three one-thread workers
 # on two cores train at two thirds of their speed each, so the `minutes` of these probes are wall minutes
@@ -20,6 +23,7 @@
 # one-thread workers run at once (--jobs 2).
 set -uo pipefail
 LANE=${1:-main}
+LANES=${2:-main b}
 if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
   repo=$(git rev-parse --show-toplevel) && base=$(dirname "$repo") || exit 1
   tree=$base/queue logs=$base/logs
@@ -28,15 +32,15 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
     [ -x "$repo/.venv/bin/python" ] || { echo "no $repo/.venv: run make setup first" >&2; exit 1; }
     [ -d "$tree" ] || git -C "$repo" worktree add -q --detach "$tree" HEAD || exit 1
     git -C "$tree" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" || exit 1
-    cp "$repo/data/QUEUE.sh" "$base/queue-run.sh"
-    for lane in main b; do
+    for lane in $LANES; do
+      cp "$repo/data/QUEUE.sh" "$base/queue-run-$lane.sh"
       (cd "$tree" && DATA=$repo/data PY=$repo/.venv/bin/python WORK=$tree/build PGID_FILE=$logs/queue-$lane.pgid \
-        nohup setsid bash "$base/queue-run.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
+        nohup setsid bash "$base/queue-run-$lane.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
     done
     echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log, $logs/queue-b.log"
   else
     signal=$([ "$LANE" = stop ] && echo TERM || { [ "$LANE" = pause ] && echo STOP || echo CONT; })
-    for lane in main b; do
+    for lane in $LANES; do
       [ -f "$logs/queue-$lane.pgid" ] && kill -"$signal" -- -"$(cat "$logs/queue-$lane.pgid")" 2>/dev/null
     done
   fi
@@ -55,6 +59,9 @@ if [ "$LANE" = b ]; then
   SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 1)
   # issue 20: five-hop without CoT at N = 6 only, to its end or to the ID pool (6,324 examples): what CoT saves
   step fivehop_plain; covlib scaling search --task fivehop --N 6 --seeds 0 "${SEARCH[@]}"
+  # issue 20: five-hop with CoT, a second seed over N = 6-10: seed 0's five estimates (444-784 examples) give
+  #    c = 0.90 from a t-interval on 3 degrees of freedom; CoT probes cost 1.5-3 minutes, ~1.5 CPU-hours in all
+  step fivehop_cot_seed1; covlib scaling search --task fivehop --cot --N 6 7 8 9 10 --seeds 1 "${SEARCH[@]}"
   # 4. path ambiguity (chapter 6), ~1 h: non-tree N=40 under a cap high enough for the authors' rule to decide
   step nontree_40;    covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 12000 "${SEARCH[@]}"
   # issue 20: the Mamba family on the transformer's two-hop cells (chapter 4), seed 0. One Mamba step costs ~7.5x a
