@@ -29,8 +29,8 @@
 # reports that CoT does not rescue **path ambiguity**: non-tree with CoT still fails where two-hop
 # with CoT succeeds. This chapter measures, on a CPU:
 #
-# 1. the required data with and without CoT (two-hop, three-hop; five-hop with CoT only), its
-#    exponents and their ratio;
+# 1. the required data with and without CoT (two-hop, three-hop; five-hop with CoT, and without
+#    it at one $N$), its exponents and their ratio;
 # 2. non-tree with CoT against two-hop with CoT at the same $N$ and $n_\text{train}$;
 # 3. accuracy the way a user checks it: greedy decoding's exact match beside the teacher-forced
 #    accuracy that training reports, on ID items and on OOD items with one fact unseen;

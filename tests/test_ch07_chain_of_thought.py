@@ -276,7 +276,7 @@ def test_five_hop_has_a_cot_row_only_beside_the_papers_1_80():
     five = table[table["task"] == "fivehop"]
     assert len(table) == 5 and five["target"].tolist() == ["with CoT"] and five["paper"].tolist() == [1.80]
     assert five["c"].tolist() == [1.9] and five["N values"].tolist() == [4]
-    assert "fivehop, with CoT only: c = 1.90 (95% interval 1.50 to 2.30" in chain_of_thought.exponent_text(fits)
+    assert "fivehop with CoT: c = 1.90 (95% interval 1.50 to 2.30" in chain_of_thought.exponent_text(fits)
     without = chain_of_thought.exponent_table({k: v for k, v in fits.items() if k != "fivehop_cot"}, {})
     assert "fivehop" not in without["task"].tolist()  # a preset without the five-hop search has no row for it
 

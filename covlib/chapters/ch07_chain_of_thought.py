@@ -454,7 +454,7 @@ def exponent_text(fits: Mapping[str, dict | None]) -> str:
     """The measured exponents beside the paper's, and whether the intervals separate them."""
     parts = [f"{task}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
              f"without, {describe_exponent(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
-    parts += [f"{task}, with CoT only: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
+    parts += [f"{task} with CoT: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
               f"{EXPONENTS_COT[task]:.2f}" for task in COT_ONLY_TASKS if f"{task}_cot" in fits]
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
 
