@@ -73,4 +73,4 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
     done = {**pending, "n_req_ratio_mamba_to_default": 1.31, "exponent_twohop_mamba": 2.2,
             "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
             "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
-    assert "N^2.20 (95% interval 1.90-2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)
+    assert "N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)

@@ -32,7 +32,7 @@ def _exponent(m: Mapping[str, Any], name: str) -> str:
         return "not measured yet"
     if lo is None:
         return f"N^{c:.2f} ({support}: too few for an interval)"
-    return f"N^{c:.2f} (95% interval {lo:.2f}-{hi:.2f}; {support})"
+    return f"N^{c:.2f} (95% interval {lo:.2f} to {hi:.2f}; {support})"  # "to": a bound may be negative
 
 
 def _range(m: Mapping[str, Any], name: str) -> str:
