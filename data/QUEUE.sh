@@ -9,7 +9,9 @@
 #   bash data/QUEUE.sh start    pin ../queue to HEAD, copy this file to ../queue-run.sh, start both lanes
 #                               (logs and process-group ids in ../logs/queue-<lane>.{log,pgid})
 #   bash data/QUEUE.sh stop     stop both lanes (a probe resumes from its last checkpoint, every 500 steps)
-#   bash data/QUEUE.sh pause    pause both lanes (e.g. while CI runs); `resume` continues them
+#   bash data/QUEUE.sh pause    pause both lanes (e.g. while CI runs); `resume` continues them. Pause them too
+#                               while `covlib book --snapshot` runs and until its commit: a probe row that lands
+#                               in between makes the snapshot disagree with the committed table
 # A lane name after the action (main or b) acts on that lane alone: `stop b` then `start b` restarts lane B on
 # HEAD's code. Restarting one lane re-pins the worktree, so commit nothing the other lane's next step would
 # trip on (its copy of this file stays as it was).
