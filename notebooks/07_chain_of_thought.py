@@ -134,7 +134,8 @@ display(chain_of_thought.exponent_reader_table(chain_of_thought.exponent_table(f
 need_chart = chain_of_thought.required_data_chart(
     summaries, "the smoke search" if chapter["miniature"] else experiment_command(experiments["twohop_cot"]))
 display(chapter.save(need_chart, "07_required_data"))
-display(Markdown(chain_of_thought.exponent_text(fits)))
+display(Markdown(chain_of_thought.exponent_text(fits)
+                 + chain_of_thought.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates

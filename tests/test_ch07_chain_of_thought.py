@@ -342,6 +342,28 @@ def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
     assert "fivehop without CoT needs 5.0 times" in chain_of_thought.ratio_text(ratios, chain_of_thought.ratios_by_task(ratios))
 
 
+def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():
+    def probe(task, N, n, success, steps, cap=6000):
+        return {"task": task, "cot": True, "N": N, "seed": 0, "model": "L4-d128", "n_train": n, "success": success,
+                "steps": steps, "step_cap": cap}
+    probes = pd.DataFrame([probe("fivehop", 6, 400, False, 150), probe("fivehop", 6, 500, True, 100),
+                           probe("fivehop", 7, 600, False, 200), probe("fivehop", 7, 600, False, 260, cap=12000),
+                           probe("fivehop", 7, 750, True, 100), probe("fivehop", 7, 300, False, 120),
+                           probe("twohop", 20, 1300, False, 400), probe("twohop", 20, 1600, True, 300)])
+
+    def summary(task, rows):
+        return pd.DataFrame([{"task": task, "cot": True, "seed": 0, "model": "L4-d128", "N": N, "low": low,
+                              "n_req": n_req} for N, low, n_req in rows])
+    summaries = {"fivehop_cot": summary("fivehop", [(6, 400, 447.0), (7, 600, 671.0), (8, None, None)]),
+                 "twohop_cot": summary("twohop", [(20, 1300, 1442.0)])}
+    # one value per bracketed cell, from the failure at its lower end (the longest run of a size probed twice)
+    assert chain_of_thought.steps_below_bracket(probes, summaries["fivehop_cot"]).tolist() == [150.0, 260.0]
+    note = chain_of_thought.give_up_note(probes, summaries, 100)
+    assert "stopped after 150-260 optimiser steps; two-hop's with CoT after 400:" in note
+    assert "Over N = 6-7" in note
+    assert chain_of_thought.give_up_note(probes, {"twohop_cot": summaries["twohop_cot"]}, 100) == ""
+
+
 def test_decoded_reads_one_cell_and_nan_when_absent():
     decoding = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "greedy_exact": [0.9, 0.1]})
     assert chain_of_thought.decoded(decoding, "m", "greedy_exact") == 0.9

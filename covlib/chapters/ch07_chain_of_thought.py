@@ -464,6 +464,39 @@ def paired_tasks(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
     return [task for task in TASKS + COT_ONLY_TASKS if task in summaries and f"{task}_cot" in summaries]
 
 
+def steps_below_bracket(probes: pd.DataFrame, summary: pd.DataFrame) -> pd.Series:
+    """The optimiser steps of the failing probe at each bracketed cell's lower end: how long the give-up rule
+    let the largest failure train (one value per bracketed cell of a search summary)."""
+    done = summary.dropna(subset=["low"])
+    if not len(done) or not len(probes):
+        return pd.Series(dtype=float)
+    keys = ["task", "cot", "N", "seed", "model"]
+    lows = done[keys + ["low"]].astype({"low": int, "N": int, "seed": int, "cot": bool})
+    failed = probes[~probes["success"].astype(bool)].astype({"N": int, "seed": int, "n_train": int, "cot": bool})
+    rows = lows.merge(failed, left_on=keys + ["low"], right_on=keys + ["n_train"])
+    # a size probed again under a higher step cap: its longest run is the one that decided it
+    return rows.groupby(keys)["steps"].max().astype(float)
+
+
+def give_up_note(probes: pd.DataFrame, summaries: Mapping[str, pd.DataFrame], give_up_epochs: float) -> str:
+    """How few steps the give-up rule lets five-hop's CoT probes train below their brackets, beside two-hop's
+    with CoT: at a few hundred examples, its epochs are a few hundred updates ("" without a bracketed cell)."""
+    five = steps_below_bracket(probes, summaries["fivehop_cot"]) if "fivehop_cot" in summaries else pd.Series()
+    if not len(five):
+        return ""
+    two = steps_below_bracket(probes, summaries["twohop_cot"]) if "twohop_cot" in summaries else pd.Series()
+
+    def span(steps: pd.Series) -> str:
+        return f"{steps.min():,.0f}" + (f"-{steps.max():,.0f}" if steps.max() > steps.min() else "")
+    beside = f"; two-hop's with CoT after {span(two)}" if len(two) else ""
+    return (f" The failing probe just below each five-hop bracket stopped after {span(five)} "
+            f"optimiser steps{beside}: the give-up rule counts {give_up_epochs:.0f} epochs, and an epoch of a few "
+            "hundred examples is one step. Over N = "
+            f"{int(summaries['fivehop_cot'].dropna(subset=['n_req'])['N'].min())}-"
+            f"{int(summaries['fivehop_cot'].dropna(subset=['n_req'])['N'].max())} the five-hop fit may measure that "
+            "rule as much as the data.")
+
+
 def ratio_tables(summaries: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The data ratios without / with CoT of every paired task (cot_ratio) and their lower bounds where the plain
     search fails everywhere (ratio_lower_bounds), each with a ``task`` column."""
