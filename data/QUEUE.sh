@@ -70,11 +70,14 @@ if [ "$LANE" = b ]; then
   #    transformer step's CPU here (N=25, 300 steps each, one thread; the malloc settings below cut that to ~5x),
   #    more than the 3x: the cells stay the four N = 25-40 the transformer finishes (fewer would leave
   #    no interval) and each search starts at the transformer's estimate, which saves the probes that walk up.
-  #    The transformer spent ~129 CPU-minutes on them (seed 0), so ~11-16 CPU-hours here
+  #    The transformer spent ~129 CPU-minutes on them (seed 0), so ~11-16 CPU-hours here. A Mamba step is
+  #    memory-bound (its selective scan materialises [batch, pos, 2 d_model, d_state] tensors, 8x the transformer's
+  #    largest activation; elementwise multiplies take 37% of a step). Two workers, so that no core idles once the
+  #    main lane is done (four workers on two cores meanwhile: same throughput, each at half speed)
   step mamba_twohop
   MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
     covlib scaling search --task twohop --N 25 30 35 40 --seeds 0 --model mamba-L4-d128 \
-    --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 1
+    --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2
   step done; exit 0
 fi
 
