@@ -61,6 +61,21 @@ def test_a_new_model_starts_from_another_models_finished_bracket():
     assert first_guess(cell, table, RULES) == round(expected)
 
 
+def test_a_second_seed_starts_from_the_first_seeds_bracket_when_no_other_model_has_one():
+    def probe(seed, n, ok, model="L4-d128", cot=True):
+        return {"task": "fivehop", "N": 7, "model": model, "seed": seed, "cot": cot, "n_train": n, "success": ok,
+                "eligible": 19734}
+
+    table = pd.DataFrame([probe(0, 610, False), probe(0, 771, True), probe(2, 300, False)])  # seed 2: unfinished
+    seed1 = Cell("fivehop", 7, "L4-d128", 1, cot=True)
+    assert first_guess(seed1, table, RULES) == round(np.sqrt(610 * 771))
+    # another model's estimate for the same seed comes first; plain rows never stand in for CoT ones
+    table = pd.concat([table, pd.DataFrame([probe(1, 500, False, "L2-d64"), probe(1, 600, True, "L2-d64"),
+                                            probe(0, 5000, False, cot=False), probe(0, 6000, True, cot=False)])])
+    assert first_guess(seed1, table, RULES) == round(np.sqrt(500 * 600))
+    assert first_guess(Cell("fivehop", 7, "L4-d128", 1), table, RULES) == round(np.sqrt(5000 * 6000))
+
+
 def test_steps_up_after_failures_and_down_after_successes():
     assert next_probe(CELL, rows((300, False)), 1000, RULES, 300).next_n == 600
     assert next_probe(CELL, rows((300, False), (600, False)), 1000, RULES, 300).next_n == 750

@@ -99,11 +99,14 @@ def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_ta
 def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules()) -> int:
     """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
     target style with another model (the paper finds the requirement does not move with model size,
-    so this saves the probes that walk up from coverage). A CoT cell with none starts from the same
-    model's finished plain estimate, or else the coverage guess, divided by COT_START_DIVISOR (the paper's
-    CoT models need 5-10 times less data: this saves the probes that walk down). Else starting_size's
-    coverage guess. The start changes how many probes a search takes, never the bracket it ends with."""
+    so this saves the probes that walk up from coverage); else that of the same model with other seeds
+    (a second seed lands near the first). A CoT cell with neither starts from the same model's finished
+    plain estimate, or else the coverage guess, divided by COT_START_DIVISOR (the paper's CoT models need
+    5-10 times less data: this saves the probes that walk down). Else starting_size's coverage guess.
+    The start changes how many probes a search takes, never the bracket it ends with."""
     estimates = _finished_estimates(table, cell, rules) if len(table) else []
+    if not estimates and len(table):
+        estimates = _other_seed_estimates(table, cell, rules)
     if estimates:
         return int(round(np.exp(np.mean(np.log(estimates)))))
     if cell.cot:
@@ -126,6 +129,19 @@ def _finished_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules, sam
     estimates = []
     for model, rows in same.groupby("model"):
         other = dataclasses.replace(cell, model=model)
+        state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
+        if state.status == "bracketed":
+            estimates.append(state.estimate)
+    return estimates
+
+
+def _other_seed_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules) -> list[float]:
+    """Bracket estimates of the cell's own model, task, N and target style under the other seeds."""
+    same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
+                 & (table["cot"] == cell.cot) & (table["seed"] != cell.seed)]
+    estimates = []
+    for seed, rows in same.groupby("seed"):
+        other = dataclasses.replace(cell, seed=int(seed))
         state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
         if state.status == "bracketed":
             estimates.append(state.estimate)
