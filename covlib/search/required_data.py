@@ -126,23 +126,22 @@ def _finished_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules, sam
     same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["seed"] == cell.seed)
                  & (table["cot"] == cell.cot)]
     same = same[same["model"] == cell.model] if same_model else same[same["model"] != cell.model]
-    estimates = []
-    for model, rows in same.groupby("model"):
-        other = dataclasses.replace(cell, model=model)
-        state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
-        if state.status == "bracketed":
-            estimates.append(state.estimate)
-    return estimates
+    return _bracket_estimates(same, cell, "model", rules)
 
 
 def _other_seed_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules) -> list[float]:
     """Bracket estimates of the cell's own model, task, N and target style under the other seeds."""
     same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
                  & (table["cot"] == cell.cot) & (table["seed"] != cell.seed)]
+    return _bracket_estimates(same, cell, "seed", rules)
+
+
+def _bracket_estimates(rows: pd.DataFrame, cell: Cell, by: str, rules: SearchRules) -> list[float]:
+    """The estimate of each finished search among ``rows``, one per value of ``by`` (model or seed)."""
     estimates = []
-    for seed, rows in same.groupby("seed"):
-        other = dataclasses.replace(cell, seed=int(seed))
-        state = next_probe(other, rows.sort_values("n_train"), int(rows["eligible"].iloc[0]), rules, 0)
+    for value, group in rows.groupby(by):
+        other = dataclasses.replace(cell, **{by: int(value) if by == "seed" else value})
+        state = next_probe(other, group.sort_values("n_train"), int(group["eligible"].iloc[0]), rules, 0)
         if state.status == "bracketed":
             estimates.append(state.estimate)
     return estimates
