@@ -10,7 +10,7 @@ between the shapes so that load from other processes hits them alike; the table 
 and best round and each shape's median step time over the first shape's. A search probe's cost is
 its steps times this figure, plus its evaluations. data/QUEUE.sh runs the Mamba with glibc's
 MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ and MALLOC_TOP_PAD_ raised: measured here (loaded, one
-thread), they bring a Mamba step from 7.5x to 4.8x a transformer step; set them to compare.
+thread), they bring a Mamba step from 7.5x to 4.6x a transformer step; set them to compare.
 """
 from __future__ import annotations
 
