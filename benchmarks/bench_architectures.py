@@ -19,28 +19,16 @@ import os
 import statistics
 import time
 
-import numpy as np
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from covlib.training.batches import IGNORE, Batches
+from bench_training import D_VOCAB, N_CTX, SEQ, random_batches  # the same two-hop-shaped data
+
 from covlib.training.config import make_config
 from covlib.training.loop import make_optimizer, train_step
 from covlib.training.model import FastForward, build_model
 from covlib.training.shapes import model_overrides
-
-N, PROMPT, TARGET = 30, 3, 1
-D_VOCAB, N_CTX, SEQ = N + 1, PROMPT + TARGET, PROMPT + TARGET - 1
-
-
-def random_batches(n: int = 10_000, seed: int = 0) -> Batches:
-    """Two-hop-shaped training data: 3 random tokens fed, the label at the last position."""
-    g = np.random.default_rng(seed)
-    tokens = torch.from_numpy(g.integers(0, N, size=(n, SEQ)))
-    labels = torch.full((n, SEQ), IGNORE, dtype=torch.long)
-    labels[:, -1] = torch.from_numpy(g.integers(0, N, size=n))
-    return Batches(tokens, labels, seed)
 
 
 def seconds_per_step(step, start: int, steps: int) -> float:

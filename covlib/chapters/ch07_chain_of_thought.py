@@ -489,12 +489,11 @@ def give_up_note(probes: pd.DataFrame, summaries: Mapping[str, pd.DataFrame], gi
     def span(steps: pd.Series) -> str:
         return f"{steps.min():,.0f}" + (f"-{steps.max():,.0f}" if steps.max() > steps.min() else "")
     beside = f"; two-hop's with CoT after {span(two)}" if len(two) else ""
+    fitted = summaries["fivehop_cot"].dropna(subset=["n_req"])["N"]
     return (f" The failing probe just below each five-hop bracket stopped after {span(five)} "
             f"optimiser steps{beside}: the give-up rule counts {give_up_epochs:.0f} epochs, and an epoch of a few "
-            "hundred examples is one step. Over N = "
-            f"{int(summaries['fivehop_cot'].dropna(subset=['n_req'])['N'].min())}-"
-            f"{int(summaries['fivehop_cot'].dropna(subset=['n_req'])['N'].max())} the five-hop fit may measure that "
-            "rule as much as the data.")
+            f"hundred examples is one step. Over N = {int(fitted.min())}-{int(fitted.max())} the five-hop fit may "
+            "measure that rule as much as the data.")
 
 
 def ratio_tables(summaries: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
