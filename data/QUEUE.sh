@@ -16,7 +16,8 @@
 # HEAD's code. Restarting one lane re-pins the worktree, so commit nothing the other lane's next step would
 # trip on (its copy of this file stays as it was).
 # Two lanes since stop 28: the main lane runs the multi-cell steps with two one-thread workers; lane B the
-# single-cell steps and the Mamba with one (a single-cell step left a core idle). Three one-thread workers
+# single-cell steps with one (a single-cell step left a core idle), then the Mamba, the widest N and two-hop at
+# N = 70 with two, once the main lane has ended after three-hop. Three one-thread workers
 # on two cores train at two thirds of their speed each, so the `minutes` of these probes are wall minutes
 # under load, not CPU cost. The two lanes never share a cell (two searches of one cell would race).
 # Stop it with its process group (kill -- -PGID): its pool workers are not named after covlib.
@@ -78,6 +79,17 @@ if [ "$LANE" = b ]; then
   MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=536870912 \
     covlib scaling search --task twohop --N 25 30 35 40 --seeds 0 --model mamba-L4-d128 \
     --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2
+  # Since stop 29 the widest N and two-hop at N = 70 come after the Mamba, here with two workers: the main lane
+  # ends after three-hop, and experiment 1 had cost more than twice its estimate by stop 28 (the issue: shrink
+  # or drop what runs far above its estimate). Three-hop at N = 24 is the first to drop.
+  SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2)
+  # 1. the widest N of experiment 1
+  step wide_n
+  covlib scaling search --task parallel_twohop --N 24 30 --seeds 0 1 "${SEARCH[@]}"
+  covlib scaling search --task threehop --cot --N 24 --seeds 0 1 "${SEARCH[@]}"
+  covlib scaling search --task threehop --N 24 --seeds 0 1 "${SEARCH[@]}"
+  # 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
+  step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
   step done; exit 0
 fi
 
@@ -128,12 +140,4 @@ step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 -
 # 6. the shared-operator control trained as long as the treated models (chapter 8): done at stop 18
 #    (data/taxonomy/COMMANDS.txt regenerates it)
 
-# 1. the widest N of experiment 1, moved here for their cost
-step wide_n
-covlib scaling search --task threehop --N 24 --seeds 0 1 "${SEARCH[@]}"
-covlib scaling search --task threehop --cot --N 24 --seeds 0 1 "${SEARCH[@]}"
-covlib scaling search --task parallel_twohop --N 24 30 --seeds 0 1 "${SEARCH[@]}"
-
-# 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
-step twohop_70;        covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
 step done
