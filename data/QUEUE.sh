@@ -138,8 +138,9 @@ step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 -
 step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
 
 # 4. non-tree N = 40 once more, under 24,000 steps: under 12,000 its largest probe (30,281 examples) had not fitted
-#    its training set (98.2%), so the give-up rule's 100 epochs (~5,900 steps) had not begun; the probe resumes
-#    from its step-12,000 checkpoint, ~0.5-1 CPU-hour
+#    its training set (98.2%), so the give-up rule's 100 epochs (~5,900 steps) had not begun. Its step-12,000
+#    checkpoint went with stop 29's machine, so the probe starts over: ~70 wall-minutes under load (12,000 steps
+#    took 36), more if it fits and the rule's epochs run
 step nontree_40_rule; covlib scaling search --task nontree --N 40 --seeds 0 --step-cap 24000 "${SEARCH[@]}"
 
 # 6. the shared-operator control trained as long as the treated models (chapter 8): done at stop 18

@@ -304,13 +304,22 @@ def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
     assert "the 6,000-step cap, not the authors' give-up rule" in note and "--step-cap 12000" in note
     rerun = capped.iloc[[1]].assign(step_cap=12000, stopped="gave_up", steps=9000)
     decided = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun]), N=12, step_cap=12000)
-    assert decided == {"nontree_12_cap": 12000, "nontree_12_rule_decided": 1.0, "nontree_12_reachable": 0.0}
+    assert decided == {"nontree_12_cap": 12000, "nontree_12_rule_decided": 1.0, "nontree_12_reachable": 0.0,
+                       "nontree_12_largest_n": 750, "nontree_12_largest_final_train": 1.0,
+                       "nontree_12_largest_fitted": 1.0, "nontree_12_largest_best_type0": 0.6}
     assert "no probe reaches 99%, and the authors' give-up rule decided" in (
         path_ambiguity.raised_cap_note(decided, N=12, step_cap=12000))
     capped_again = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun.assign(stopped="steps")]), N=12,
                                                     step_cap=12000)
     assert capped_again["nontree_12_rule_decided"] == 0.0
-    assert "the 12,000-step cap again" in path_ambiguity.raised_cap_note(capped_again, N=12, step_cap=12000)
+    again = path_ambiguity.raised_cap_note(capped_again, N=12, step_cap=12000)
+    assert "the 12,000-step cap again" in again and "the rule's epochs had not run out" in again
+    unfitted = rerun.assign(stopped="steps", final_train=0.982, first_fit_step=None, best_type0=0.157)
+    never_fitted = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, unfitted]), N=12, step_cap=12000)
+    assert never_fitted["nontree_12_largest_n"] == 750 and never_fitted["nontree_12_largest_fitted"] == 0.0
+    note = path_ambiguity.raised_cap_note(never_fitted, N=12, step_cap=12000)
+    assert "750 examples) ended at 98.2% training accuracy and at best 15.7% ID accuracy" in note
+    assert "never fitted its training set" in note and "--step-cap 24000" in note and "--step-cap 12000" not in note
     rescued = pd.concat([capped, rerun.assign(success=True, stopped="early_stop", best_type0=0.99)])
     assert path_ambiguity.raised_cap_result(CELLS, rescued, N=12, step_cap=12000)["nontree_12_reachable"] == 1.0
     none = path_ambiguity.raised_cap_result(CELLS, capped.iloc[:0], N=12)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -632,18 +633,24 @@ def raised_cap_result(cells: Sequence[Cell], probes: pd.DataFrame, N: int = RAIS
                       step_cap: int = RAISED_CAP["step_cap"]) -> dict[str, float]:
     """The non-tree cell at ``N`` rerun under a raised cap, as metrics: the highest cap its probes ran under,
     whether its search (read under that cap) ended with the authors' rule deciding (1), the cap deciding (0) or
-    not yet (NaN), and whether any probe reached the threshold (NaN before any probe)."""
+    not yet (NaN), whether any probe reached the threshold (NaN before any probe), and, for its largest probe
+    under that cap, the training accuracy it ended at, whether it ever fitted its training set (the give-up rule
+    counts its epochs from that fit) and its best ID accuracy."""
+    keys = ("cap", "rule_decided", "reachable", "largest_n", "largest_final_train", "largest_fitted",
+            "largest_best_type0")
     cell = next((c for c in cells if c.N == N), None)
     rows = cell_rows(probes, cell) if cell is not None and len(probes) else probes.iloc[:0]
     if not len(rows):
-        return {f"nontree_{N}_cap": float("nan"), f"nontree_{N}_rule_decided": float("nan"),
-                f"nontree_{N}_reachable": float("nan")}
+        return {f"nontree_{N}_{k}": float("nan") for k in keys}
     cap = int(rows["step_cap"].astype(int).max())
     state = summarise(search_states([cell], probes, starts={cell.key(): 0}, step_cap=max(cap, step_cap))).iloc[0]
     finished = state["status"] in ("bracketed", "unreachable")
-    return {f"nontree_{N}_cap": cap,
-            f"nontree_{N}_rule_decided": float(not state["low_capped"]) if finished else float("nan"),
-            f"nontree_{N}_reachable": float(bool(rows["success"].astype(bool).any()))}
+    under_cap = rows[rows["step_cap"].astype(int) == cap]
+    largest = under_cap.loc[under_cap["n_train"].idxmax()]
+    values = (cap, float(not state["low_capped"]) if finished else float("nan"),
+              float(bool(rows["success"].astype(bool).any())), int(largest["n_train"]),
+              float(largest["final_train"]), float(pd.notna(largest["first_fit_step"])), float(largest["best_type0"]))
+    return {f"nontree_{N}_{k}": v for k, v in zip(keys, values)}
 
 
 def raised_cap_note(result: Mapping[str, float], N: int = RAISED_CAP["N"], step_cap: int = RAISED_CAP["step_cap"]
@@ -660,7 +667,17 @@ def raised_cap_note(result: Mapping[str, float], N: int = RAISED_CAP["N"], step_
         return f" At N = {N} the rerun under a {int(cap):,}-step cap is still searching (`{RAISED_CAP_COMMAND}` resumes it)."
     who = "the authors' give-up rule" if decided else f"the {int(cap):,}-step cap again"
     outcome = "some probe reaches 99%" if reached else "no probe reaches 99%"
-    return f" At N = {N}, rerun under a {int(cap):,}-step cap: {outcome}, and {who} decided the search's end."
+    note = f" At N = {N}, rerun under a {int(cap):,}-step cap: {outcome}, and {who} decided the search's end."
+    if decided or reached:
+        return note
+    n, train, fitted, best = (result[f"nontree_{N}_largest_{k}"] for k in ("n", "final_train", "fitted", "best_type0"))
+    why = ("it never fitted its training set, so the give-up rule, which counts its epochs from the first fit, "
+           "never started" if not fitted else "it had fitted its training set, but the rule's epochs had not run out")
+    doubled = re.sub(r"--step-cap \d+", f"--step-cap {2 * int(cap)}", RAISED_CAP_COMMAND)
+    return (note + f" Its largest probe ({int(n):,} examples) ended at {train:.1%} training accuracy and at best "
+            f"{best:.1%} ID accuracy: {why}. A cap of {2 * int(cap):,} steps would give the rule room to decide "
+            f"(`{doubled}`, resumed from "
+            "the probe's last checkpoint where its run folder is kept).")
 
 
 NOT_CACHED = "n/a (not in the cache)"
