@@ -232,8 +232,9 @@ display(Markdown(size_note))
 # transformers' 2.13-2.28. Here a Mamba of the default model's depth and width (4 layers, width 128,
 # from the maintained pure-PyTorch `mambapy`, with the task's embedding and unembedding) runs the
 # same search, rules and give-up rule on two-hop, on four of the default transformer's cells
-# ($N$ = 25-40, the ones it finishes; at $N$ = 20 no training set reaches 99%). One Mamba step
-# costs 5-7.5 times a transformer step on this CPU, so the Mamba runs one seed. The transformer is fitted on the same cells, and the ratio of the two
+# ($N$ = 25-40, the ones it finishes; at $N$ = 20 no training set reaches 99%). A Mamba step costs
+# several transformer steps on this CPU (measured below), so the Mamba runs one seed. The transformer is
+# fitted on the same cells, and the ratio of the two
 # architectures' requirements at each cell is judged, as for model size, against the gap between two
 # seeds of the same transformer cell.
 
@@ -249,6 +250,8 @@ if architecture_ratios:  # a figure only once the Mamba has a finished cell to s
     display(architecture_chart)
 architecture_note = how_much_data.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
+step_costs = how_much_data.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
+architecture_note += how_much_data.step_cost_note(step_costs)
 if chapter["describe_cache"]:
     architecture_note += how_much_data.size_cache_note(summaries, experiments, architecture_names, "architecture")
 display(Markdown(architecture_note))
@@ -307,6 +310,7 @@ metrics = {
     **exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
     **exponent_metrics("twohop_rule_decided", fit_rule_decided),
     **how_much_data.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
+    "step_seconds_ratio_mamba_to_default": step_costs["x first"].iloc[-1] if len(step_costs) > 1 else float("nan"),
     "param_ratio": param_ratio,
     **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
     "seed_spread_twohop": spread,

@@ -349,3 +349,21 @@ def test_the_architecture_check_before_the_mamba_has_a_cell():
     pending = how_much_data.size_cache_note(summaries, {**experiments, "twohop_mamba": BOOK_EXPERIMENTS["twohop_mamba"]},
                                             names, "architecture")
     assert "--model mamba-L4-d128" in pending and "no claim about architecture" in pending
+
+
+def test_step_costs_compare_the_architectures_on_the_cells_both_probed():
+    def probe(model, N, seed, steps, minutes, cot=False):
+        return {"task": "twohop", "N": N, "model": model, "seed": seed, "n_train": 1000 + steps, "steps": steps,
+                "minutes": minutes, "cot": cot}
+    probes = pd.DataFrame([probe("L4-d128", 25, 0, 1000, 2.0), probe("L4-d128", 25, 0, 3000, 6.0),
+                           probe("L4-d128", 30, 0, 5000, 50.0),  # a cell the Mamba has not probed: left out
+                           probe("L4-d128", 25, 0, 1000, 9.0, cot=True),  # a CoT probe: another task, left out
+                           probe("mamba-L4-d128", 25, 0, 1200, 12.0)])
+    costs = how_much_data.step_costs(probes, ["L4-d128", "mamba-L4-d128"])
+    assert costs["model"].tolist() == ["L4-d128", "mamba-L4-d128"] and costs["probes"].tolist() == [2, 1]
+    assert costs["seconds per step"].tolist() == pytest.approx([8.0 * 60 / 4000, 12.0 * 60 / 1200])
+    assert costs["x first"].tolist() == pytest.approx([1.0, 0.6 / 0.12])
+    note = how_much_data.step_cost_note(costs)
+    assert note.startswith(" On the 1 cell both have probed, a mamba-L4-d128 step took 0.60 s (12 minutes per probe "
+                           "over 1 probe), 5.0x the L4-d128's 0.12 s (4 minutes per probe over 2 probes).")
+    assert how_much_data.step_cost_note(how_much_data.step_costs(probes, ["L4-d128", "L6-d128"])) == ""

@@ -372,6 +372,41 @@ def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], 
     return note + " No cell is finished by both architectures yet: nothing to compare."
 
 
+def step_costs(probes: pd.DataFrame, models: Sequence[str], task: str = "twohop") -> pd.DataFrame:
+    """Training cost of each model's probes on the plain ``task`` cells (N, seed) that every one of ``models``
+    has probed: probes, steps, wall minutes, seconds per step and minutes per probe, one row per model, with
+    each model's seconds per step over the first one's. Wall time: whatever else ran meanwhile slowed it."""
+    rows = probes[(probes["task"] == task) & ~probes["cot"].astype(bool) & probes["model"].isin(models)]
+    cells = [set(zip(rows.loc[rows["model"] == m, "N"], rows.loc[rows["model"] == m, "seed"])) for m in models]
+    shared = set.intersection(*cells) if cells else set()
+    rows = rows[[(n, s) in shared for n, s in zip(rows["N"], rows["seed"])]]
+    table = (rows.groupby("model").agg(cells=("N", lambda n: len(set(n))), probes=("n_train", "size"),
+                                       steps=("steps", "sum"), minutes=("minutes", "sum"))
+             .reindex([m for m in models if m in set(rows["model"])]).reset_index())
+    table["seconds per step"] = table["minutes"] * 60 / table["steps"]
+    table["minutes per probe"] = table["minutes"] / table["probes"]
+    table["x first"] = table["seconds per step"] / table["seconds per step"].iloc[0] if len(table) else []
+    return table
+
+
+def _probes(count: int) -> str:
+    return f"{count} probe" + ("s" if count != 1 else "")
+
+
+def step_cost_note(costs: pd.DataFrame) -> str:
+    """The architectures' training cost on the cells both have probed, in words ("" before they share one)."""
+    if len(costs) < 2:
+        return ""
+    first, rest = costs.iloc[0], costs.iloc[1:]
+    cells = int(rest["cells"].min())
+    return (f" On the {cells} cell{'s' if cells != 1 else ''} both have probed, " + "; ".join(
+        f"a {r['model']} step took {r['seconds per step']:.2f} s ({r['minutes per probe']:.0f} minutes per probe "
+        f"over {_probes(r['probes'])}), {r['x first']:.1f}x" for _, r in rest.iterrows())
+        + f" the {first['model']}'s {first['seconds per step']:.2f} s ({first['minutes per probe']:.0f} minutes "
+        f"per probe over {_probes(first['probes'])}). These are wall times from the probe table, taken under whatever "
+        "else the machine ran; `benchmarks/bench_architectures.py` times the shapes side by side.")
+
+
 def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
                     size_names: Sequence[str], subject: str = "model size") -> str:
     """What the book's cache still lacks for the comparison of models (``subject``: model size or architecture):
