@@ -344,3 +344,15 @@ def test_chapter_one_charts_have_tooltips(name, dataset):
     if name in ("seen_split", "type_proportions"):  # the chapter's control: a legend that highlights
         assert any(p.get("bind") == "legend" for p in spec.get("params", []) + sum(
             (layer.get("params", []) for layer in spec.get("layer", [])), []))
+
+
+def test_heatmap_and_over_training_data_keep_the_precision_their_tooltips_show():
+    """Float noise below a tooltip's three decimals (a near-zero IICG, say) differs between machines: it must not
+    reach the saved figure."""
+    heat = pd.DataFrame({"layer": [0, 1], "position": ["x1", "x1"], "iicg": [-0.000424126, 0.12345678]})
+    spec = layer_position_heatmap(heat, "iicg", "IICG").to_dict()
+    (values,) = [d for d in spec["datasets"].values()]
+    assert [str(row["iicg"]) for row in values] == ["0.0", "0.123"]
+    over = pd.DataFrame({"step": [1, 2], "value": [0.98765, 0.1], "series": "a"})
+    (values,) = [d for d in over_training_chart(over, "t").to_dict()["datasets"].values()]
+    assert [row["value"] for row in values] == [0.988, 0.1]

@@ -10,6 +10,7 @@ BY_CONSTRUCTION = "high or fixed by construction: not evidence"
 
 # what a cell's value rests on, in its tooltip
 COUNT_TITLES = {"items": "items (n)", "pairs": "vector pairs", "groups": "groups"}
+TOOLTIP_DECIMALS = 3  # a cell's value in its tooltip, and in the saved figure
 
 
 def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: str | None = None,
@@ -20,11 +21,13 @@ def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: s
     (default: as they first appear in the table, e.g. x1, x2, x3, b). Cells whose ``by_construction`` column
     is true are greyed, with a legend entry: their value is fixed whatever the model learned."""
     scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    # to the tooltip's precision: beyond it, float noise (e.g. a near-zero IICG) differs between machines
+    table = table.assign(**{value: table[value].round(TOOLTIP_DECIMALS) + 0.0})  # + 0.0: no "-0.000"
     table = table.assign(by_construction=table["by_construction"].astype(bool)) if "by_construction" in table \
         else table.assign(by_construction=False)
     tooltip = [alt.Tooltip(f"{facet}:N", title="panel")] if facet else []
     tooltip += [alt.Tooltip("layer:O", title="layer"), alt.Tooltip("position:N", title="position"),
-                alt.Tooltip(f"{value}:Q", title=value, format=".3f"),
+                alt.Tooltip(f"{value}:Q", title=value, format=f".{TOOLTIP_DECIMALS}f"),
                 alt.Tooltip("by_construction:N", title="fixed by construction")]
     tooltip += [alt.Tooltip(f"{c}:Q", title=COUNT_TITLES[c], format=",d") for c in COUNT_TITLES if c in table]
     base = alt.Chart(table).encode(
@@ -50,11 +53,12 @@ def layer_position_heatmap(table: pd.DataFrame, value: str, title: str, facet: s
 def over_training_chart(frame: pd.DataFrame, title: str, y_title: str = "value") -> alt.LayerChart:
     """Lines over training steps (columns step, value, series) with points at the analysed checkpoints (said in
     the subtitle)."""
+    frame = frame.assign(value=frame["value"].round(TOOLTIP_DECIMALS))  # the precision the tooltip shows
     base = alt.Chart(frame).encode(alt.X("step:Q", title="training step"),
                                    alt.Y("value:Q", title=y_title), alt.Color("series:N", title=None),
                                    tooltip=[alt.Tooltip("series:N", title="series"),
                                             alt.Tooltip("step:Q", title="training step", format=","),
-                                            alt.Tooltip("value:Q", title=y_title, format=".3f")])
+                                            alt.Tooltip("value:Q", title=y_title, format=f".{TOOLTIP_DECIMALS}f")])
     return alt.layer(base.mark_line(strokeWidth=2).add_params(zoom(["x"])),
                      base.mark_point(filled=True, size=50)).properties(
         width=440, height=240, title=alt.TitleParams(title, anchor="start", subtitle="points: the checkpoints analysed"))
