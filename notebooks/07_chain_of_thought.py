@@ -62,7 +62,16 @@ from covlib.analyses.residuals import open_shipped
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch07_chain_of_thought as chain_of_thought
+from covlib.chapters.ch07_chain_of_thought import (
+    curves,
+    data_ratios,
+    greedy,
+    inside,
+    searches,
+    shipped,
+    summary,
+    tables,
+)
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table, metrics_table
@@ -73,7 +82,7 @@ from covlib.search.status import describe_cells, search_summary
 from covlib.training.runs import load_metrics
 from covlib.training.shipped import ensure_shipped
 
-chapter = setup_chapter("07", preset, chain_of_thought.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("07", preset, searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
 # %% [markdown]
 # The four models of section 7.2: found in the cache, or trained here (smoke, or `recompute = True`).
@@ -81,12 +90,12 @@ chapter = setup_chapter("07", preset, chain_of_thought.PRESETS, out_dir=out_dir,
 # %%
 if chapter["note"]:
     print(chapter["note"])
-runs = chain_of_thought.shipped_runs(preset)
+runs = shipped.shipped_runs(preset)
 N, n_train = runs["twohop_cot"].dataset["num_tokens"], runs["twohop_cot"].dataset["n_train"]
-dest, work, ready = ensure_shipped(runs, chapter["miniature"], chain_of_thought.DATA_DIR, chapter.root, "cot-smoke",
+dest, work, ready = ensure_shipped(runs, chapter["miniature"], shipped.DATA_DIR, chapter.root, "cot-smoke",
                                    recompute)
-print(chain_of_thought.cache_line(preset, N, n_train, dest, ready))
-missing_note = chain_of_thought.missing_models_note(runs, ready)
+print(shipped.cache_line(preset, N, n_train, dest, ready))
+missing_note = shipped.missing_models_note(runs, ready)
 if missing_note:
     display(Markdown(missing_note))
 
@@ -101,7 +110,7 @@ if missing_note:
 # changes the number of probes, not the bracket.
 
 # %%
-table_path, fake_table = chain_of_thought.probe_tables(table, chapter.root, chapter["miniature"])
+table_path, fake_table = searches.probe_tables(table, chapter.root, chapter["miniature"])
 experiments = chapter["experiments"]
 cells = {name: experiment_cells(e) for name, e in experiments.items()}
 fake_cells, nontree_cells = experiment_cells(chapter["fake"]), experiment_cells(chapter["nontree"])
@@ -114,9 +123,9 @@ summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
 fake_summary = search_summary(fake_cells, fake_probes)
 nontree_summary = search_summary(nontree_cells, probes)
-display(search_reader_table(chain_of_thought.search_table(summaries), chain_of_thought.SEARCH_COLUMNS))
-cot_minutes = chain_of_thought.cot_search_minutes(summaries)
-pending_note = chain_of_thought.pending_note(summaries, experiments)
+display(search_reader_table(searches.search_table(summaries), searches.SEARCH_COLUMNS))
+cot_minutes = searches.cot_search_minutes(summaries)
+pending_note = searches.pending_note(summaries, experiments)
 if pending_note and not chapter["miniature"]:
     display(Markdown(pending_note))
 
@@ -130,32 +139,32 @@ if pending_note and not chapter["miniature"]:
 
 # %%
 fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
-display(chain_of_thought.exponent_reader_table(chain_of_thought.exponent_table(fits, summaries)))
-need_chart = chain_of_thought.required_data_chart(
+display(tables.exponent_reader_table(searches.exponent_table(fits, summaries)))
+need_chart = searches.required_data_chart(
     summaries, "the smoke search" if chapter["miniature"] else experiment_command(experiments["twohop_cot"]))
 display(chapter.save(need_chart, "07_required_data"))
-display(Markdown(chain_of_thought.exponent_text(fits)
-                 + chain_of_thought.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
+display(Markdown(searches.exponent_text(fits)
+                 + searches.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
 # of each finished $(N, \text{seed})$; a click on a task in the legend picks out its points.
 
 # %%
-ratios, bounds = chain_of_thought.ratio_tables(summaries)
-display(chain_of_thought.ratio_reader_table(ratios))
+ratios, bounds = data_ratios.ratio_tables(summaries)
+display(tables.ratio_reader_table(ratios))
 if len(ratios) or len(bounds):
-    ratio_figure = chain_of_thought.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N",
-                                                band=COT_DATA_RATIO, bounds=bounds)
+    ratio_figure = data_ratios.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N",
+                                           band=COT_DATA_RATIO, bounds=bounds)
 else:
     ratio_figure = pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
 display(chapter.save(ratio_figure, "07_data_ratio"))
-ratio_by_task = chain_of_thought.ratios_by_task(ratios)
+ratio_by_task = data_ratios.ratios_by_task(ratios)
 if len(ratios):
-    display(Markdown(chain_of_thought.ratio_text(ratios, ratio_by_task)))
+    display(Markdown(data_ratios.ratio_text(ratios, ratio_by_task)))
 if len(bounds):
-    display(chain_of_thought.bounds_reader_table(bounds))
-    display(Markdown(chain_of_thought.bounds_text(bounds)))
+    display(tables.bounds_reader_table(bounds))
+    display(Markdown(data_ratios.bounds_text(bounds)))
 
 # %% [markdown]
 # ## 7.2 The four models at one $N$ and $n_\text{train}$
@@ -167,10 +176,10 @@ if len(bounds):
 
 # %%
 metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
-display(chapter.save(chain_of_thought.learning_curves_chart(metrics, N, n_train), "07_learning_curves"))
-final_type0 = chain_of_thought.final_accuracies(metrics)
-final_answer = chain_of_thought.final_accuracies(metrics, "answer_acc/type_0")
-display(Markdown(chain_of_thought.curves_text(metrics, final_type0, final_answer, n_train)))
+display(chapter.save(curves.learning_curves_chart(metrics, N, n_train), "07_learning_curves"))
+final_type0 = curves.final_accuracies(metrics)
+final_answer = curves.final_accuracies(metrics, "answer_acc/type_0")
+display(Markdown(curves.curves_text(metrics, final_type0, final_answer, n_train)))
 
 # %% [markdown]
 # Path ambiguity under CoT: the paper finds non-tree with CoT failing at $N = 50$, $n = 10\text{k}$,
@@ -178,13 +187,13 @@ display(Markdown(chain_of_thought.curves_text(metrics, final_type0, final_answer
 # $n_\text{train}$, and the non-tree CoT required-data searches where the cache has them.
 
 # %%
-shortfall_note = chain_of_thought.shortfall_text(final_type0, N, n_train)
+shortfall_note = curves.shortfall_text(final_type0, N, n_train)
 if shortfall_note:
     display(Markdown(shortfall_note))
-display(search_reader_table(nontree_summary, chain_of_thought.NONTREE_SEARCH_COLUMNS))
-nontree_command = chain_of_thought.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
+display(search_reader_table(nontree_summary, tables.NONTREE_SEARCH_COLUMNS))
+nontree_command = searches.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
 display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
-                 + chain_of_thought.reachable_text(nontree_summary, chapter["rules"].threshold)
+                 + searches.reachable_text(nontree_summary, chapter["rules"].threshold)
                  + (f" Command: `{nontree_command}`." if nontree_command else "")))
 
 # %% [markdown]
@@ -202,15 +211,15 @@ display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_s
 
 # %%
 models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
-decoding = chain_of_thought.decoding_table(models, max_items)
+decoding = greedy.decoding_table(models, max_items)
 if len(decoding):
-    display(chain_of_thought.decoding_reader_table(decoding))
-    decoding_figure = chain_of_thought.decoding_chart(
+    display(tables.decoding_reader_table(decoding))
+    decoding_figure = greedy.decoding_chart(
         decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)", row="items")
 else:
     decoding_figure = pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
 display(chapter.save(decoding_figure, "07_decoding"))
-decoding_note = chain_of_thought.decoding_text(decoding, models, N)
+decoding_note = greedy.decoding_text(decoding, models, N)
 if decoding_note:
     display(Markdown(decoding_note))
 
@@ -223,17 +232,17 @@ if decoding_note:
 # never told the bridge.
 
 # %%
-display(chain_of_thought.control_reader_table(chain_of_thought.control_table(metrics, final_type0, final_answer)))
+display(tables.control_reader_table(curves.control_table(metrics, final_type0, final_answer)))
 if len(fake_summary):
-    display(search_reader_table(fake_summary, chain_of_thought.PLACEHOLDER_SEARCH_COLUMNS,
+    display(search_reader_table(fake_summary, tables.PLACEHOLDER_SEARCH_COLUMNS,
                                                  caption="Required-data searches with the placeholder bridge"))
-placeholder = chain_of_thought.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
+placeholder = data_ratios.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
 control_text = [
-    chain_of_thought.gain_text(final_answer, N, n_train),
-    chain_of_thought.still_rising_text(metrics),
-    chain_of_thought.placeholder_search_text(fake_summary, describe_cells(fake_summary, "placeholder two-hop"),
-                                             chapter["fake"], chapter["miniature"]),
-    chain_of_thought.placeholder_data_text(placeholder),
+    curves.gain_text(final_answer, N, n_train),
+    curves.still_rising_text(metrics),
+    searches.placeholder_search_text(fake_summary, describe_cells(fake_summary, "placeholder two-hop"),
+                                     chapter["fake"], chapter["miniature"]),
+    data_ratios.placeholder_data_text(placeholder),
 ]
 display(Markdown(" ".join(text for text in control_text if text)))
 
@@ -249,22 +258,22 @@ display(Markdown(" ".join(text for text in control_text if text)))
 # keeps one model's row of panels.
 
 # %%
-iicg, too_small = chain_of_thought.iicg_table(models, max_items)
+iicg, too_small = inside.iicg_table(models, max_items)
 for line in too_small:  # a selection too small to group (smoke-sized data)
     print(line)
-display(chapter.save(chain_of_thought.iicg_chart(iicg), "07_iicg_bridge_position"))
+display(chapter.save(inside.iicg_chart(iicg), "07_iicg_bridge_position"))
 
 # %%
-where_b = chain_of_thought.iicg_peaks_by(iicg, "b")
-at_bridge = chain_of_thought.bridge_position_peaks(iicg)
+where_b = inside.iicg_peaks_by(iicg, "b")
+at_bridge = inside.bridge_position_peaks(iicg)
 if len(at_bridge):
-    display(chain_of_thought.peaks_reader_table(where_b, "Where items group by b most (any position past the "
-                                                         "embeddings, no cell high by construction)"),
-            chain_of_thought.peaks_reader_table(at_bridge, "At the bridge position, per model and grouping key"))
-where_t = chain_of_thought.iicg_peaks_by(iicg, "t")
-context_gap = chain_of_thought.context_gaps(at_bridge)
+    display(tables.peaks_reader_table(where_b, "Where items group by b most (any position past the "
+                                               "embeddings, no cell high by construction)"),
+            tables.peaks_reader_table(at_bridge, "At the bridge position, per model and grouping key"))
+where_t = inside.iicg_peaks_by(iicg, "t")
+context_gap = inside.context_gaps(at_bridge)
 n_inputs = {name: ds.n_inputs for name, (_, ds, _, _) in models.items()}
-inside_note = chain_of_thought.inside_text(where_b, at_bridge, where_t, n_inputs)
+inside_note = inside.inside_text(where_b, at_bridge, where_t, n_inputs)
 if inside_note:
     display(Markdown(inside_note))
 
@@ -277,11 +286,11 @@ if inside_note:
 
 # %%
 display(frame_table(
-    chain_of_thought.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train)))
+    summary.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train)))
 
 # %%
-results = chain_of_thought.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                            placeholder, ratios, nontree_summary, bounds)
+results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
+                                   placeholder, ratios, nontree_summary, bounds)
 record_metrics(results)
 metrics_table(results)
 
@@ -289,7 +298,7 @@ metrics_table(results)
 # ## Summary
 
 # %%
-display(Markdown(chain_of_thought.summary_text(
+display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds)))
 
@@ -302,7 +311,7 @@ display(Markdown(chain_of_thought.summary_text(
 #    sometimes right?
 # 2. **Does the answer follow the bridge the model wrote?** On those type_2 items where the CoT two-hop model
 #    writes a wrong bridge $b'$, is its answer $f_2(b', x_3)$, the answer its own bridge leads to, or something
-#    else? `chain_of_thought.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
+#    else? `greedy.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
 #    `models["twohop_cot"]`, and `max_items` so that the items are those of `decoding`) and gives, per item, the
 #    true and the written bridge and answer and `t_of_written`, the answer the written bridge leads to. Keep
 #    the items whose written bridge is wrong and write below the share whose written answer equals
@@ -314,7 +323,7 @@ my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge 
 my_follows_bridge = None  # exercise 2: share of the wrong-bridge type_2 items whose answer is f2(b', x3), e.g. 0.5
 
 # %% tags=["solution"]
-print("Exercise 1:", chain_of_thought.check_bridge_wrong(my_bridge_wrong, chain_of_thought.bridge_wrong_share(decoding)))
-truth_follows = (chain_of_thought.follows_written_bridge(chain_of_thought.written_chains(
+print("Exercise 1:", greedy.check_bridge_wrong(my_bridge_wrong, greedy.bridge_wrong_share(decoding)))
+truth_follows = (greedy.follows_written_bridge(greedy.written_chains(
     *models["twohop_cot"][:3], split="type_2", max_items=max_items)) if "twohop_cot" in models else float("nan"))
-print("Exercise 2:", chain_of_thought.check_follows_written_bridge(my_follows_bridge, truth_follows))
+print("Exercise 2:", greedy.check_follows_written_bridge(my_follows_bridge, truth_follows))

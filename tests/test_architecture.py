@@ -86,17 +86,33 @@ def test_covlib_imports_sit_at_the_top():
     assert not hidden, "\n".join(hidden)
 
 
-@pytest.mark.parametrize("violation", ["upward", "chapter", "circle"])
+def test_a_chapter_package_is_one_chapter():
+    """A chapter may be a package (covlib/chapters/chNN_slug/): its submodules are walked, all belong to that
+    chapter, and they import each other without counting as one chapter importing another."""
+    packages = {chapter(m) for m, path in MODULES.items() if chapter(m) and path.name == "__init__.py"}
+    assert "ch07_chain_of_thought" in packages, f"chapter packages found: {sorted(packages)}"
+    for package in packages:
+        members = [m for m in MODULES if chapter(m) == package]
+        assert len(members) > 1, f"{package}: no submodules walked"
+        assert all(m.startswith(f"covlib.chapters.{package}") for m in members)
+    within = [(name, target) for name, path in MODULES.items() for target, _, _ in covlib_imports(path)
+              if chapter(name) in packages and chapter(target) == chapter(name) and target != name]
+    assert within, "the submodules of a chapter package import each other"
+
+
+@pytest.mark.parametrize("violation", ["upward", "chapter", "chapter package", "circle"])
 def test_the_checks_catch_a_violation(violation, monkeypatch, tmp_path):
     """Each check fails on a planted violation (so the tests above can fail)."""
     edges = {"upward": ("covlib.base.errors", "covlib.cli.main"),
-             "chapter": ("covlib.chapters.ch06_path_ambiguity", "covlib.chapters.ch07_chain_of_thought"),
+             "chapter": ("covlib.chapters.ch06_path_ambiguity", "covlib.chapters.ch07_chain_of_thought.shipped"),
+             "chapter package": ("covlib.chapters.ch07_chain_of_thought.greedy", "covlib.chapters.ch06_path_ambiguity"),
              "circle": ("covlib.tasks.graphs", "covlib.tasks.datasets")}
     source, target = edges[violation]
+    assert target in MODULES  # the planted import names a module that exists
     planted = tmp_path / "planted.py"
     planted.write_text(MODULES[source].read_text(encoding="utf-8") + f"\nimport {target}\n", encoding="utf-8")
     monkeypatch.setitem(MODULES, source, planted)
     check = {"upward": test_imports_point_downward, "chapter": test_no_chapter_imports_another,
-             "circle": test_no_import_circle}[violation]
+             "chapter package": test_no_chapter_imports_another, "circle": test_no_import_circle}[violation]
     with pytest.raises(AssertionError):
         check()

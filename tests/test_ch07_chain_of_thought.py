@@ -15,24 +15,14 @@ from covlib.analyses.iicg import iicg_bruteforce
 from covlib.analyses.residuals import open_shipped, split_items
 from covlib.base.errors import CovlibError
 from covlib.book.setup import setup_chapter
-from covlib.chapters import ch07_chain_of_thought as chain_of_thought
-from covlib.chapters.ch07_chain_of_thought import (
-    OUTCOMES,
-    cot_ratio,
-    decode_items,
-    decoding_summary,
-    geometric_mean,
-    iicg_peak_table,
-    iicg_sequence_table,
-    placeholder_share,
-    ratio_lower_bounds,
-    sequence_positions,
-    shipped_runs,
-    split_label,
-    target_layout,
-)
+from covlib.chapters.ch07_chain_of_thought import curves, data_ratios, greedy, inside, searches, summary, tables
+from covlib.chapters.ch07_chain_of_thought.data_ratios import cot_ratio, placeholder_share, ratio_lower_bounds
+from covlib.chapters.ch07_chain_of_thought.greedy import OUTCOMES, decode_items, decoding_summary, split_label
+from covlib.chapters.ch07_chain_of_thought.inside import iicg_peak_table, iicg_sequence_table, sequence_positions
+from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS, shipped_runs, target_layout
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.tables import metrics_table
+from covlib.search.summary import geometric_mean
 from covlib.training.shipped import ship_run
 
 
@@ -178,7 +168,8 @@ def test_sequence_iicg_covers_the_bridge_position(shipped):
 
 
 def test_decoding_chart_has_one_bar_per_row_and_a_tick_at_the_answer():
-    from covlib.chapters.ch07_chain_of_thought import decoding_chart, ratio_chart
+    from covlib.chapters.ch07_chain_of_thought.data_ratios import ratio_chart
+    from covlib.chapters.ch07_chain_of_thought.greedy import decoding_chart
 
     rows = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "tf_answer": [1.0, 0.9],
                          "bridge right, answer right": [1.0, 0.1], "bridge right, answer wrong": [0.0, 0.0],
@@ -220,21 +211,21 @@ def _fit(c: float, low: float, high: float, n_values: int = 5, points: int = 10)
 
 
 def test_presets_cover_the_three_presets_and_an_unknown_one_is_an_error(tmp_path):
-    assert set(chain_of_thought.PRESETS) == {"smoke", "default", "paper"}
-    assert chain_of_thought.PRESETS["smoke"]["miniature"] and not chain_of_thought.PRESETS["default"]["miniature"]
-    paper, default = chain_of_thought.PRESETS["paper"], chain_of_thought.PRESETS["default"]
+    assert set(searches.PRESETS) == {"smoke", "default", "paper"}
+    assert searches.PRESETS["smoke"]["miniature"] and not searches.PRESETS["default"]["miniature"]
+    paper, default = searches.PRESETS["paper"], searches.PRESETS["default"]
     assert paper["experiments"] == default["experiments"] and paper["note"] and not default["note"]
     assert default["experiments"]["twohop_cot"]["cot"] and default["fake"]["fake_bridge"]
     with pytest.raises(CovlibError, match="smoke, default, paper"):
-        setup_chapter("07", "fast", chain_of_thought.PRESETS, out_dir=tmp_path)
+        setup_chapter("07", "fast", searches.PRESETS, out_dir=tmp_path)
 
 
 def test_probe_tables_smoke_writes_under_out_dir_and_an_explicit_table_wins(tmp_path):
-    table, fake = chain_of_thought.probe_tables("", tmp_path, miniature=True)
+    table, fake = searches.probe_tables("", tmp_path, miniature=True)
     assert table == tmp_path / "cot-smoke" / "probes.csv" and fake == tmp_path / "cot-smoke" / "probes_fakebridge.csv"
-    table, fake = chain_of_thought.probe_tables("", tmp_path, miniature=False)
+    table, fake = searches.probe_tables("", tmp_path, miniature=False)
     assert table.parts[-3:] == ("data", "scaling", "probes.csv") and fake.parts[-3:] == ("data", "cot", "probes_fakebridge.csv")
-    assert chain_of_thought.probe_tables(str(tmp_path / "t.csv"), tmp_path, True)[0] == tmp_path / "t.csv"
+    assert searches.probe_tables(str(tmp_path / "t.csv"), tmp_path, True)[0] == tmp_path / "t.csv"
 
 
 def test_fits_in_words_and_whether_their_intervals_separate():
@@ -242,16 +233,16 @@ def test_fits_in_words_and_whether_their_intervals_separate():
     assert "no interval" in describe_exponent(_fit(2.0, np.nan, np.nan, n_values=2))
     assert describe_exponent(_fit(2.094, 1.9, 2.3)).startswith("c = 2.09 (95% interval 1.90 to 2.30 by ")
     fits = {"twohop": _fit(2.5, 2.3, 2.7), "twohop_cot": _fit(1.8, 1.6, 2.0)}
-    assert "CoT lowers the exponent" in chain_of_thought.compare_fits(fits, "twohop")
+    assert "CoT lowers the exponent" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = _fit(2.4, 2.2, 2.6)
-    assert "intervals overlap" in chain_of_thought.compare_fits(fits, "twohop")
+    assert "intervals overlap" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = _fit(3.0, 2.8, 3.2)
-    assert "against the paper" in chain_of_thought.compare_fits(fits, "twohop")
+    assert "against the paper" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = None
-    assert chain_of_thought.compare_fits(fits, "twohop") == ""
-    assert chain_of_thought.fit_text(None) == "n/a (not in the cache)"
-    assert chain_of_thought.fit_text(_fit(2.0, np.nan, np.nan, n_values=2)) == "2.00 (from 2 N values: provisional)"
-    assert chain_of_thought.fit_text(_fit(2.0, 1.5, 2.5)) == "2.00 (1.50 to 2.50)"
+    assert searches.compare_fits(fits, "twohop") == ""
+    assert summary.fit_text(None) == "n/a (not in the cache)"
+    assert summary.fit_text(_fit(2.0, np.nan, np.nan, n_values=2)) == "2.00 (from 2 N values: provisional)"
+    assert summary.fit_text(_fit(2.0, 1.5, 2.5)) == "2.00 (1.50 to 2.50)"
 
 
 def test_exponent_table_says_what_each_fit_rests_on():
@@ -259,50 +250,50 @@ def test_exponent_table_says_what_each_fit_rests_on():
     summaries = {name: done for name in ("twohop", "twohop_cot", "threehop", "threehop_cot")}
     fits = {"twohop": _fit(2.2, 2.0, 2.4), "twohop_cot": _fit(2.0, np.nan, np.nan, n_values=3), "threehop": None,
             "threehop_cot": None}
-    table = chain_of_thought.exponent_table(fits, summaries)
+    table = searches.exponent_table(fits, summaries)
     assert table["N values"].tolist() == [5, 3, 0, 0] and table["seeds"].tolist() == [2, 2, 0, 0]
     assert table["N range"].tolist() == ["20-50", "20-50", "", ""]
     assert table["c"].iloc[0] == 2.2 and np.isnan(table["c_low"].iloc[1]) and table["c"].iloc[2:].isna().all()
     assert table["target"].tolist() == ["without CoT", "with CoT"] * 2
     assert table["interval"].tolist() == [fits["twohop"]["interval"], fits["twohop_cot"]["interval"], "", ""]
-    shown = chain_of_thought.exponent_reader_table(table).text
+    shown = tables.exponent_reader_table(table).text
     assert shown["c, 95% low"].tolist() == ["2.00", "", "", ""] and shown["paper's c"].tolist()[0] == "2.26"
 
 
 def test_five_hop_has_a_cot_row_only_beside_the_papers_1_80():
     fits = {"twohop": None, "twohop_cot": None, "threehop": None, "threehop_cot": None,
             "fivehop_cot": _fit(1.9, 1.5, 2.3, n_values=4)}
-    table = chain_of_thought.exponent_table(fits, {})
+    table = searches.exponent_table(fits, {})
     five = table[table["task"] == "fivehop"]
     assert len(table) == 5 and five["target"].tolist() == ["with CoT"] and five["paper"].tolist() == [1.80]
     assert five["c"].tolist() == [1.9] and five["N values"].tolist() == [4]
-    assert "fivehop with CoT: c = 1.90 (95% interval 1.50 to 2.30" in chain_of_thought.exponent_text(fits)
-    without = chain_of_thought.exponent_table({k: v for k, v in fits.items() if k != "fivehop_cot"}, {})
+    assert "fivehop with CoT: c = 1.90 (95% interval 1.50 to 2.30" in searches.exponent_text(fits)
+    without = searches.exponent_table({k: v for k, v in fits.items() if k != "fivehop_cot"}, {})
     assert "fivehop" not in without["task"].tolist()  # a preset without the five-hop search has no row for it
 
 
 def test_non_tree_reachable_is_one_if_any_probe_succeeded_and_nan_before_any_probe():
     searched = pd.DataFrame({"N": [20, 25], "probes": [3, 2], "high": [np.nan, np.nan], "largest_n": [9000, 12000]})
-    assert chain_of_thought.reachable(searched) == 0.0
+    assert searches.reachable(searched) == 0.0
     assert "No probe reaches 99% (N = 20 up to 9,000, N = 25 up to 12,000 examples)" in (
-        chain_of_thought.reachable_text(searched, 0.99))
+        searches.reachable_text(searched, 0.99))
     rescued = searched.assign(high=[7500.0, np.nan])
-    assert chain_of_thought.reachable(rescued) == 1.0
-    assert "N = 20 at 7,500 examples" in chain_of_thought.reachable_text(rescued, 0.99)
+    assert searches.reachable(rescued) == 1.0
+    assert "N = 20 at 7,500 examples" in searches.reachable_text(rescued, 0.99)
     unstarted = searched.assign(probes=[0, 0])
-    assert np.isnan(chain_of_thought.reachable(unstarted)) and chain_of_thought.reachable_text(unstarted, 0.99) == ""
+    assert np.isnan(searches.reachable(unstarted)) and searches.reachable_text(unstarted, 0.99) == ""
 
 
 def test_the_two_hop_ratio_counts_the_seeds_it_pairs():
     ratios = pd.DataFrame({"task": ["twohop", "twohop", "twohop", "threehop"], "seed": [0, 1, 1, 2],
                            "ratio": [2.0, 3.0, 4.0, 5.0]})
-    assert chain_of_thought.seeds_paired(ratios) == 2 and chain_of_thought.seeds_paired(ratios, "threehop") == 1
-    assert chain_of_thought.seeds_paired(ratios.iloc[:0]) == 0
+    assert data_ratios.seeds_paired(ratios) == 2 and data_ratios.seeds_paired(ratios, "threehop") == 1
+    assert data_ratios.seeds_paired(ratios.iloc[:0]) == 0
 
 
 def test_ratio_range_records_the_spread_of_the_pairs():
     ratios = pd.DataFrame({"task": ["twohop", "twohop", "threehop"], "ratio": [1.7, 2.8, 6.1]})
-    assert chain_of_thought.ratio_range(ratios) == {
+    assert data_ratios.ratio_range(ratios) == {
         "data_ratio_twohop_cot_min": 1.7, "data_ratio_twohop_cot_max": 2.8, "data_ratio_twohop_cot_pairs": 2,
         "data_ratio_threehop_cot_min": 6.1, "data_ratio_threehop_cot_max": 6.1, "data_ratio_threehop_cot_pairs": 1}
 
@@ -310,13 +301,13 @@ def test_ratio_range_records_the_spread_of_the_pairs():
 def test_ratios_by_task_and_their_text():
     ratios = pd.DataFrame({"N": [20, 25, 10], "seed": [0, 0, 0], "ratio": [2.0, 8.0, 3.0],
                            "task": ["twohop", "twohop", "threehop"]})
-    by_task = chain_of_thought.ratios_by_task(ratios)
+    by_task = data_ratios.ratios_by_task(ratios)
     assert by_task["twohop"] == pytest.approx(4.0) and by_task["threehop"] == pytest.approx(3.0)
-    text = chain_of_thought.ratio_text(ratios, by_task)
+    text = data_ratios.ratio_text(ratios, by_task)
     assert "twohop without CoT needs 4.0 times" in text and "geometric mean of 2 pairs, range 2.0 to 8.0" in text
     assert "threehop without CoT needs 3.0 times the data it needs with CoT (one pair, N = 10)" in text
-    assert chain_of_thought.ratio_text(ratios.iloc[:0], by_task) == ""
-    assert np.isnan(chain_of_thought.ratios_by_task(ratios[ratios["task"] == "twohop"])["threehop"])
+    assert data_ratios.ratio_text(ratios.iloc[:0], by_task) == ""
+    assert np.isnan(data_ratios.ratios_by_task(ratios[ratios["task"] == "twohop"])["threehop"])
 
 
 def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
@@ -327,19 +318,19 @@ def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
     twohop = {"twohop": summary(["bracketed"], [800.0], [900]), "twohop_cot": summary(["bracketed"], [400.0], [500]),
               "threehop": summary(["bracketed"], [900.0], [1000]), "threehop_cot": summary(["bracketed"], [300.0], [400])}
     # five-hop searched with CoT only has no pair; a plain search that fails at the pool gives a bound, not a ratio
-    assert chain_of_thought.paired_tasks(twohop | {"fivehop_cot": cot}) == ["twohop", "threehop"]
+    assert data_ratios.paired_tasks(twohop | {"fivehop_cot": cot}) == ["twohop", "threehop"]
     failed = twohop | {"fivehop_cot": cot, "fivehop": summary(["unreachable"], [None], [6000])}
-    ratios, bounds = chain_of_thought.ratio_tables(failed)
-    assert "fivehop" not in set(ratios["task"]) and chain_of_thought.ratio_at_least(bounds, "fivehop") == 15.0
-    assert np.isnan(chain_of_thought.ratios_by_task(ratios)["fivehop"])
-    assert chain_of_thought.fivehop_saving(ratios, bounds) == (
+    ratios, bounds = data_ratios.ratio_tables(failed)
+    assert "fivehop" not in set(ratios["task"]) and data_ratios.ratio_at_least(bounds, "fivehop") == 15.0
+    assert np.isnan(data_ratios.ratios_by_task(ratios)["fivehop"])
+    assert data_ratios.fivehop_saving(ratios, bounds) == (
         " Without CoT, five-hop at N = 6 fails even at 6,000 examples: CoT needs at least 15.0 times less.")
     solved = twohop | {"fivehop_cot": cot, "fivehop": summary(["bracketed"], [2000.0], [2200])}
-    ratios, bounds = chain_of_thought.ratio_tables(solved)
-    assert chain_of_thought.ratios_by_task(ratios)["fivehop"] == pytest.approx(5.0)
-    assert np.isnan(chain_of_thought.ratio_at_least(bounds, "fivehop"))
-    assert "needs 2,000 examples, 5.0 times as many" in chain_of_thought.fivehop_saving(ratios, bounds)
-    assert "fivehop without CoT needs 5.0 times" in chain_of_thought.ratio_text(ratios, chain_of_thought.ratios_by_task(ratios))
+    ratios, bounds = data_ratios.ratio_tables(solved)
+    assert data_ratios.ratios_by_task(ratios)["fivehop"] == pytest.approx(5.0)
+    assert np.isnan(data_ratios.ratio_at_least(bounds, "fivehop"))
+    assert "needs 2,000 examples, 5.0 times as many" in data_ratios.fivehop_saving(ratios, bounds)
+    assert "fivehop without CoT needs 5.0 times" in data_ratios.ratio_text(ratios, data_ratios.ratios_by_task(ratios))
 
 
 def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():
@@ -357,56 +348,56 @@ def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():
     summaries = {"fivehop_cot": summary("fivehop", [(6, 400, 447.0), (7, 600, 671.0), (8, None, None)]),
                  "twohop_cot": summary("twohop", [(20, 1300, 1442.0)])}
     # one value per bracketed cell, from the failure at its lower end (the longest run of a size probed twice)
-    assert chain_of_thought.steps_below_bracket(probes, summaries["fivehop_cot"]).tolist() == [150.0, 260.0]
-    note = chain_of_thought.give_up_note(probes, summaries, 100)
+    assert searches.steps_below_bracket(probes, summaries["fivehop_cot"]).tolist() == [150.0, 260.0]
+    note = searches.give_up_note(probes, summaries, 100)
     assert "stopped after 150-260 optimiser steps; two-hop's with CoT after 400:" in note
     assert "Over N = 6-7" in note
-    assert chain_of_thought.give_up_note(probes, {"twohop_cot": summaries["twohop_cot"]}, 100) == ""
+    assert searches.give_up_note(probes, {"twohop_cot": summaries["twohop_cot"]}, 100) == ""
 
 
 def test_decoded_reads_one_cell_and_nan_when_absent():
     decoding = pd.DataFrame({"model": ["m", "m"], "split": ["type_0", "type_2"], "greedy_exact": [0.9, 0.1]})
-    assert chain_of_thought.decoded(decoding, "m", "greedy_exact") == 0.9
-    assert chain_of_thought.decoded(decoding, "m", "greedy_exact", "type_2") == 0.1
-    assert np.isnan(chain_of_thought.decoded(decoding, "other", "greedy_exact"))
-    assert np.isnan(chain_of_thought.decoded(pd.DataFrame(), "m", "greedy_exact"))
+    assert greedy.decoded(decoding, "m", "greedy_exact") == 0.9
+    assert greedy.decoded(decoding, "m", "greedy_exact", "type_2") == 0.1
+    assert np.isnan(greedy.decoded(decoding, "other", "greedy_exact"))
+    assert np.isnan(greedy.decoded(pd.DataFrame(), "m", "greedy_exact"))
 
 
 def test_hops_follow_facts_needs_each_hop_right_only_where_its_fact_was_seen():
     def table(bridges3: float) -> pd.DataFrame:
         return pd.DataFrame({"model": ["m", "m"], "split": ["type_2", "type_3"], "greedy_bridges": [0.05, bridges3],
                              "greedy_answer": [0.05, 0.1], "tf_answer": [0.95, 0.1]})
-    assert chain_of_thought.hops_follow_facts(table(0.97), "m")
-    assert not chain_of_thought.hops_follow_facts(table(0.5), "m")  # the first hop fails where its fact was seen
+    assert greedy.hops_follow_facts(table(0.97), "m")
+    assert not greedy.hops_follow_facts(table(0.5), "m")  # the first hop fails where its fact was seen
 
 
 def test_outcome_text_says_where_the_errors_start():
     decoding = pd.DataFrame([{"model": "m", "split": "type_0", "greedy_exact": 0.8, "tf_all": 0.8, "tf_answer": 0.9,
                               "bridge right, answer right": 0.8, "bridge right, answer wrong": 0.15,
                               "bridge wrong, answer right": 0.01, "bridge wrong, answer wrong": 0.04}])
-    text = chain_of_thought.outcome_text(decoding, "m")
+    text = greedy.outcome_text(decoding, "m")
     assert "a gap of +10.0 points" in text and "a wrong bridge for 5.0% of the items" in text
     assert text.endswith("in the second hop")
 
 
 def test_late_rise_is_the_answer_accuracy_gained_over_the_last_window():
     metrics = pd.DataFrame({"step": [0, 250, 500, 750, 1000], "answer_acc/type_0": [0.1, 0.2, 0.4, 0.5, 0.7]})
-    assert chain_of_thought.late_rise(metrics) == pytest.approx(0.7 - 0.4)  # step 1000 against step 500
-    assert chain_of_thought.late_rise(metrics, window=300) == pytest.approx(0.7 - 0.4)  # last step <= 700 is 500
-    assert np.isnan(chain_of_thought.late_rise(metrics, window=2000))
-    assert np.isnan(chain_of_thought.late_rise(None))
+    assert curves.late_rise(metrics) == pytest.approx(0.7 - 0.4)  # step 1000 against step 500
+    assert curves.late_rise(metrics, window=300) == pytest.approx(0.7 - 0.4)  # last step <= 700 is 500
+    assert np.isnan(curves.late_rise(metrics, window=2000))
+    assert np.isnan(curves.late_rise(None))
     flat = metrics.assign(**{"answer_acc/type_0": 0.5})
-    assert chain_of_thought.still_rising_text({"twohop": flat, "twohop_fakebridge": flat}) == ""
-    assert "+30.0 and +30.0 points" in chain_of_thought.still_rising_text({"twohop": metrics,
+    assert curves.still_rising_text({"twohop": flat, "twohop_fakebridge": flat}) == ""
+    assert "+30.0 and +30.0 points" in curves.still_rising_text({"twohop": metrics,
                                                                            "twohop_fakebridge": metrics})
 
 
 def test_final_accuracies_cover_the_four_models_with_nan_for_a_missing_one():
     metrics = {"twohop": pd.DataFrame({"step": [0, 100], "acc/type_0": [0.2, 0.6]})}
-    finals = chain_of_thought.final_accuracies(metrics)
+    finals = curves.final_accuracies(metrics)
     assert set(finals) == {"twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot"}
     assert finals["twohop"] == 0.6 and np.isnan(finals["nontree_cot"])
-    assert "needs all four models" in chain_of_thought.curves_text(metrics, finals, finals, 100)
+    assert "needs all four models" in curves.curves_text(metrics, finals, finals, 100)
 
 
 def test_bridge_peaks_and_the_context_gap():
@@ -417,26 +408,26 @@ def test_bridge_peaks_and_the_context_gap():
                       "iicg": (value if pos == "b" else 0.1) * (layer / 2)}
                      for layer in range(3) for pos in ("x1", "x2", "x3", "b")]
     iicg = pd.DataFrame(rows)
-    at_bridge = chain_of_thought.bridge_position_peaks(iicg)
-    assert chain_of_thought.peak_at_bridge(at_bridge, "twohop_cot", "b") == pytest.approx(0.4)
-    assert np.isnan(chain_of_thought.peak_at_bridge(at_bridge, "twohop_fakebridge", "b"))
-    gap = chain_of_thought.context_gaps(at_bridge)
+    at_bridge = inside.bridge_position_peaks(iicg)
+    assert inside.peak_at_bridge(at_bridge, "twohop_cot", "b") == pytest.approx(0.4)
+    assert np.isnan(inside.peak_at_bridge(at_bridge, "twohop_fakebridge", "b"))
+    gap = inside.context_gaps(at_bridge)
     assert gap["nontree_cot"] == pytest.approx(0.3) and gap["twohop_cot"] == pytest.approx(0.0)
     assert np.isnan(gap["twohop_fakebridge"])
-    where_b = chain_of_thought.iicg_peaks_by(iicg, "b")
+    where_b = inside.iicg_peaks_by(iicg, "b")
     assert where_b.loc[("nontree_cot", "b"), "position"] == "b" and where_b.loc[("nontree_cot", "b"), "layer"] == 2
-    assert chain_of_thought.iicg_peaks_by(iicg, "b,x3").empty
-    text = chain_of_thought.inside_text(where_b, at_bridge, chain_of_thought.iicg_peaks_by(iicg, "t"),
+    assert inside.iicg_peaks_by(iicg, "b,x3").empty
+    text = inside.inside_text(where_b, at_bridge, inside.iicg_peaks_by(iicg, "t"),
                                         {"twohop_cot": 3, "nontree_cot": 3})
     assert "beats grouping by $b$ by **0.30** for non-tree with CoT against 0.00" in text
-    assert chain_of_thought.two_decimals(-0.001) == "0.00" and chain_of_thought.two_decimals(0.256) == "0.26"
+    assert inside.two_decimals(-0.001) == "0.00" and inside.two_decimals(0.256) == "0.26"
 
 
 def test_formed_text_names_the_position_that_writes_the_bridge():
     where_b = pd.DataFrame({"iicg": [0.5, 0.4], "layer": [2, 1], "position": ["x3", "x2"]},
                            index=pd.MultiIndex.from_tuples([("twohop_cot", "b"), ("twohop_fakebridge", "b")]))
-    assert "the first hop is computed where it is written out" in chain_of_thought.formed_text(where_b, "twohop_cot", 3)
-    assert chain_of_thought.formed_text(where_b, "twohop_fakebridge", 3) == (
+    assert "the first hop is computed where it is written out" in inside.formed_text(where_b, "twohop_cot", 3)
+    assert inside.formed_text(where_b, "twohop_fakebridge", 3) == (
         "twohop_fakebridge at x2, layer 1 (0.40), where chapter 5 found the bridge of the model without CoT")
 
 
@@ -444,15 +435,15 @@ def test_placeholder_texts_follow_the_mean_share():
     placeholder = pd.DataFrame({"N": [25, 30], "seed": [0, 0], "n_req_plain": [8000.0, 10000.0],
                                 "n_req_placeholder": [4000.0, 10000.0], "n_req_cot": [2000.0, 1000.0],
                                 "share": [0.5, 0.0]})
-    assert chain_of_thought.mean_share(placeholder) == pytest.approx(0.25)
-    assert np.isnan(chain_of_thought.mean_share(placeholder.iloc[:0]))
-    text = chain_of_thought.placeholder_data_text(placeholder)
+    assert data_ratios.mean_share(placeholder) == pytest.approx(0.25)
+    assert np.isnan(data_ratios.mean_share(placeholder.iloc[:0]))
+    text = data_ratios.placeholder_data_text(placeholder)
     assert "the placeholder goes 50% of the way" in text and "gets 25% of the saving" in text
-    assert chain_of_thought.placeholder_data_text(placeholder.iloc[:0]) == ""
+    assert data_ratios.placeholder_data_text(placeholder.iloc[:0]) == ""
     fake = pd.DataFrame({"status": ["not started", "not started"]})
-    experiment = chain_of_thought.EXPERIMENTS["twohop_fakebridge"]
-    assert chain_of_thought.placeholder_search_text(fake, "", experiment, miniature=True).endswith("not in the cache yet.")
-    assert "--fake-bridge" in chain_of_thought.placeholder_search_text(fake, "", experiment, miniature=False)
+    experiment = searches.EXPERIMENTS["twohop_fakebridge"]
+    assert searches.placeholder_search_text(fake, "", experiment, miniature=True).endswith("not in the cache yet.")
+    assert "--fake-bridge" in searches.placeholder_search_text(fake, "", experiment, miniature=False)
 
 
 def test_recorded_metrics_and_summary_without_any_result():
@@ -461,17 +452,17 @@ def test_recorded_metrics_and_summary_without_any_result():
     finals = {name: nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
     empty = pd.DataFrame()
     not_started = pd.DataFrame({"N": [20], "probes": [0], "high": [np.nan]})
-    results = chain_of_thought.recorded_metrics(fits, {"twohop": nan, "threehop": nan, "fivehop": nan}, finals, empty,
+    results = summary.recorded_metrics(fits, {"twohop": nan, "threehop": nan, "fivehop": nan}, finals, empty,
                                                 empty, 0.0, pd.DataFrame(columns=["share"]), empty, not_started, empty)
     counts = {k for k in results if k.endswith(("_pairs", "_n_values", "_seeds"))}
     assert "cot_twohop_seeds" in counts and np.isnan(results["nontree_cot_reachable"])
     assert len(results) == 35 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
     assert "exponent_twohop_cot_ci_low" not in results  # no fit, no interval
     assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes" and k not in counts)
-    assert chain_of_thought.summary_text(
+    assert summary.summary_text(
         fits=fits, ratios=empty, by_task={"twohop": nan}, metrics={}, final_type0=finals, placeholder=empty,
         decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000, bounds=empty) == "The cache holds no results yet."
-    table = chain_of_thought.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25},
+    table = summary.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25},
                                               30, 6000)
     assert table["quantity"].iloc[0] == "exponent, two-hop with CoT" and len(table) == 8
     assert table["quantity"].iloc[4] == "exponent, five-hop with CoT" and table.iloc[4, 1] == "1.80"
@@ -485,11 +476,11 @@ def test_exercise_1_bridge_wrong_share_and_its_check():
     decoding = pd.DataFrame({"model": ["twohop_cot", "twohop_cot"], "split": ["type_0", "type_2"],
                              "bridge right, answer right": [0.9, 0.05], "bridge right, answer wrong": [0.05, 0.05],
                              "bridge wrong, answer right": [0.01, 0.03], "bridge wrong, answer wrong": [0.04, 0.87]})
-    truth = chain_of_thought.bridge_wrong_share(decoding)
+    truth = greedy.bridge_wrong_share(decoding)
     assert truth == pytest.approx(0.9)  # type_2: 0.03 + 0.87
-    assert chain_of_thought.bridge_wrong_share(decoding, split="type_0") == pytest.approx(0.05)
-    assert np.isnan(chain_of_thought.bridge_wrong_share(decoding, "nontree_cot"))  # a model not in the table
-    check = chain_of_thought.check_bridge_wrong
+    assert greedy.bridge_wrong_share(decoding, split="type_0") == pytest.approx(0.05)
+    assert np.isnan(greedy.bridge_wrong_share(decoding, "nontree_cot"))  # a model not in the table
+    check = greedy.check_bridge_wrong
     assert check(0.9, truth).startswith("correct") and check(0.902, truth).startswith("correct")
     assert check(0.87, truth).startswith("not quite")  # only the wrong bridges followed by a wrong answer
     assert check(0.1, truth).startswith("not quite") and "not a percentage" in check(90, truth)
@@ -517,7 +508,7 @@ def untrained_cot(tmp_path_factory):
 
 def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot):
     model, ds, tables, plain = untrained_cot
-    chains = chain_of_thought.written_chains(model, ds, tables, split="type_2", max_items=30, batch_size=8)
+    chains = greedy.written_chains(model, ds, tables, split="type_2", max_items=30, batch_size=8)
     assert len(chains) == min(30, len(split_items(ds, "type_2")))
     assert {"x1", "x2", "x3", "b", "b_written", "t", "t_written", "t_of_written", "last_fact_seen"} <= set(chains)
     # the oracle: the dataset's own CoT targets (bridge, answer) for b and t; the raw f2 table for where the
@@ -536,25 +527,25 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
         assert row.last_fact_seen == ((row.b_written, row.x3) in used_f2)
     # the written bridge and answer are greedy decoding's: the same outcomes as decoding_summary on those items
     summary = decoding_summary(model, ds, splits=("type_2",), max_items=30)
-    assert (chains["b_written"] != chains["b"]).mean() == pytest.approx(chain_of_thought.bridge_wrong_share(
+    assert (chains["b_written"] != chains["b"]).mean() == pytest.approx(greedy.bridge_wrong_share(
         summary.assign(model="twohop_cot")))
     assert (chains["t_written"] == chains["t"]).mean() == pytest.approx(summary["greedy_answer"].iloc[0])
     # the truth against a hand count, on these items and on a toy table, then the check
     wrong = chains[chains["b_written"] != chains["b"]]
-    assert len(wrong) and chain_of_thought.follows_written_bridge(chains) == pytest.approx(
+    assert len(wrong) and greedy.follows_written_bridge(chains) == pytest.approx(
         (wrong["t_written"] == wrong["t_of_written"]).mean())
     toy = pd.DataFrame({"b": [1, 2, 3, 4], "b_written": [1, 5, 6, 7], "t": [0, 0, 0, 0], "t_written": [0, 3, 2, 9],
                         "t_of_written": [0, 3, 2, -1]})
-    assert chain_of_thought.follows_written_bridge(toy) == pytest.approx(2 / 3)  # the right bridge is left out
-    assert np.isnan(chain_of_thought.follows_written_bridge(toy.iloc[:1]))
+    assert greedy.follows_written_bridge(toy) == pytest.approx(2 / 3)  # the right bridge is left out
+    assert np.isnan(greedy.follows_written_bridge(toy.iloc[:1]))
     with pytest.raises(CovlibError, match="no bridge columns"):
-        chain_of_thought.follows_written_bridge(toy.drop(columns="b_written"))
-    check = chain_of_thought.check_follows_written_bridge
+        greedy.follows_written_bridge(toy.drop(columns="b_written"))
+    check = greedy.check_follows_written_bridge
     assert check(2 / 3, 2 / 3).startswith("correct") and check(0.6, 2 / 3).startswith("not quite")
     assert check(None, 2 / 3).startswith("no answer yet") and "written_chains" in check(None, 2 / 3)
     assert check(0.5, float("nan")).startswith("cannot check")
     with pytest.raises(CovlibError, match="writes no bridge"):
-        chain_of_thought.written_chains(model, plain, tables)
+        greedy.written_chains(model, plain, tables)
 
 
 # ---- the chapter's live figures and reader tables ----
@@ -571,11 +562,11 @@ def _decoding_rows() -> pd.DataFrame:
 
 
 def test_the_decoding_buttons_keep_one_kind_of_test_item():
-    chart = chain_of_thought.decoding_chart(_decoding_rows(), "t", row="items")
+    chart = greedy.decoding_chart(_decoding_rows(), "t", row="items")
     spec = chart.to_dict()
     (shown,) = spec["params"]
     assert shown["bind"]["input"] == "radio"
-    assert shown["bind"]["options"] == [chain_of_thought.ALL_ITEMS, "ID test", split_label("type_2")]
+    assert shown["bind"]["options"] == [greedy.ALL_ITEMS, "ID test", split_label("type_2")]
     assert spec["height"] == {"step": 30}  # the chart shrinks to the rows a reader keeps
     every, only_id = svg_with_params(chart), svg_with_params(chart, test_items_shown="ID test")
     assert "twohop_cot · OOD" in every and "nontree_cot · ID test" in only_id
@@ -589,12 +580,12 @@ def test_the_decoding_buttons_keep_one_kind_of_test_item():
 def test_the_model_dropdown_keeps_one_models_iicg_panels():
     rows = [{"model": m, "split": "type_0", "group_by": key, "layer": layer, "position": p, "iicg": 0.2,
              "by_construction": False, "items": 20, "groups": 5}
-            for m in chain_of_thought.IICG_MODELS for key in chain_of_thought.IICG_KEYS for layer in (0, 1)
+            for m in inside.IICG_MODELS for key in inside.IICG_KEYS for layer in (0, 1)
             for p in ("x1", "x2", "x3", "b")]
-    chart = chain_of_thought.iicg_chart(pd.DataFrame(rows))
+    chart = inside.iicg_chart(pd.DataFrame(rows))
     (model,) = chart.to_dict()["params"]
-    assert model["bind"]["options"] == [chain_of_thought.ALL_MODELS, *chain_of_thought.IICG_MODELS]
-    assert model["bind"]["labels"][1:] == [chain_of_thought.MODEL_LABELS[m] for m in chain_of_thought.IICG_MODELS]
+    assert model["bind"]["options"] == [inside.ALL_MODELS, *inside.IICG_MODELS]
+    assert model["bind"]["labels"][1:] == [MODEL_LABELS[m] for m in inside.IICG_MODELS]
     only = svg_with_params(chart, iicg_model="nontree_cot")
     assert "nontree_cot: by b<" in only and "twohop_cot:" not in only and "twohop_fakebridge:" not in only
 
@@ -602,7 +593,7 @@ def test_the_model_dropdown_keeps_one_models_iicg_panels():
 def test_the_ratio_legend_picks_a_task_and_every_point_says_its_cell():
     ratios = pd.DataFrame({"N": [25], "seed": [0], "n_req_plain": [5e3], "n_req_cot": [1e3], "ratio": [5.0],
                            "task": ["twohop"]})
-    spec = chain_of_thought.ratio_chart(ratios, "r", band=(5, 10)).to_dict()
+    spec = data_ratios.ratio_chart(ratios, "r", band=(5, 10)).to_dict()
     assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["task"]
     points = spec["layer"][1]["encoding"]
     assert [t["title"] for t in points["tooltip"]] == ["task", "N", "seed", "n_req without CoT", "n_req with CoT",
@@ -611,18 +602,18 @@ def test_the_ratio_legend_picks_a_task_and_every_point_says_its_cell():
 
 
 def test_reader_tables_name_models_and_show_rates_and_ratios():
-    decoding = chain_of_thought.decoding_reader_table(_decoding_rows())
+    decoding = tables.decoding_reader_table(_decoding_rows())
     assert decoding.text["model"].tolist()[::2] == ["two-hop with CoT", "non-tree with CoT"]
     assert decoding.text["test items"].tolist()[:2] == ["ID test", split_label("type_2")]
     assert decoding.text["exact match, greedy"].tolist() == ["100.0%", "10.0%", "70.0%", "10.0%"]
     ratios = pd.DataFrame({"task": ["twohop"], "N": [25], "seed": [0], "n_req_plain": [7321.4], "n_req_cot": [1464.28],
                            "ratio": [5.0]})
-    row = chain_of_thought.ratio_reader_table(ratios).text.iloc[0].tolist()
+    row = tables.ratio_reader_table(ratios).text.iloc[0].tolist()
     assert row == ["twohop", "25", "0", "7,321", "1,464", "5.0x"]
     summary = pd.DataFrame({"task": ["twohop"], "cot": [True], "N": [20], "seed": [0], "status": ["searching"],
                             "low": [np.nan], "high": [2931.0], "n_req": [np.nan], "eligible": [3920.0], "probes": [2],
                             "minutes": [12.345]})
-    searched = search_reader_table(summary, chain_of_thought.SEARCH_COLUMNS).text.iloc[0].tolist()
+    searched = search_reader_table(summary, searches.SEARCH_COLUMNS).text.iloc[0].tolist()
     assert searched == ["twohop", "yes", "20", "0", "searching", "", "2,931", "", "3,920", "2", "12.3"]
     assert search_reader_table(summary, ["N", "status"]).frame.columns.tolist() == [
         "N (tokens)", "status"]
