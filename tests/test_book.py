@@ -149,6 +149,16 @@ def test_book_command_line_fails_cleanly_on_bad_input(tmp_path, capsys):
     assert "no such chapter" in capsys.readouterr().err
 
 
+def test_book_command_leaves_no_handler_on_papermills_logger(tmp_path):
+    # a handler left behind writes to the stream of whoever called first (a closed capture, in a test run)
+    import logging
+
+    log = logging.getLogger("papermill")
+    before = (list(log.handlers), log.level, log.propagate)
+    assert main(["book", "--preset", "smoke", "--only", "99", "--out", str(tmp_path)]) == 2
+    assert (list(log.handlers), log.level, log.propagate) == before
+
+
 def test_format_table_lists_every_chapter_and_a_total():
     from covlib.book.runner import ChapterResult
 

@@ -29,18 +29,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", default="", help="with --snapshot: one line saying what changed the results")
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.snapshot and not args.reason.strip():
-        raise CovlibError("--snapshot needs --reason: one line saying what changed the results, and why")
-    # papermill logs what cells print (training progress included) at INFO: show it, prefixed
+def run_book_showing_cell_output(args: argparse.Namespace):
+    """Run the book while papermill's INFO log (what cells print, training progress included) goes to stderr,
+    prefixed. The handler leaves with the run: one left on the shared logger would keep writing to a stream that
+    a later caller (a test's captured stderr) has closed."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("    | %(message)s"))
     log = logging.getLogger("papermill")
+    level, propagate = log.level, log.propagate
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
-    results = run_book(args.preset, args.only, args.out, args.figures_dir, kernel_name=args.kernel,
-                       timeout=args.timeout)
+    try:
+        return run_book(args.preset, args.only, args.out, args.figures_dir, kernel_name=args.kernel,
+                        timeout=args.timeout)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.snapshot and not args.reason.strip():
+        raise CovlibError("--snapshot needs --reason: one line saying what changed the results, and why")
+    results = run_book_showing_cell_output(args)
     failed = [r for r in results if r.status != "done"]
     if failed:
         print(f"book: {len(failed)} chapter(s) failed: {', '.join(r.name for r in failed)}")
