@@ -70,6 +70,8 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
     assert _mamba({}) == ""
     pending = {"params_mamba": 474_496, "params_default": 801_792, "n_req_ratio_mamba_to_default": float("nan")}
     assert "queued" in _mamba(pending) and "474,496 parameters against 801,792" in _mamba(pending)
+    one_n = {**pending, "n_req_ratio_mamba_to_default": 1.17, "exponent_twohop_mamba": float("nan")}
+    assert "its exponent not measured yet (it needs two values of N finished), 1.17x" in _mamba(one_n)
     done = {**pending, "n_req_ratio_mamba_to_default": 1.31, "exponent_twohop_mamba": 2.2,
             "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
             "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}

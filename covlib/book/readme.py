@@ -90,8 +90,11 @@ def _mamba(m: Mapping[str, Any]) -> str:
     if isinstance(ratio, float) and math.isnan(ratio):
         return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}) is queued on two-hop's "
                 "cells, not measured yet.")
+    exponent = _exponent(m, "twohop_mamba")
+    if exponent == "not measured yet":
+        exponent = "its exponent not measured yet (it needs two values of N finished)"
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
-            f"{_exponent(m, 'twohop_mamba')}, {ratio:.2f}x the transformer's data on the cells both finished "
+            f"{exponent}, {ratio:.2f}x the transformer's data on the cells both finished "
             f"(the paper's Mamba: N^2.00).")
 
 
