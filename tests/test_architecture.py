@@ -104,8 +104,10 @@ def test_a_chapter_package_is_one_chapter():
 def test_the_checks_catch_a_violation(violation, monkeypatch, tmp_path):
     """Each check fails on a planted violation (so the tests above can fail)."""
     edges = {"upward": ("covlib.base.errors", "covlib.cli.main"),
-             "chapter": ("covlib.chapters.ch06_path_ambiguity", "covlib.chapters.ch07_chain_of_thought.shipped"),
-             "chapter package": ("covlib.chapters.ch07_chain_of_thought.greedy", "covlib.chapters.ch06_path_ambiguity"),
+             "chapter": ("covlib.chapters.ch06_path_ambiguity.shipped",
+                         "covlib.chapters.ch07_chain_of_thought.shipped"),
+             "chapter package": ("covlib.chapters.ch07_chain_of_thought.greedy",
+                                 "covlib.chapters.ch06_path_ambiguity.coverage"),
              "circle": ("covlib.tasks.graphs", "covlib.tasks.datasets")}
     source, target = edges[violation]
     assert target in MODULES  # the planted import names a module that exists

@@ -13,17 +13,17 @@ from figure_checks import svg_with_params
 from covlib.analyses.iicg import iicg_at, iicg_peaks
 from covlib.base.errors import CovlibError
 from covlib.book.setup import setup_chapter
-from covlib.chapters import ch06_path_ambiguity as path_ambiguity
-from covlib.chapters.ch06_path_ambiguity import (
+from covlib.chapters.ch06_path_ambiguity import charts, coverage, data_need, inside, searches, tables
+from covlib.chapters.ch06_path_ambiguity.coverage import (
     POPULATIONS,
-    PRESETS,
-    TASKS,
     id_pool_mask,
     merged_pairs,
     paired_datasets,
     population_coverage,
-    write_coverage_need,
 )
+from covlib.chapters.ch06_path_ambiguity.data_need import write_coverage_need
+from covlib.chapters.ch06_path_ambiguity.searches import PRESETS
+from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
 from covlib.coverage.requirement import first_crossing
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.tables import metrics_table
@@ -108,11 +108,11 @@ def test_search_summary_reads_the_table_alone():
 
 def test_the_verdict_and_the_chart_frames_name_the_unreachable_cell():
     summary = search_summary(CELLS, _probes([(500, False, 0.4), (750, False, 0.6)]))
-    finished = path_ambiguity.finished_cells(summary)
+    finished = searches.finished_cells(summary)
     assert finished["N"].tolist() == [12]  # the cell not started is not finished
-    assert path_ambiguity.search_verdict(finished) == "N = 12: never, up to 750 of 1,000"
-    assert path_ambiguity.search_verdict(finished.iloc[:0]) == "no finished search yet"
-    points, lines, reference = path_ambiguity.required_data_frames(summary.iloc[:0], summary, pd.DataFrame(), 3)
+    assert searches.search_verdict(finished) == "N = 12: never, up to 750 of 1,000"
+    assert searches.search_verdict(finished.iloc[:0]) == "no finished search yet"
+    points, lines, reference = searches.required_data_frames(summary.iloc[:0], summary, pd.DataFrame(), 3)
     assert points.empty and lines.empty  # nothing bracketed, no coverage need
     assert reference[["N", "n"]].values.tolist() == [[12, 750]]
 
@@ -137,31 +137,31 @@ def test_the_bridge_peak_is_read_against_x2_at_the_same_cell():
                          "iicg": value, "by_construction": layer == 0 and "x2" in key})  # x2's own embedding
     iicg = pd.DataFrame(rows)
     peaks = iicg_peaks(iicg)
-    assert path_ambiguity.peak_value(peaks, "nontree", "b,x2") == pytest.approx(0.6)  # the flagged layer 0 left out
-    assert path_ambiguity.x2_at_bridge_peak(iicg, peaks) == pytest.approx(0.35)  # x2 at layer 2, not its own peak
-    assert path_ambiguity.peak_of(peaks, "twohop", "b") is None
-    maxima = path_ambiguity.iicg_maxima(peaks)
+    assert inside.peak_value(peaks, "nontree", "b,x2") == pytest.approx(0.6)  # the flagged layer 0 left out
+    assert inside.x2_at_bridge_peak(iicg, peaks) == pytest.approx(0.35)  # x2 at layer 2, not its own peak
+    assert inside.peak_of(peaks, "twohop", "b") is None
+    maxima = inside.iicg_maxima(peaks)
     assert maxima[("nontree", "b")] == pytest.approx(0.1) and np.isnan(maxima[("twohop", "b")])  # b fixes no token
-    assert path_ambiguity.x2_at_bridge_peak(iicg, peaks[peaks["group_by"] != "b,x2"]) is None
+    assert inside.x2_at_bridge_peak(iicg, peaks[peaks["group_by"] != "b,x2"]) is None
 
 
 def test_trace_cell_reads_the_upper_layers_only():
     rank = pd.DataFrame({"task": "nontree", "variant": "x2_keep_b", "position": "x2", "layer": [0, 1, 2, 3, 4],
                          "value": [1.0, 0.9, 0.8, 0.3, 0.2], "pairs": 50})
     # L = 4: the upper layers start at max(2, L - 1) = 3
-    assert path_ambiguity.trace_cell(rank, "nontree", "x2_keep_b", "x2") == pytest.approx(0.3)
-    assert path_ambiguity.trace_cell(rank, "nontree", "x2_keep_b", "x2", layers="all") == pytest.approx(0.9)
-    assert np.isnan(path_ambiguity.trace_cell(rank, "twohop", "x2", "x2"))
+    assert inside.trace_cell(rank, "nontree", "x2_keep_b", "x2") == pytest.approx(0.3)
+    assert inside.trace_cell(rank, "nontree", "x2_keep_b", "x2", layers="all") == pytest.approx(0.9)
+    assert np.isnan(inside.trace_cell(rank, "twohop", "x2", "x2"))
 
 
 def test_coverage_lookups_and_the_type0_share():
     cov = pd.DataFrame({"task": ["twohop", "twohop", "nontree", "nontree"], "population": ["type_0", "id_pool"] * 2,
                         "k": 3, "covered": [0.9, 0.8, 0.5, 0.1], "n": [100, 400, 30, 600],
                         "type0_population": [300, 300, 150, 150]})
-    assert path_ambiguity.cov_at(cov, "nontree", "id_pool", 3) == pytest.approx(0.1)
-    assert path_ambiguity.pool_count(cov, "twohop", "id_pool") == 400
-    assert path_ambiguity.type0_shares(cov) == pytest.approx({"twohop": 0.75, "nontree": 0.25})
-    assert "**90.0%** of two-hop's ID test items" in path_ambiguity.coverage_text(cov, 3)
+    assert coverage.cov_at(cov, "nontree", "id_pool", 3) == pytest.approx(0.1)
+    assert coverage.pool_count(cov, "twohop", "id_pool") == 400
+    assert coverage.type0_shares(cov) == pytest.approx({"twohop": 0.75, "nontree": 0.25})
+    assert "**90.0%** of two-hop's ID test items" in coverage.coverage_text(cov, 3)
 
 
 def test_need_summary_divides_nontree_by_twohop():
@@ -170,18 +170,18 @@ def test_need_summary_divides_nontree_by_twohop():
                                       ("nontree", "id_pool", np.nan, 0.6), ("twohop", "id_pool", 200.0, 1.0)):
         rows.append({"task": task, "N": 10, "population": population, "k": 3, "target": 0.99, "eligible": 900,
                      "n_train": n, "max_covered": most, "largest_n": 800})
-    table = path_ambiguity.need_summary(pd.DataFrame(rows), 3)
+    table = data_need.need_summary(pd.DataFrame(rows), 3)
     assert table.loc[10, "nontree / twohop (type_0)"] == pytest.approx(3.5)
     assert table.loc[10, "nontree: most of the ID pool covered"] == pytest.approx(0.6)
-    assert "out of reach at 1 of 1 values of N" in path_ambiguity.need_text(table, 3)
-    assert path_ambiguity.need_summary(pd.DataFrame(columns=path_ambiguity.NEED_COLUMNS), 3).empty
+    assert "out of reach at 1 of 1 values of N" in data_need.need_text(table, 3)
+    assert data_need.need_summary(pd.DataFrame(columns=data_need.NEED_COLUMNS), 3).empty
 
 
 def test_merged_value_picks_one_row(pair):
     merged = pd.concat([merged_pairs(ds, 3) for ds in pair.values()], ignore_index=True)
-    assert path_ambiguity.merged_value(merged, "twohop", "b") == pytest.approx(1.0)
+    assert coverage.merged_value(merged, "twohop", "b") == pytest.approx(1.0)
     n_frag = len({tuple(x) for x in pair["nontree"].train_inputs[:, :2].tolist()})
-    assert path_ambiguity.merged_value(merged, "nontree", "x2", "fragments") == n_frag
+    assert coverage.merged_value(merged, "nontree", "x2", "fragments") == n_frag
 
 
 def test_presets_name_every_book_preset_and_refuse_others():
@@ -195,10 +195,10 @@ def test_presets_name_every_book_preset_and_refuse_others():
 # ---- the exercises ----
 
 def test_exercise_1_share_of_merged_pairs_sharing_x2_and_its_check(pair):
-    truth = path_ambiguity.merged_share(pair["nontree"], 2)
+    truth = coverage.merged_share(pair["nontree"], 2)
     rows = merged_pairs(pair["nontree"], k=2).set_index("shared")
     assert truth == pytest.approx(rows.loc["x2", "share"]) and 0 <= truth <= 1
-    check = path_ambiguity.check_share_x2
+    check = coverage.check_share_x2
     assert check(truth, truth).startswith("correct") and check(round(truth, 3), truth).startswith("correct")
     assert check(truth - 0.05, truth).startswith("not quite") and check(truth + 0.02, truth).startswith("not quite")
     assert "not a percentage" in check(truth * 100, truth)
@@ -212,17 +212,17 @@ def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
     # the default preset's pair: twice its 10,000 examples would not fit in non-tree's pool of 13,255 inputs
     default = paired_datasets(30, 10_000, seed=0, test_size_per_type=1000)
     assert default["nontree"].eligible_count == 13_255
-    assert path_ambiguity.largest_train_size(default) == 13_255 - 1000 < 2 * 10_000
+    assert coverage.largest_train_size(default) == 13_255 - 1000 < 2 * 10_000
     # at the smoke preset's size (seconds): the truth is what the reader's route through coverage_comparison reads
     small = paired_datasets(8, 200, seed=0, test_size_per_type=100)
-    n_big = path_ambiguity.largest_train_size(small)
+    n_big = coverage.largest_train_size(small)
     assert n_big < min(ds.eligible_count for ds in small.values())
-    truth = path_ambiguity.pool_coverage(8, n_big, 3, test_size_per_type=100)
-    cov = path_ambiguity.coverage_comparison(8, n_big, test_size_per_type=100)
-    assert truth == pytest.approx(path_ambiguity.cov_at(cov, "nontree", "id_pool", 3)) and 0 <= truth < 1
-    assert path_ambiguity.pool_coverage(8, n_big, 3, test_size_per_type=100, task="twohop") == pytest.approx(
-        path_ambiguity.cov_at(cov, "twohop", "id_pool", 3))
-    check = path_ambiguity.check_pool_coverage
+    truth = coverage.pool_coverage(8, n_big, 3, test_size_per_type=100)
+    cov = coverage.coverage_comparison(8, n_big, test_size_per_type=100)
+    assert truth == pytest.approx(coverage.cov_at(cov, "nontree", "id_pool", 3)) and 0 <= truth < 1
+    assert coverage.pool_coverage(8, n_big, 3, test_size_per_type=100, task="twohop") == pytest.approx(
+        coverage.cov_at(cov, "twohop", "id_pool", 3))
+    check = coverage.check_pool_coverage
     assert check(truth, truth).startswith("correct") and check(truth + 0.005, truth, k=3).startswith("correct")
     assert check(truth + 0.1, truth).startswith("not quite") and check(1.0, truth).startswith("not quite")
     unanswered = check(None, truth, k=3)
@@ -234,7 +234,7 @@ def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
 
 def _iicg_maps() -> pd.DataFrame:
     rows = []
-    for task, keys in path_ambiguity.IICG_KEYS.items():
+    for task, keys in inside.IICG_KEYS.items():
         for key in keys:
             for layer in range(2):
                 for position in ("x1", "x2", "x3"):
@@ -244,13 +244,13 @@ def _iicg_maps() -> pd.DataFrame:
 
 
 def test_the_grouping_key_dropdown_keeps_one_keys_panels_of_both_tasks():
-    chart = path_ambiguity.iicg_by_key_chart(_iicg_maps(), "IICG")
+    chart = charts.iicg_by_key_chart(_iicg_maps(), "IICG")
     spec = chart.to_dict()
     (key,) = spec["params"]
-    assert key["value"] == path_ambiguity.ALL_KEYS and key["bind"]["input"] == "select"
-    assert key["bind"]["options"] == [path_ambiguity.ALL_KEYS, "b", "x2", "b,x2", "b,x1"]
+    assert key["value"] == charts.ALL_KEYS and key["bind"]["input"] == "select"
+    assert key["bind"]["options"] == [charts.ALL_KEYS, "b", "x2", "b,x2", "b,x1"]
     every = svg_with_params(chart)
-    assert all(f"{task}: by {k}" in every for task, keys in path_ambiguity.IICG_KEYS.items() for k in keys)
+    assert all(f"{task}: by {k}" in every for task, keys in inside.IICG_KEYS.items() for k in keys)
     only_b = svg_with_params(chart, grouping_key="b")
     assert "twohop: by b<" in only_b and "nontree: by b<" in only_b
     assert "by x2" not in only_b and "by b,x1" not in only_b
@@ -261,15 +261,15 @@ def test_the_grouping_key_dropdown_keeps_one_keys_panels_of_both_tasks():
 
 def test_the_chapters_charts_name_what_their_marks_show(pair):
     merged = pd.concat([merged_pairs(ds, 3) for ds in pair.values()], ignore_index=True)
-    tips = path_ambiguity.merged_pairs_chart(merged, "t").to_dict()["encoding"]["tooltip"]
+    tips = charts.merged_pairs_chart(merged, "t").to_dict()["encoding"]["tooltip"]
     assert [t["title"] for t in tips][:3] == ["task", "the two fragments share", "share of merged pairs"]
     assert {t["title"]: t.get("format") for t in tips}["classes (k = 3)"] == ",d"
-    cov = path_ambiguity.coverage_comparison(8, 200, test_size_per_type=100, max_k=4)
-    spec = path_ambiguity.coverage_compare_chart(cov, "t").to_dict()
+    cov = coverage.coverage_comparison(8, 200, test_size_per_type=100, max_k=4)
+    spec = charts.coverage_compare_chart(cov, "t").to_dict()
     assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["task"]
     assert {t["title"]: t.get("format") for t in spec["encoding"]["tooltip"]}["k-covered (%)"] == ".1f"
     peaks = iicg_peaks(_iicg_maps())
-    bars = path_ambiguity.iicg_keys_chart(peaks, "t").to_dict()["encoding"]["tooltip"]
+    bars = charts.iicg_keys_chart(peaks, "t").to_dict()["encoding"]["tooltip"]
     assert [t["title"] for t in bars][-2:] == ["items (one per fragment)", "groups"]
 
 
@@ -277,18 +277,18 @@ def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():
     cov = pd.DataFrame({"task": ["twohop"] * 4 + ["nontree"] * 4, "population": ["type_0", "type_0", "id_pool",
                         "id_pool"] * 2, "k": [1, 2] * 4, "covered": [1.0, 0.875, 1.0, 0.5, 1.0, 0.25, 0.9, 0.125],
                         "n": 10, "type0_population": 10})
-    wide = path_ambiguity.coverage_reader_table(cov)
+    wide = tables.coverage_reader_table(cov)
     assert wide.frame.columns.tolist() == ["task", "items", "k = 1", "k = 2"]
     assert wide.text["k = 2"].tolist() == ["87.5%", "50.0%", "25.0%", "12.5%"]  # rows in the table's own order
     assert wide.text["items"].tolist()[:2] == ["ID test (type_0)", "whole ID pool (not in training)"]
     summary = search_summary(CELLS, _probes([(500, False, 0.4), (750, False, 0.6)]))
-    table = search_reader_table(summary, path_ambiguity.SUMMARY_COLUMNS)
+    table = search_reader_table(summary, searches.SUMMARY_COLUMNS)
     assert table.text["n_req (geometric mean, examples)"].tolist() == ["", ""]  # never bracketed, not started
     assert table.text["largest size probed (examples)"].tolist() == ["750", ""]
     assert table.text["best ID accuracy there"].tolist() == ["60.0%", ""]
     rank = pd.DataFrame({"task": "nontree", "variant": "x2_keep_b", "layer": [0, 0, 1, 1],
                          "position": ["x1", "x2"] * 2, "value": [0.0, 1.0, 0.25, 0.5]})
-    traced = path_ambiguity.tracing_reader_table(rank)
+    traced = tables.tracing_reader_table(rank)
     assert traced.text.values.tolist() == [["nontree", "x2 changed, b kept", "0", "0%", "100%"],
                                            ["nontree", "x2 changed, b kept", "1", "25%", "50%"]]
     recorded = metrics_table({"share": 0.123456, "cells": 3, "missing": float("nan")})
@@ -297,30 +297,30 @@ def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():
 
 def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
     capped = _probes([(500, False, 0.4), (750, False, 0.6)]).assign(stopped=["gave_up", "steps"])
-    first = path_ambiguity.raised_cap_result(CELLS, capped, N=12, step_cap=12000)
+    first = searches.raised_cap_result(CELLS, capped, N=12, step_cap=12000)
     assert first["nontree_12_cap"] == 6000 and first["nontree_12_reachable"] == 0.0
     assert np.isnan(first["nontree_12_rule_decided"])  # read under the raised cap, the capped probe is reopened
-    note = path_ambiguity.raised_cap_note(first, N=12, step_cap=12000)
+    note = searches.raised_cap_note(first, N=12, step_cap=12000)
     assert "the 6,000-step cap, not the authors' give-up rule" in note and "--step-cap 12000" in note
     rerun = capped.iloc[[1]].assign(step_cap=12000, stopped="gave_up", steps=9000)
-    decided = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun]), N=12, step_cap=12000)
+    decided = searches.raised_cap_result(CELLS, pd.concat([capped, rerun]), N=12, step_cap=12000)
     assert decided == {"nontree_12_cap": 12000, "nontree_12_rule_decided": 1.0, "nontree_12_reachable": 0.0,
                        "nontree_12_largest_n": 750, "nontree_12_largest_final_train": 1.0,
                        "nontree_12_largest_fitted": 1.0, "nontree_12_largest_best_type0": 0.6}
     assert "no probe reaches 99%, and the authors' give-up rule decided" in (
-        path_ambiguity.raised_cap_note(decided, N=12, step_cap=12000))
-    capped_again = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, rerun.assign(stopped="steps")]), N=12,
+        searches.raised_cap_note(decided, N=12, step_cap=12000))
+    capped_again = searches.raised_cap_result(CELLS, pd.concat([capped, rerun.assign(stopped="steps")]), N=12,
                                                     step_cap=12000)
     assert capped_again["nontree_12_rule_decided"] == 0.0
-    again = path_ambiguity.raised_cap_note(capped_again, N=12, step_cap=12000)
+    again = searches.raised_cap_note(capped_again, N=12, step_cap=12000)
     assert "the 12,000-step cap again" in again and "the rule's epochs had not run out" in again
     unfitted = rerun.assign(stopped="steps", final_train=0.982, first_fit_step=None, best_type0=0.157)
-    never_fitted = path_ambiguity.raised_cap_result(CELLS, pd.concat([capped, unfitted]), N=12, step_cap=12000)
+    never_fitted = searches.raised_cap_result(CELLS, pd.concat([capped, unfitted]), N=12, step_cap=12000)
     assert never_fitted["nontree_12_largest_n"] == 750 and never_fitted["nontree_12_largest_fitted"] == 0.0
-    note = path_ambiguity.raised_cap_note(never_fitted, N=12, step_cap=12000)
+    note = searches.raised_cap_note(never_fitted, N=12, step_cap=12000)
     assert "750 examples) ended at 98.2% training accuracy and at best 15.7% ID accuracy" in note
     assert "never fitted its training set" in note and "--step-cap 24000" in note and "--step-cap 12000" not in note
     rescued = pd.concat([capped, rerun.assign(success=True, stopped="early_stop", best_type0=0.99)])
-    assert path_ambiguity.raised_cap_result(CELLS, rescued, N=12, step_cap=12000)["nontree_12_reachable"] == 1.0
-    none = path_ambiguity.raised_cap_result(CELLS, capped.iloc[:0], N=12)
-    assert all(np.isnan(v) for v in none.values()) and path_ambiguity.raised_cap_note(none, N=12) == ""
+    assert searches.raised_cap_result(CELLS, rescued, N=12, step_cap=12000)["nontree_12_reachable"] == 1.0
+    none = searches.raised_cap_result(CELLS, capped.iloc[:0], N=12)
+    assert all(np.isnan(v) for v in none.values()) and searches.raised_cap_note(none, N=12) == ""

@@ -10,7 +10,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.training.shipped import ship_run, shipped_ready
 
-SETS = {"ambiguity": "covlib.chapters.ch06_path_ambiguity", "cot": "covlib.chapters.ch07_chain_of_thought.shipped"}  # set -> module with shipped_runs() and DATA_DIR
+SETS = {"ambiguity": "covlib.chapters.ch06_path_ambiguity.shipped", "cot": "covlib.chapters.ch07_chain_of_thought.shipped"}  # set -> module with shipped_runs() and DATA_DIR
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
