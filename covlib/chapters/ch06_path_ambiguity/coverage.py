@@ -152,7 +152,7 @@ def merged_share(dataset, k: int, shared: str = "x2") -> float:
 def check_share_x2(answer, truth: float) -> str:
     """Exercise 1's check: the share of merged non-tree fragment pairs at k = 2 that share x2."""
     return check_share(answer, truth, "the share of merged non-tree pairs (k = 2) that share x2",
-                       "call path_ambiguity.merged_pairs on the non-tree dataset of `pair` with k = 2 and read "
+                       "call coverage.merged_pairs on the non-tree dataset of `pair` with k = 2 and read "
                        "the share of its row 'x2'")
 
 
@@ -175,5 +175,5 @@ def pool_coverage(N: int, n_train: int, k: int, seed: int = 0, test_size_per_typ
 def check_pool_coverage(answer, truth: float, k: int = 3) -> str:
     """Exercise 2's check: non-tree's k-covered share of its whole ID pool at the largest training set."""
     return check_share(answer, truth, f"non-tree's {k}-covered share of its whole ID pool at that size",
-                       "call path_ambiguity.coverage_comparison at N and n_big (with test_size) and read "
-                       f"non-tree's 'id_pool' row at k = {k} (path_ambiguity.cov_at)")
+                       "call coverage.coverage_comparison at N and n_big (with test_size) and read "
+                       f"non-tree's 'id_pool' row at k = {k} (coverage.cov_at)")
