@@ -132,6 +132,10 @@ def test_size_ratios_and_note_judge_a_size_against_the_seed_spread():
     assert "**less**, against a typical 1.50-fold gap" in note
     assert "**about the same**" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=3.0, reference="x")
     assert "no second seed" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=np.nan, reference="x")
+    one_cell = {"L2-d64": ratios["L2-d64"].iloc[:1]}
+    note = how_much_data.size_note(sizes, sizes, np.nan, one_cell, spread=1.5, reference="x")
+    assert "on the one cell both finished (per cell: N = 25 0.25): one cell is too few to call it" in note
+    assert "**" not in note
 
 
 def test_size_table_fits_each_size_on_the_shared_cells():
@@ -364,6 +368,6 @@ def test_step_costs_compare_the_architectures_on_the_cells_both_probed():
     assert costs["seconds per step"].tolist() == pytest.approx([8.0 * 60 / 4000, 12.0 * 60 / 1200])
     assert costs["x first"].tolist() == pytest.approx([1.0, 0.6 / 0.12])
     note = how_much_data.step_cost_note(costs)
-    assert note.startswith(" On the 1 cell both have probed, a mamba-L4-d128 step took 0.60 s (12 minutes per probe "
+    assert note.startswith(" On the one cell both have probed, a mamba-L4-d128 step took 0.60 s (12 minutes per probe "
                            "over 1 probe), 5.0x the L4-d128's 0.12 s (4 minutes per probe over 2 probes).")
     assert how_much_data.step_cost_note(how_much_data.step_costs(probes, ["L4-d128", "L6-d128"])) == ""

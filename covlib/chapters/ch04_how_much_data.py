@@ -345,11 +345,16 @@ def ratio_verdicts(ratios: Mapping[str, pd.DataFrame], spread: float, reference:
     note = ""
     for model, r in ratios.items():
         g = geometric_mean(r["ratio"])
-        verdict = ("less" if g < 1 / spread else "more" if g > spread else "about the same") if not np.isnan(spread) else "?"
-        note += (f" {model} needs {g:.2f} times the data of {reference} on the {len(r)} cells both finished "
-                 f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): "
-                 + (f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
-                    if verdict != "?" else "no second seed to judge the gap against."))
+        cells = f"the {len(r)} cells both finished" if len(r) > 1 else "the one cell both finished"
+        note += (f" {model} needs {g:.2f} times the data of {reference} on {cells} "
+                 f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): ")
+        if np.isnan(spread):
+            note += "no second seed to judge the gap against."
+        elif len(r) < 2:  # one cell's ratio is one draw of the seed-to-seed gap it is judged against
+            note += f"one cell is too few to call it more or less (two seeds of one cell differ {spread:.2f}-fold)."
+        else:
+            verdict = "less" if g < 1 / spread else "more" if g > spread else "about the same"
+            note += f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
     return note
 
 
@@ -399,7 +404,8 @@ def step_cost_note(costs: pd.DataFrame) -> str:
         return ""
     first, rest = costs.iloc[0], costs.iloc[1:]
     cells = int(rest["cells"].min())
-    return (f" On the {cells} cell{'s' if cells != 1 else ''} both have probed, " + "; ".join(
+    where = f"the {cells} cells" if cells != 1 else "the one cell"
+    return (f" On {where} both have probed, " + "; ".join(
         f"a {r['model']} step took {r['seconds per step']:.2f} s ({r['minutes per probe']:.0f} minutes per probe "
         f"over {_probes(r['probes'])}), {r['x first']:.1f}x" for _, r in rest.iterrows())
         + f" the {first['model']}'s {first['seconds per step']:.2f} s ({first['minutes per probe']:.0f} minutes "
