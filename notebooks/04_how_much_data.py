@@ -60,15 +60,24 @@ from covlib.base.paper import theory_exponent
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch04_how_much_data as how_much_data
-from covlib.chapters.ch04_how_much_data import PRESETS
+from covlib.chapters.ch04_how_much_data import (
+    explore,
+    failing_probes,
+    findings,
+    longer_chains,
+    model_comparison,
+    searches,
+    twohop_law,
+    views,
+)
+from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures.required_data import estimates_chart
 from covlib.figures.tables import metrics_table
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_cells
 from covlib.search.probes import read_probes
-from covlib.search.summary import bracket_pair, seed_spread
+from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
 
 chapter = setup_chapter("04", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
@@ -76,7 +85,7 @@ chapter = setup_chapter("04", preset, PRESETS, out_dir=out_dir, figures_dir=figu
 experiments = chapter["experiments"]
 rules = ProbeRules(threshold=threshold, **chapter["rules"])
 coverage_N = chapter["coverage_N"]  # None: read from data/scaling/coverage_<task>.csv
-table_path = how_much_data.probe_table_path(table, chapter.root, chapter["fresh_table"])
+table_path = searches.probe_table_path(table, chapter.root, chapter["fresh_table"])
 recompute = recompute or chapter["always_recompute"]
 if chapter["note"]:
     print(chapter["note"])
@@ -107,17 +116,17 @@ print(f"preset={preset}: probe table {table_path}; rules {rules}")
 
 # %%
 if recompute:
-    how_much_data.run_searches(cells_of, table_path, chapter.root / "scaling", rules, jobs,
+    searches.run_searches(cells_of, table_path, chapter.root / "scaling", rules, jobs,
                                quiet=chapter["quiet_search"])
 probes = read_probes(table_path)
-summaries = how_much_data.experiment_summaries(cells_of, probes)
-own_probes, own_hours = how_much_data.search_cost(summaries)
+summaries = searches.experiment_summaries(cells_of, probes)
+own_probes, own_hours = searches.search_cost(summaries)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
       f"{own_probes} probes, {own_hours:.1f} run-hours of training (each one-thread run's wall time, summed; "
       f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
 if chapter["describe_cache"]:
     print("\nregenerate with:\n" + repository_path("data/scaling/COMMANDS.txt").read_text())
-display(how_much_data.probes_view(probes.tail(8), caption="the last 8 rows of the probe table"))
+display(views.probes_view(probes.tail(8), caption="the last 8 rows of the probe table"))
 
 # %% [markdown]
 # What the cache holds, per experiment. `bracketed` cells are finished; `searching` cells have a
@@ -127,9 +136,9 @@ display(how_much_data.probes_view(probes.tail(8), caption="the last 8 rows of th
 # remains. Near the whole pool there is nothing left to test on.
 
 # %%
-display(how_much_data.cache_status_view(summaries))
+display(views.cache_status_view(summaries))
 twohop = summaries["twohop"]
-display(how_much_data.cells_view(twohop))
+display(views.cells_view(twohop))
 
 # %% [markdown]
 # Every cell and every probe behind these tables can be looked at. On the left, each cell of one
@@ -140,7 +149,7 @@ display(how_much_data.cells_view(twohop))
 # section 4.6. Hover over any point for its numbers; drag or scroll to move and zoom.
 
 # %%
-explorer = how_much_data.probe_explorer(summaries, experiments, probes, threshold)
+explorer = explore.probe_explorer(summaries, experiments, probes, threshold)
 if explorer is not None:
     display(chapter.save(explorer, "04_probes_by_cell"))
 
@@ -160,30 +169,30 @@ fit_twohop = summary_exponent(twohop, bootstrap_reps)
 print("two-hop, default model:", describe_exponent(fit_twohop))
 
 # the coverage-predicted requirement (no training): smallest n whose ID items are k-covered
-cov_tables = how_much_data.coverage_tables(coverage_N)
+cov_tables = twohop_law.coverage_tables(coverage_N)
 cov2 = cov_tables.get("twohop", pd.DataFrame(columns=["N", "k", "target", "n_train", "eligible"]))
-cov_fit2 = how_much_data.coverage_fits(cov2)
-display(how_much_data.coverage_fits_view(cov_fit2))
+cov_fit2 = twohop_law.coverage_fits(cov2)
+display(views.coverage_fits_view(cov_fit2))
 
 # %%
-scaling_chart = chapter.save(how_much_data.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
+scaling_chart = chapter.save(twohop_law.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
 scaling_chart
 
 # %%
-id_pool = how_much_data.pool_shares(twohop)
+id_pool = twohop_law.pool_shares(twohop)
 if len(id_pool):
-    display(how_much_data.pool_view(id_pool))
+    display(views.pool_view(id_pool))
 # a bracket whose failing probe ran out of steps was decided by the budget, not by the authors' rule
-fit_rule_decided = how_much_data.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
-twohop_rows = how_much_data.experiment_probes(probes, experiments["twohop"])
-pool_note = how_much_data.pool_note(twohop, twohop_rows, rules, fit_rule_decided)
+fit_rule_decided = twohop_law.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
+twohop_rows = searches.experiment_probes(probes, experiments["twohop"])
+pool_note = twohop_law.pool_note(twohop, twohop_rows, rules, fit_rule_decided)
 
 # %% [markdown]
 # How the measured exponent compares:
 
 # %%
-c3 = how_much_data.coverage_exponent(cov_fit2, k=3, target=0.99)
-display(how_much_data.exponent_view(how_much_data.exponent_comparison(fit_twohop, c3)))
+c3 = twohop_law.coverage_exponent(cov_fit2, k=3, target=0.99)
+display(views.exponent_view(twohop_law.exponent_comparison(fit_twohop, c3)))
 display(Markdown(
     f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
@@ -202,26 +211,26 @@ display(Markdown(
 # searched on one seed cannot claim a difference smaller than that.
 
 # %%
-size_names = how_much_data.size_experiments(summaries)
-sizes, size_points = how_much_data.size_table(summaries, experiments, size_names, bootstrap_reps)
-display(how_much_data.sizes_view(sizes))
+size_names = model_comparison.size_experiments(summaries)
+sizes, size_points = model_comparison.size_table(summaries, experiments, size_names, bootstrap_reps)
+display(views.sizes_view(sizes))
 if size_points:
     size_chart = chapter.save(estimates_chart(size_points, "Required data by model size (two-hop)"),
                               "04_required_data_by_size")
     display(size_chart)
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
-param_ratio = how_much_data.parameter_ratio(measured_sizes)
+param_ratio = model_comparison.parameter_ratio(measured_sizes)
 
 # %%
 # does a bigger model need less data? each size against the default model, on the cells both finished,
 # judged against how far two seeds of the same cell lie apart (the sizes are searched on one seed)
 spread = seed_spread(summaries["twohop"])
-size_ratios = how_much_data.size_ratios(summaries, experiments, size_names)
-size_ratio_of = {model: how_much_data.geometric_mean(r["ratio"]) for model, r in size_ratios.items()}
-size_note = how_much_data.size_note(sizes, measured_sizes, param_ratio, size_ratios, spread,
+size_ratios = model_comparison.size_ratios(summaries, experiments, size_names)
+size_ratio_of = {model: geometric_mean(r["ratio"]) for model, r in size_ratios.items()}
+size_note = model_comparison.size_note(sizes, measured_sizes, param_ratio, size_ratios, spread,
                                     reference=experiments["twohop"]["model"])
 if chapter["describe_cache"]:  # what the book's cache still lacks (the smoke table is a fresh miniature)
-    size_note += how_much_data.size_cache_note(summaries, experiments, size_names)
+    size_note += model_comparison.size_cache_note(summaries, experiments, size_names)
 display(Markdown(size_note))
 
 # %% [markdown]
@@ -239,21 +248,21 @@ display(Markdown(size_note))
 # seeds of the same transformer cell.
 
 # %%
-architecture_names = [n for n in how_much_data.ARCHITECTURE_EXPERIMENTS if n in summaries]
-architectures, architecture_points = how_much_data.size_table(
+architecture_names = [n for n in model_comparison.ARCHITECTURE_EXPERIMENTS if n in summaries]
+architectures, architecture_points = model_comparison.size_table(
     summaries, experiments, architecture_names, bootstrap_reps, shared_cells="twohop_mamba")
-display(how_much_data.architectures_view(architectures))
-architecture_ratios = how_much_data.size_ratios(summaries, experiments, architecture_names)
+display(views.architectures_view(architectures))
+architecture_ratios = model_comparison.size_ratios(summaries, experiments, architecture_names)
 if architecture_ratios:  # a figure only once the Mamba has a finished cell to set beside the transformer's
     architecture_chart = chapter.save(estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
                                       "04_required_data_by_architecture")
     display(architecture_chart)
-architecture_note = how_much_data.architecture_note(architectures, architecture_ratios, spread,
+architecture_note = model_comparison.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
-step_costs = how_much_data.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
-architecture_note += how_much_data.step_cost_note(step_costs)
+step_costs = model_comparison.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
+architecture_note += model_comparison.step_cost_note(step_costs)
 if chapter["describe_cache"]:
-    architecture_note += how_much_data.size_cache_note(summaries, experiments, architecture_names, "architecture")
+    architecture_note += model_comparison.size_cache_note(summaries, experiments, architecture_names, "architecture")
 display(Markdown(architecture_note))
 
 # %% [markdown]
@@ -266,16 +275,16 @@ display(Markdown(architecture_note))
 
 # %%
 chain_fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), bootstrap_reps)
-              for name in how_much_data.CHAIN_TASKS}
-chains, chain_points = how_much_data.chain_table(summaries, experiments, chain_fits)
-display(how_much_data.chains_view(chains))
+              for name in longer_chains.CHAIN_TASKS}
+chains, chain_points = longer_chains.chain_table(summaries, experiments, chain_fits)
+display(views.chains_view(chains))
 if chain_points:
     chain_chart = chapter.save(estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
     display(chain_chart)
-chain_note = how_much_data.chain_note(summaries, chain_fits, threshold)
+chain_note = longer_chains.chain_note(summaries, chain_fits, threshold)
 if chain_note and fit_twohop:
     display(Markdown(chain_note + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}."
-                     + how_much_data.steeper_text({"twohop": fit_twohop, **chain_fits})))
+                     + longer_chains.steeper_text({"twohop": fit_twohop, **chain_fits})))
 
 # %% [markdown]
 # ## 4.6 What failure looks like
@@ -292,14 +301,14 @@ if chain_note and fit_twohop:
 # %%
 pair = bracket_pair(twohop) if len(twohop) else None
 if pair is not None:
-    curves = how_much_data.pair_curves(table_path, pair)
-    covs = how_much_data.pair_coverage(pair)
-    failure_chart = chapter.save(how_much_data.failure_chart(curves, covs, pair), "04_failure_below_required_data")
+    curves = failing_probes.pair_curves(table_path, pair)
+    covs = failing_probes.pair_coverage(pair)
+    failure_chart = chapter.save(failing_probes.failure_chart(curves, covs, pair), "04_failure_below_required_data")
     display(failure_chart)
-    failure_note = how_much_data.failure_note(probes, pair, covs, threshold)
+    failure_note = failing_probes.failure_note(probes, pair, covs, threshold)
 else:
     failure_note = "No two-hop cell is bracketed yet: the cache holds no pair of probes to compare."
-failure_note += how_much_data.fitted_failures_note(probes)
+failure_note += failing_probes.fitted_failures_note(probes)
 display(Markdown(failure_note))
 
 # %%
@@ -309,7 +318,7 @@ metrics = {
     **exponent_metrics("threehop", chain_fits.get("threehop")),
     **exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
     **exponent_metrics("twohop_rule_decided", fit_rule_decided),
-    **how_much_data.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
+    **model_comparison.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
     "step_seconds_ratio_mamba_to_default": step_costs["x first"].iloc[-1] if len(step_costs) > 1 else float("nan"),
     "param_ratio": param_ratio,
     **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
@@ -325,7 +334,7 @@ metrics_table(metrics)
 # ## Summary
 
 # %%
-display(Markdown(how_much_data.summary_bullets(
+display(Markdown(findings.summary_bullets(
     fit_twohop, c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours,
     threshold)))
 

@@ -15,11 +15,21 @@ from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
-from covlib.chapters import ch04_how_much_data as how_much_data
-from covlib.chapters.ch04_how_much_data import PRESETS
+from covlib.chapters.ch04_how_much_data import (
+    explore,
+    failing_probes,
+    findings,
+    longer_chains,
+    model_comparison,
+    searches,
+    twohop_law,
+    views,
+)
+from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures.tables import metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE
+from covlib.search.summary import geometric_mean
 from covlib.training.shapes import model_params
 
 
@@ -42,23 +52,23 @@ def test_presets_cover_every_preset_and_an_unknown_one_is_an_error(tmp_path):
 
 
 def test_probe_table_path_prefers_the_readers_table_then_a_fresh_one_then_the_books(tmp_path):
-    assert how_much_data.probe_table_path("/x/p.csv", tmp_path, "scaling/probes_smoke.csv") == Path("/x/p.csv")
-    assert how_much_data.probe_table_path("", tmp_path, "scaling/probes_smoke.csv") == tmp_path / "scaling/probes_smoke.csv"
-    assert how_much_data.probe_table_path("", tmp_path, "") == repository_path(BOOK_TABLE)
+    assert searches.probe_table_path("/x/p.csv", tmp_path, "scaling/probes_smoke.csv") == Path("/x/p.csv")
+    assert searches.probe_table_path("", tmp_path, "scaling/probes_smoke.csv") == tmp_path / "scaling/probes_smoke.csv"
+    assert searches.probe_table_path("", tmp_path, "") == repository_path(BOOK_TABLE)
 
 
 def test_cache_status_counts_cells_by_status():
     s = summary([(20, 0, 100.0, "bracketed"), (25, 0, 200.0, "bracketed"), (30, 0, None, "searching")])
-    assert how_much_data.coverage_of_cache(s) == "2 bracketed, 1 searching of 3 cells"
-    assert how_much_data.coverage_of_cache(pd.DataFrame()) == "no probes yet"
-    status = how_much_data.cache_status({"twohop": s, "threehop": pd.DataFrame()})
+    assert searches.coverage_of_cache(s) == "2 bracketed, 1 searching of 3 cells"
+    assert searches.coverage_of_cache(pd.DataFrame()) == "no probes yet"
+    status = searches.cache_status({"twohop": s, "threehop": pd.DataFrame()})
     assert status["cells"].tolist() == ["2 bracketed, 1 searching of 3 cells", "no probes yet"]
 
 
 def test_search_cost_sums_probes_and_hours():
     s = summary([(20, 0, 100.0, "bracketed"), (25, 0, 200.0, "bracketed")])
-    assert how_much_data.search_cost({"a": s, "b": s, "c": pd.DataFrame()}) == (16, 2.0)
-    assert how_much_data.search_cost({"a": pd.DataFrame()}) == (0, 0.0)
+    assert searches.search_cost({"a": s, "b": s, "c": pd.DataFrame()}) == (16, 2.0)
+    assert searches.search_cost({"a": pd.DataFrame()}) == (0, 0.0)
 
 
 def test_the_chapter_fits_finished_cells_with_the_designs_interval_and_says_its_support():
@@ -70,7 +80,7 @@ def test_the_chapter_fits_finished_cells_with_the_designs_interval_and_says_its_
     text = describe_exponent(fit)
     assert text.startswith("c = 2.50 (95% interval") and "N = 10-80, 4 values of N, 2 seeds" in text
     three = summary_exponent(s[s["N"] < 80], reps=200)
-    assert np.isnan(three["c_low"]) and how_much_data.interval_text(three) == "none (3 N)"
+    assert np.isnan(three["c_low"]) and twohop_law.interval_text(three) == "none (3 N)"
     assert describe_exponent(three).startswith("c = 2.50 (no interval: 3 values of N are too few")
     assert summary_exponent(s[s["N"] == 10], reps=200) is None
     assert describe_exponent(None) == "not enough finished cells to fit"
@@ -78,21 +88,21 @@ def test_the_chapter_fits_finished_cells_with_the_designs_interval_and_says_its_
 
 def test_coverage_fits_recover_each_k_and_give_the_theory():
     rows = [{"N": N, "k": k, "target": 0.99, "n_train": 2.0 * N ** (1.5 + k / 4)} for N in (8, 16, 32) for k in (2, 3)]
-    fits = how_much_data.coverage_fits(pd.DataFrame(rows)).set_index("k")
+    fits = twohop_law.coverage_fits(pd.DataFrame(rows)).set_index("k")
     assert fits.loc[2, "c"] == pytest.approx(2.0) and fits.loc[3, "c"] == pytest.approx(2.25)
     assert fits.loc[3, "theory 2.5 - 0.5/k"] == pytest.approx(2.5 - 0.5 / 3) and fits.loc[2, "N range"] == "8-32"
-    assert how_much_data.coverage_fits(pd.DataFrame(rows), N_max=16).loc[0, "N range"] == "8-16"
-    assert how_much_data.coverage_exponent(fits.reset_index(), k=3) == pytest.approx(2.25)
-    assert np.isnan(how_much_data.coverage_exponent(fits.reset_index(), k=4))
+    assert twohop_law.coverage_fits(pd.DataFrame(rows), N_max=16).loc[0, "N range"] == "8-16"
+    assert twohop_law.coverage_exponent(fits.reset_index(), k=3) == pytest.approx(2.25)
+    assert np.isnan(twohop_law.coverage_exponent(fits.reset_index(), k=4))
 
 
 def test_pool_note_names_the_N_where_the_requirement_nears_the_pool():
     s = summary([(10, 0, 300.0, "bracketed"), (20, 0, 400.0, "bracketed")])  # pool 490 and 3,920
-    shares = how_much_data.pool_shares(s)
+    shares = twohop_law.pool_shares(s)
     assert shares["share_of_pool"].tolist() == pytest.approx([300 / 490, 400 / 3920])
-    note = how_much_data.pool_note(s, pd.DataFrame(), ProbeRules(), None)
+    note = twohop_law.pool_note(s, pd.DataFrame(), ProbeRules(), None)
     assert note.startswith("At N = 10 the required data is 61% of the whole ID pool")
-    assert how_much_data.pool_note(s.iloc[:0], pd.DataFrame(), ProbeRules(), None) == "No finished two-hop cells yet."
+    assert twohop_law.pool_note(s.iloc[:0], pd.DataFrame(), ProbeRules(), None) == "No finished two-hop cells yet."
 
 
 def test_capped_cells_are_named_and_the_fit_without_them_is_given():
@@ -100,20 +110,20 @@ def test_capped_cells_are_named_and_the_fit_without_them_is_given():
     s.loc[s["N"] == 40, "n_req"] = 3.0 * 40**3  # the capped cell sits above the law
     s.loc[s["N"] == 40, "low_capped"] = True
     full = summary_exponent(s, reps=100)
-    decided = how_much_data.fit_rule_decided(s, full, reps=100)
+    decided = twohop_law.fit_rule_decided(s, full, reps=100)
     assert decided["c"] == pytest.approx(2.0) and full["c"] > 2.0
-    note = how_much_data.capped_note(s, ProbeRules(step_cap=6000), decided)
+    note = twohop_law.capped_note(s, ProbeRules(step_cap=6000), decided)
     assert note.startswith(" At N = 40 (seed 0) the bracket's failing probe stopped at the 6,000-step cap")
     assert note.endswith(f"gives {describe_exponent(decided)}.")
     uncapped = s.assign(low_capped=False)
-    assert how_much_data.fit_rule_decided(uncapped, full) is full and how_much_data.capped_note(uncapped, ProbeRules(), full) == ""
+    assert twohop_law.fit_rule_decided(uncapped, full) is full and twohop_law.capped_note(uncapped, ProbeRules(), full) == ""
 
 
 def test_raised_cap_note_lists_where_the_cap_was_raised():
     rows = pd.DataFrame({"N": [20, 20, 30, 40], "step_cap": [6000, 6000, 6000, 12000]})
-    assert how_much_data.raised_cap_note(rows, ProbeRules()).startswith(
+    assert twohop_law.raised_cap_note(rows, ProbeRules()).startswith(
         " The step cap was 6,000 steps except at N = 40 (12,000): there the training set is fitted late and 100 epochs")
-    assert how_much_data.raised_cap_note(rows[rows["N"] < 40], ProbeRules()) == ""
+    assert twohop_law.raised_cap_note(rows[rows["N"] < 40], ProbeRules()) == ""
 
 
 def test_size_ratios_and_note_judge_a_size_against_the_seed_spread():
@@ -121,19 +131,19 @@ def test_size_ratios_and_note_judge_a_size_against_the_seed_spread():
     small = summary([(25, 0, 250.0, "bracketed"), (30, 0, 2000.0, "bracketed")]).assign(model="L2-d64")
     experiments = {"twohop": {"model": "L4-d128"}, "twohop_small_model": {"model": "L2-d64"}}
     summaries = {"twohop_small_model": small, "twohop": default}
-    ratios = how_much_data.size_ratios(summaries, experiments, how_much_data.size_experiments(summaries))
+    ratios = model_comparison.size_ratios(summaries, experiments, model_comparison.size_experiments(summaries))
     assert list(ratios) == ["L2-d64"] and ratios["L2-d64"]["ratio"].tolist() == [0.25, 1.0]
-    assert how_much_data.geometric_mean(ratios["L2-d64"]["ratio"]) == pytest.approx(0.5)
+    assert geometric_mean(ratios["L2-d64"]["ratio"]) == pytest.approx(0.5)
     sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 2, "cells": 2, "exponent": np.nan,
                            "interval": "n/a", "mean n_req": 1125.0, "unreachable at N": "", "capped at N": ""}])
-    note = how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=1.5, reference="L4-d128")
+    note = model_comparison.size_note(sizes, sizes, np.nan, ratios, spread=1.5, reference="L4-d128")
     assert note.startswith("L2-d64 (0.10M parameters): 2 of 2 cells finished.")
     assert "L2-d64 needs 0.50 times the data of L4-d128 on the 2 cells both finished (per cell: N = 25 0.25, N = 30 1.00)" in note
     assert "**less**, against a typical 1.50-fold gap" in note
-    assert "**about the same**" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=3.0, reference="x")
-    assert "no second seed" in how_much_data.size_note(sizes, sizes, np.nan, ratios, spread=np.nan, reference="x")
+    assert "**about the same**" in model_comparison.size_note(sizes, sizes, np.nan, ratios, spread=3.0, reference="x")
+    assert "no second seed" in model_comparison.size_note(sizes, sizes, np.nan, ratios, spread=np.nan, reference="x")
     one_cell = {"L2-d64": ratios["L2-d64"].iloc[:1]}
-    note = how_much_data.size_note(sizes, sizes, np.nan, one_cell, spread=1.5, reference="x")
+    note = model_comparison.size_note(sizes, sizes, np.nan, one_cell, spread=1.5, reference="x")
     assert "on the one cell both finished (per cell: N = 25 0.25): one cell is too few to call it" in note
     assert "**" not in note
 
@@ -144,61 +154,61 @@ def test_size_table_fits_each_size_on_the_shared_cells():
     default = summary([(N, seed, 2.0 * N**2, "bracketed") for N in (20, 25, 30, 35) for seed in (0, 1)])
     small = summary([(N, 0, 5.0 * N**3, "bracketed") for N in (25, 30, 35)]).assign(model="L2-d64")
     summaries = {"twohop": default, "twohop_small_model": small}
-    sizes, points = how_much_data.size_table(summaries, experiments, ["twohop_small_model", "twohop"], reps=100)
+    sizes, points = model_comparison.size_table(summaries, experiments, ["twohop_small_model", "twohop"], reps=100)
     assert sizes["model"].tolist() == ["L2-d64", "L4-d128"]
     assert sizes["exponent"].tolist() == pytest.approx([3.0, 2.0])
     assert sizes["cells"].tolist() == [3, 3]  # the default model only on the small model's cells
     assert len(points) == 2 and sizes["parameters"].iloc[0] < sizes["parameters"].iloc[1]
-    assert how_much_data.parameter_ratio(sizes) == pytest.approx(sizes["parameters"].iloc[1] / sizes["parameters"].iloc[0])
-    assert np.isnan(how_much_data.parameter_ratio(sizes.iloc[:1]))
+    assert model_comparison.parameter_ratio(sizes) == pytest.approx(sizes["parameters"].iloc[1] / sizes["parameters"].iloc[0])
+    assert np.isnan(model_comparison.parameter_ratio(sizes.iloc[:1]))
 
 
 def test_chain_table_and_note():
     three = summary([(10, 0, 1e4, "bracketed"), (12, 0, 1e4 * 1.2**2.5, "bracketed"), (14, 0, None, "unreachable")])
     summaries = {"twohop": pd.DataFrame(), "threehop": three.assign(task="threehop")}
-    fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), 100) for name in how_much_data.CHAIN_TASKS}
-    table, points = how_much_data.chain_table(summaries, {"threehop": {"N": [10, 12, 14]}}, fits)
+    fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), 100) for name in longer_chains.CHAIN_TASKS}
+    table, points = longer_chains.chain_table(summaries, {"threehop": {"N": [10, 12, 14]}}, fits)
     assert table["task"].tolist() == ["twohop", "parallel_twohop", "threehop"]
     assert table.set_index("task").loc["threehop", "exponent"] == pytest.approx(2.5)
     assert table["finished cells"].tolist() == [0, 0, 2] and len(points) == 1
-    note = how_much_data.chain_note(summaries, fits, 0.99)
+    note = longer_chains.chain_note(summaries, fits, 0.99)
     assert note.startswith("threehop: c = 2.50") and "against the paper's 2.58" in note
     assert "(n_req at N = 10: 10,000; at N = 12: 15,774)" in note
     assert note.endswith("at N = 14 (seed 0) no training set the pool allows reaches 99%")
     both_seeds = pd.concat([three, three.tail(1).assign(seed=1)]).assign(task="threehop")
-    assert how_much_data.chain_note({"threehop": both_seeds}, fits, 0.99).endswith("at N = 14 (seeds 0 and 1) no "
+    assert longer_chains.chain_note({"threehop": both_seeds}, fits, 0.99).endswith("at N = 14 (seeds 0 and 1) no "
                                                                                   "training set the pool allows reaches 99%")
-    assert how_much_data.chain_note({}, {}, 0.99) == ""
+    assert longer_chains.chain_note({}, {}, 0.99) == ""
 
 
 def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_is_steeper():
     def fit(c, low, high):
         return {"c": c, "c_low": low, "c_high": high}
-    assert how_much_data.paper_inside(fit(2.05, 1.53, 2.38), 2.43) == ", outside the interval"
-    assert how_much_data.paper_inside(fit(2.05, 1.53, 2.50), 2.43) == ", inside the interval"
-    assert how_much_data.paper_inside(fit(2.84, np.nan, np.nan), 2.58) == ""
+    assert longer_chains.paper_inside(fit(2.05, 1.53, 2.38), 2.43) == ", outside the interval"
+    assert longer_chains.paper_inside(fit(2.05, 1.53, 2.50), 2.43) == ", inside the interval"
+    assert longer_chains.paper_inside(fit(2.84, np.nan, np.nan), 2.58) == ""
     two = fit(2.1, 1.8, 2.4)
     fits = {"twohop": two, "threehop": fit(3.0, 2.6, 3.4), "parallel_twohop": fit(2.05, 1.5, 2.4)}
-    text = how_much_data.steeper_text(fits)
+    text = longer_chains.steeper_text(fits)
     assert "threehop is steeper than two-hop (the intervals do not overlap)" in text
     assert "parallel_twohop: the intervals overlap with two-hop's" in text
-    assert how_much_data.steeper_text({"twohop": two, "threehop": fit(2.8, np.nan, np.nan)}).startswith(
+    assert longer_chains.steeper_text({"twohop": two, "threehop": fit(2.8, np.nan, np.nan)}).startswith(
         " threehop: no interval")
-    assert how_much_data.steeper_text({"twohop": None}) == ""
+    assert longer_chains.steeper_text({"twohop": None}) == ""
 
 
 def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
     probes = pd.DataFrame({"success": [True, False, False, False], "final_train": [1.0, 0.995, 0.5, 1.0]})
-    assert how_much_data.fitted_failures_note(probes) == (
+    assert failing_probes.fitted_failures_note(probes) == (
         " Across the whole table, 2 of 3 failing probes fitted their training set (at least 99%) and still stayed "
         "below the threshold on the ID test.")
-    assert how_much_data.fitted_failures_note(probes[probes["success"]]) == ""
+    assert failing_probes.fitted_failures_note(probes[probes["success"]]) == ""
 
 
 def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
     fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4, "interval": "resampling N-cells and the seeds within them", "n_values": 5, "seeds": 2,
            "N_min": 25, "N_max": 50, "r2": 0.97}
-    text = how_much_data.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
+    text = findings.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     lines = text.split("\n")
     assert all(line.startswith("* ") for line in lines) and len(lines) == 4
     assert "c = 2.10 (95% interval 1.80 to 2.40" in lines[0] and "N = 25-50, 5 values of N, 2 seeds" in lines[0]
@@ -206,10 +216,10 @@ def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
     assert "N^2.30, inside the measured interval" in lines[1]
     assert lines[2].startswith("* Model size: not measured yet")
     assert "took 10 probes and 1.5 run-hours" in lines[3]
-    text = how_much_data.summary_bullets(fit | {"c": 3.0, "c_low": 2.9, "c_high": 3.1}, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
+    text = findings.summary_bullets(fit | {"c": 3.0, "c_low": 2.9, "c_high": 3.1}, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
     assert "is outside that interval" in text and "* sizes" in text and "Coverage predicts" not in text
     few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}
-    text = how_much_data.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
+    text = findings.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     assert "too few values of N for an interval" in text and "inside" not in text and "outside" not in text
 
 
@@ -229,13 +239,13 @@ def explorer_inputs():
 
 def test_explorer_frames_label_cells_and_keep_only_their_probes():
     summaries, experiments, probes = explorer_inputs()
-    cells, rows = how_much_data.explorer_frames(summaries, experiments, probes, 0.99)
+    cells, rows = explore.explorer_frames(summaries, experiments, probes, 0.99)
     assert cells["experiment"].tolist() == ["twohop (L4-d128)", "twohop (L4-d128)", "twohop_small_model (L2-d64)"]
     assert cells["shown_n"].tolist() == [1140.0, 2000.0, 1688.0]  # unfinished: the largest n probed
     assert len(rows) == 5  # the L2-d64 probe at N = 30 belongs to no searched cell
     assert rows["outcome"].tolist().count("reached 99%") == 2
     assert rows["cell"].iloc[0] == "twohop (L4-d128), N = 20, seed 0"
-    empty = how_much_data.explorer_frames({"twohop": pd.DataFrame()}, experiments, probes, 0.99)
+    empty = explore.explorer_frames({"twohop": pd.DataFrame()}, experiments, probes, 0.99)
     assert all(frame.empty for frame in empty)
 
 
@@ -249,7 +259,7 @@ def drawn_marks(node: dict) -> list[tuple[str, list[dict]]]:
 
 def test_explorer_chart_links_a_dropdown_and_a_click_to_the_probes():
     summaries, experiments, probes = explorer_inputs()
-    chart = how_much_data.probe_explorer(summaries, experiments, probes, 0.99)
+    chart = explore.probe_explorer(summaries, experiments, probes, 0.99)
     spec = chart.to_dict()
     params = {p["name"]: p for p in spec["params"]}
     assert params["experiment"]["bind"]["options"] == ["twohop (L4-d128)", "twohop_small_model (L2-d64)"]
@@ -267,33 +277,33 @@ def test_explorer_chart_links_a_dropdown_and_a_click_to_the_probes():
     assert len(left_dots) == 2 and len(right_dots) == 2  # two cells of the chosen experiment; the clicked cell's probes
     assert [item["text"] for kind, items in drawn if kind == "text" for item in items
             if item.get("text") == "twohop (L4-d128), N = 20, seed 0"]
-    assert how_much_data.probe_explorer({"twohop": pd.DataFrame()}, experiments, probes, 0.99) is None
+    assert explore.probe_explorer({"twohop": pd.DataFrame()}, experiments, probes, 0.99) is None
 
 
 def test_chapter_four_tables_read_well():
     summaries, experiments, probes = explorer_inputs()
-    cells = how_much_data.cells_view(summaries["twohop"])
+    cells = views.cells_view(summaries["twohop"])
     assert cells.frame.columns[:6].tolist() == ["N", "seed", "search", "largest failing n", "smallest succeeding n",
                                                 "n_req (estimate)"]
     assert cells.text["n_req (estimate)"].tolist() == ["1,140", ""] and "nan" not in repr(cells).lower()
-    probe_text = how_much_data.probes_view(probes).text
+    probe_text = views.probes_view(probes).text
     assert probe_text["best ID accuracy"].iloc[1] == "99.5%" and probe_text["reached the threshold"].iloc[1] == "yes"
-    comparison = how_much_data.exponent_view(how_much_data.exponent_comparison(
+    comparison = views.exponent_view(twohop_law.exponent_comparison(
         {"c": 2.1, "c_low": 1.9, "c_high": 2.4}, 2.3)).text
     assert comparison["95% interval"].tolist()[:2] == ["1.90 to 2.40", ""] and comparison["c"].iloc[2] == "2.26"
     metrics = metrics_table({"exponent_twohop": 2.2634, "probes": 1234, "ratio": float("nan")}).text
     assert metrics["value"].tolist() == ["2.263", "1,234", ""]
-    assert how_much_data.sizes_view(pd.DataFrame()).text.empty and how_much_data.coverage_fits_view(pd.DataFrame()).text.empty
+    assert views.sizes_view(pd.DataFrame()).text.empty and views.coverage_fits_view(pd.DataFrame()).text.empty
 
 
 def test_two_hop_and_failure_charts_have_tooltips():
     s = summary([(N, 0, 2.0 * N**2, "bracketed") for N in (20, 25, 30)])
     cov = pd.DataFrame({"N": [20, 30], "k": 3, "target": 0.99, "n_train": [900.0, 2000.0]})
-    charts = [how_much_data.twohop_chart(s, cov, summary_exponent(s, reps=50))]
+    charts = [twohop_law.twohop_chart(s, cov, summary_exponent(s, reps=50))]
     pair = s.iloc[1]
     wide = pd.DataFrame({"step": [0, 50], "ID test, n = 1,000 (fails)": [0.1, 0.8], "ID test, n = 1,300 (succeeds)": [0.1, 0.99]})
     covs = pd.DataFrame({"type": ["n = 1,000"] * 2 + ["n = 1,300"] * 2, "k": [1, 2] * 2, "covered": [1, 0.5, 1, 0.7], "n": 100})
-    charts.append(how_much_data.failure_chart(wide, covs, pair))
+    charts.append(failing_probes.failure_chart(wide, covs, pair))
     for chart in charts:
         spec = chart.to_dict()
         assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
@@ -311,8 +321,8 @@ def _architecture_cache() -> tuple[dict, dict]:
 
 def test_the_architecture_check_fits_both_families_on_the_mambas_cells():
     summaries, experiments = _architecture_cache()
-    names = list(how_much_data.ARCHITECTURE_EXPERIMENTS)
-    models, points = how_much_data.size_table(summaries, experiments, names, reps=200, shared_cells="twohop_mamba")
+    names = list(model_comparison.ARCHITECTURE_EXPERIMENTS)
+    models, points = model_comparison.size_table(summaries, experiments, names, reps=200, shared_cells="twohop_mamba")
     assert models["family"].tolist() == ["transformer", "mamba"] and models["cells"].tolist() == [4, 4]
     assert models["N values"].tolist() == [4, 4] and models["seeds"].tolist() == [1, 1]
     Ns = np.array([20, 25, 30, 35])  # the oracle: a least-squares slope in log-log, by numpy
@@ -322,19 +332,19 @@ def test_the_architecture_check_fits_both_families_on_the_mambas_cells():
     # parameter counts at N = 30 (tests/test_mamba.py checks model_params against the built models)
     params = [model_params("L4-d128", 30, 4), model_params("mamba-L4-d128", 30, 4)]
     assert models["parameters"].tolist() == params and params[1] < params[0] and len(points) == 2
-    ratios = how_much_data.size_ratios(summaries, experiments, names)
+    ratios = model_comparison.size_ratios(summaries, experiments, names)
     expected_ratio = np.exp(np.mean(np.log(0.5 * Ns**2.6 / (3.0 * Ns**2.2))))
     assert list(ratios) == ["mamba-L4-d128"] and ratios["mamba-L4-d128"]["N"].tolist() == [20, 25, 30, 35]
-    metrics = how_much_data.architecture_metrics(summaries, experiments, ratios, reps=200)
+    metrics = model_comparison.architecture_metrics(summaries, experiments, ratios, reps=200)
     assert metrics["exponent_twohop_mamba"] == pytest.approx(mamba_slope)
     assert metrics["exponent_twohop_mamba_n_values"] == 4 and metrics["exponent_twohop_mamba_seeds"] == 1
     assert metrics["n_req_ratio_mamba_to_default"] == pytest.approx(expected_ratio)
     assert [metrics["params_default"], metrics["params_mamba"]] == params
-    note = how_much_data.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
+    note = model_comparison.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
     assert f"mamba-L4-d128 (mamba, {params[1]:,} parameters): 4 of 4 cells finished" in note
     assert f"mamba-L4-d128 needs {expected_ratio:.2f} times the data of L4-d128 on the 4 cells" in note
     assert "**less**, against a typical 1.20-fold gap" in note  # 0.55-0.69 per cell, below 1/1.2
-    shown = how_much_data.architectures_view(models).text
+    shown = views.architectures_view(models).text
     assert shown["architecture"].tolist() == ["transformer", "mamba"] and shown["parameters"].tolist()[1] == f"{params[1]:,}"
 
 
@@ -342,15 +352,15 @@ def test_the_architecture_check_before_the_mamba_has_a_cell():
     summaries, experiments = _architecture_cache()
     summaries["twohop_mamba"] = summaries["twohop_mamba"].assign(n_req=np.nan, low=np.nan, high=np.nan,
                                                                  status="not started", probes=0)
-    names = list(how_much_data.ARCHITECTURE_EXPERIMENTS)
-    ratios = how_much_data.size_ratios(summaries, experiments, names)
-    metrics = how_much_data.architecture_metrics(summaries, experiments, ratios, reps=100)
+    names = list(model_comparison.ARCHITECTURE_EXPERIMENTS)
+    ratios = model_comparison.size_ratios(summaries, experiments, names)
+    metrics = model_comparison.architecture_metrics(summaries, experiments, ratios, reps=100)
     assert ratios == {} and np.isnan(metrics["exponent_twohop_mamba"]) and np.isnan(metrics["n_req_ratio_mamba_to_default"])
     assert metrics["exponent_twohop_mamba_n_values"] == 0 and "exponent_twohop_mamba_ci_low" not in metrics
-    models, _ = how_much_data.size_table(summaries, experiments, names, reps=100, shared_cells="twohop_mamba")
-    note = how_much_data.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
+    models, _ = model_comparison.size_table(summaries, experiments, names, reps=100, shared_cells="twohop_mamba")
+    note = model_comparison.architecture_note(models, ratios, spread=1.2, reference="L4-d128")
     assert note.endswith("No cell is finished by both architectures yet: nothing to compare.")
-    pending = how_much_data.size_cache_note(summaries, {**experiments, "twohop_mamba": BOOK_EXPERIMENTS["twohop_mamba"]},
+    pending = model_comparison.size_cache_note(summaries, {**experiments, "twohop_mamba": BOOK_EXPERIMENTS["twohop_mamba"]},
                                             names, "architecture")
     assert "--model mamba-L4-d128" in pending and "no claim about architecture" in pending
 
@@ -363,11 +373,11 @@ def test_step_costs_compare_the_architectures_on_the_cells_both_probed():
                            probe("L4-d128", 30, 0, 5000, 50.0),  # a cell the Mamba has not probed: left out
                            probe("L4-d128", 25, 0, 1000, 9.0, cot=True),  # a CoT probe: another task, left out
                            probe("mamba-L4-d128", 25, 0, 1200, 12.0)])
-    costs = how_much_data.step_costs(probes, ["L4-d128", "mamba-L4-d128"])
+    costs = model_comparison.step_costs(probes, ["L4-d128", "mamba-L4-d128"])
     assert costs["model"].tolist() == ["L4-d128", "mamba-L4-d128"] and costs["probes"].tolist() == [2, 1]
     assert costs["seconds per step"].tolist() == pytest.approx([8.0 * 60 / 4000, 12.0 * 60 / 1200])
     assert costs["x first"].tolist() == pytest.approx([1.0, 0.6 / 0.12])
-    note = how_much_data.step_cost_note(costs)
+    note = model_comparison.step_cost_note(costs)
     assert note.startswith(" On the one cell both have probed, a mamba-L4-d128 step took 0.60 s (12 minutes per probe "
                            "over 1 probe), 5.0x the L4-d128's 0.12 s (4 minutes per probe over 2 probes).")
-    assert how_much_data.step_cost_note(how_much_data.step_costs(probes, ["L4-d128", "L6-d128"])) == ""
+    assert model_comparison.step_cost_note(model_comparison.step_costs(probes, ["L4-d128", "L6-d128"])) == ""

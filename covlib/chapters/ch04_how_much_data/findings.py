@@ -1,0 +1,41 @@
+"""Chapter 4's findings as a markdown list."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from covlib.analyses.fits import describe_exponent
+from covlib.base.paper import EXPONENTS, theory_exponent
+
+
+def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str, dict | None],
+                    size_note: str, measured_size_count: int, own_probes: int, own_hours: float,
+                    threshold: float) -> str:
+    """The chapter's findings as a markdown list: the two-hop law, coverage's prediction, longer chains,
+    model size (only when two sizes are measured) and the compute it took."""
+    bullets = []
+    has_interval = bool(fit_twohop) and not np.isnan(fit_twohop["c_low"])
+    if fit_twohop:
+        inside = has_interval and fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
+        verdict = (f"the paper's {EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval"
+                   if has_interval else "too few values of N for an interval")
+        bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
+                       f"a power of N, n_req ~ N^c with {describe_exponent(fit_twohop)}, measured by training on a "
+                       f"CPU; {verdict}.")
+    if not np.isnan(c3) and has_interval:
+        bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
+                       f"items grows as N^{c3:.2f}, "
+                       + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]
+                          else "outside the measured interval")
+                       + f"; the theory gives {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} (k = 3).")
+    measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
+    if measured_chains:
+        bullets.append("Longer chains at small N: " + ", ".join(
+            f"{n} {describe_exponent(chain_fits[n])}, paper {EXPONENTS[n]:.2f}" for n in measured_chains) + ".")
+    bullets.append(size_note if measured_size_count > 1 else
+                   "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
+    bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
+                   "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
+                   "run, summed).")
+    return "\n".join(f"* {b}" for b in bullets)

@@ -1,0 +1,81 @@
+"""Three-hop and parallel two-hop against two-hop: their exponents beside the paper's, and which is steeper."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.fits import describe_exponent
+from covlib.base.paper import EXPONENTS
+from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
+from covlib.figures.required_data import requirement_frame
+
+CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
+
+
+def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                fits: Mapping[str, dict | None]) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Per task (two-hop and the longer chains): N values, exponent, interval, the paper's and finished cells
+    (a table), and the estimates as chart points (one frame per task with probes)."""
+    rows, points = [], []
+    for name in CHAIN_TASKS:
+        s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
+        rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
+                     "exponent": f["c"] if f else np.nan,
+                     "interval": interval_text(f), "seeds": f["seeds"] if f else 0,
+                     "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
+        if len(s):
+            points.append(requirement_frame(s.assign(model=name)))
+    return pd.DataFrame(rows), points
+
+
+def paper_inside(fit: dict, paper: float) -> str:
+    """Whether a published exponent lies inside a fit's 95% interval ("" where the fit has none)."""
+    if np.isnan(fit["c_low"]):
+        return ""
+    inside = fit["c_low"] <= paper <= fit["c_high"]
+    return f", {'inside' if inside else 'outside'} the interval"
+
+
+def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | None], threshold: float) -> str:
+    """The longer chains in prose: fit against the paper's, estimates, and N values no training set reaches."""
+    parts = []
+    for name in ("threehop", "parallel_twohop"):
+        s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
+        if not len(s):
+            continue
+        done = s.dropna(subset=["n_req"]).sort_values(["N", "seed"])
+        text = f"{name}: " + (describe_exponent(f) + f" against the paper's {EXPONENTS[name]:.2f}"
+                              + paper_inside(f, EXPONENTS[name]) if f else "no fit yet")
+        if len(done):
+            text += " (n_req " + "; ".join(f"at N = {int(n)}: " + " and ".join(f"{v:,.0f}" for v in cell["n_req"])
+                                           for n, cell in done.groupby("N")) + ")"
+        lost = s[s["status"] == "unreachable"]
+        if len(lost):
+            where = ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
+                              f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})"
+                              for n, cell in lost.groupby("N"))
+            text += f"; at N = {where} no training set the pool allows reaches {threshold:.0%}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def steeper_text(fits: Mapping[str, dict | None]) -> str:
+    """Whether each longer chain is steeper than two-hop: only where both intervals exist and do not overlap."""
+    two, parts = fits.get("twohop"), []
+    if not two or np.isnan(two["c_low"]):
+        return ""
+    for name in ("threehop", "parallel_twohop"):
+        f = fits.get(name)
+        if not f:
+            continue
+        if np.isnan(f["c_low"]):
+            parts.append(f"{name}: no interval, so no comparison")
+        elif f["c_low"] > two["c_high"]:
+            parts.append(f"{name} is steeper than two-hop (the intervals do not overlap)")
+        elif f["c_high"] < two["c_low"]:
+            parts.append(f"{name} is shallower than two-hop (the intervals do not overlap)")
+        else:
+            parts.append(f"{name}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
+    return "".join(f" {p}." for p in parts)

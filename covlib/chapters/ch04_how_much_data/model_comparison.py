@@ -1,0 +1,201 @@
+"""Models set against the default transformer on the same cells: model sizes and the Mamba architecture,
+their exponents, their n_req ratios judged against the seed gap, and their training cost."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.fits import exponent_metrics, summary_exponent
+from covlib.base.paper import EXPONENTS_BY_SIZE_TWOHOP
+from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
+from covlib.figures.required_data import requirement_frame
+from covlib.search.experiments import experiment_command
+from covlib.search.summary import geometric_mean, requirement_ratio
+from covlib.training.shapes import MODEL_SHAPES, model_params
+
+SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
+
+
+ARCHITECTURE_EXPERIMENTS = ("twohop", "twohop_mamba")  # the default transformer first: the others are set against it
+
+
+def size_experiments(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The model-size experiments present, smallest model first."""
+    return [n for n in SIZE_EXPERIMENTS if n in summaries]
+
+
+def model_family(model: str) -> str:
+    """The architecture of a named model shape: "transformer" or "mamba"."""
+    return MODEL_SHAPES.get(model, {}).get("family", "transformer")
+
+
+def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict], size_names: Sequence[str],
+               reps: int = 2000, shared_cells: str = "twohop_small_model") -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Per model (a size or an architecture), on the cells of the experiment ``shared_cells`` (the ones every
+    model is searched on): family, parameters, finished cells, exponent and mean n_req (a table), and the
+    estimates as chart points (one frame per model)."""
+    size_rows, size_points = [], []
+    for name in size_names:
+        s = summaries[name]
+        model = experiments[name]["model"]
+        shared = experiments.get(shared_cells, experiments[name])
+        params = model_params(model, 30, 4) if model in MODEL_SHAPES else None
+        if not len(s):
+            continue
+        common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
+        f = summary_exponent(common, reps)
+        size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
+        size_rows.append({"model": model, "family": model_family(model), "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
+                          "cells": len(common), "N values": int(common.dropna(subset=["n_req"])["N"].nunique()),
+                          "seeds": int(common.dropna(subset=["n_req"])["seed"].nunique()),
+                          "exponent": f["c"] if f else np.nan,
+                          "interval": interval_text(f),
+                          "mean n_req": common["n_req"].mean(),
+                          "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
+                          "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
+    return pd.DataFrame(size_rows), size_points
+
+
+def parameter_ratio(measured_sizes: pd.DataFrame) -> float:
+    """How many times the largest measured model's parameters the smallest's is (NaN below two sizes)."""
+    if len(measured_sizes) <= 1:
+        return float("nan")
+    return float(measured_sizes["parameters"].max() / measured_sizes["parameters"].min())
+
+
+def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                size_names: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Per model size (by model name), n_req over the default model's at every cell both finished; sizes
+    sharing no finished cell are left out."""
+    ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
+              for name in size_names if name != "twohop" and len(summaries[name])}
+    return {model: r for model, r in ratios.items() if len(r)}
+
+
+def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,
+              ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """The model-size comparison in prose: each size's cells and fit, the span in parameters, and whether
+    each size needs less data than ``reference``, judged against the gap between two seeds (``spread``)."""
+    parts = []
+    for _, r in sizes.iterrows():
+        part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
+        if not np.isnan(r["exponent"]):
+            part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
+        if r["unreachable at N"]:
+            part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
+        if r["capped at N"]:
+            part += f" (at N = {r['capped at N']} the failing probe the result rests on stopped at the step cap)"
+        parts.append(part)
+    note = "; ".join(parts) + "."
+    if len(measured_sizes) > 1:
+        note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
+                 f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
+    return note + ratio_verdicts(ratios, spread, reference)
+
+
+def ratio_verdicts(ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """Each model's n_req over ``reference``'s on the cells both finished, per cell and as a geometric mean,
+    judged against the typical gap between two seeds of the same cell (``spread``)."""
+    note = ""
+    for model, r in ratios.items():
+        g = geometric_mean(r["ratio"])
+        cells = f"the {len(r)} cells both finished" if len(r) > 1 else "the one cell both finished"
+        note += (f" {model} needs {g:.2f} times the data of {reference} on {cells} "
+                 f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): ")
+        if np.isnan(spread):
+            note += "no second seed to judge the gap against."
+        elif len(r) < 2:  # one cell's ratio is one draw of the seed-to-seed gap it is judged against
+            note += f"one cell is too few to call it more or less (two seeds of one cell differ {spread:.2f}-fold)."
+        else:
+            verdict = "less" if g < 1 / spread else "more" if g > spread else "about the same"
+            note += f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
+    return note
+
+
+def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
+    """The architecture comparison in prose: each model's parameters, cells and exponent on the shared cells,
+    and whether the other architecture needs more data than ``reference``, judged against the seed gap."""
+    parts = []
+    for _, r in models.iterrows():
+        part = (f"{r['model']} ({r['family']}, {r['parameters']:,.0f} parameters): {r['cells finished']} of "
+                f"{r['cells']} cells finished")
+        if not np.isnan(r["exponent"]):
+            part += f", c = {r['exponent']:.2f} (95% interval: {r['interval']})"
+        if r["unreachable at N"]:
+            part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
+        parts.append(part)
+    note = "; ".join(parts) + "." if parts else ""
+    verdicts = ratio_verdicts(ratios, spread, reference)
+    if verdicts:
+        return note + verdicts
+    return note + " No cell is finished by both architectures yet: nothing to compare."
+
+
+def step_costs(probes: pd.DataFrame, models: Sequence[str], task: str = "twohop") -> pd.DataFrame:
+    """Training cost of each model's probes on the plain ``task`` cells (N, seed) that every one of ``models``
+    has probed: probes, steps, wall minutes, seconds per step and minutes per probe, one row per model, with
+    each model's seconds per step over the first one's. Wall time: whatever else ran meanwhile slowed it."""
+    rows = probes[(probes["task"] == task) & ~probes["cot"].astype(bool) & probes["model"].isin(models)]
+    cells = [set(zip(rows.loc[rows["model"] == m, "N"], rows.loc[rows["model"] == m, "seed"])) for m in models]
+    shared = set.intersection(*cells) if cells else set()
+    rows = rows[[(n, s) in shared for n, s in zip(rows["N"], rows["seed"])]]
+    table = (rows.groupby("model").agg(cells=("N", lambda n: len(set(n))), probes=("n_train", "size"),
+                                       steps=("steps", "sum"), minutes=("minutes", "sum"))
+             .reindex([m for m in models if m in set(rows["model"])]).reset_index())
+    table["seconds per step"] = table["minutes"] * 60 / table["steps"]
+    table["minutes per probe"] = table["minutes"] / table["probes"]
+    table["x first"] = table["seconds per step"] / table["seconds per step"].iloc[0] if len(table) else []
+    return table
+
+
+def _probes(count: int) -> str:
+    return f"{count} probe" + ("s" if count != 1 else "")
+
+
+def step_cost_note(costs: pd.DataFrame) -> str:
+    """The architectures' training cost on the cells both have probed, in words ("" before they share one)."""
+    if len(costs) < 2:
+        return ""
+    first, rest = costs.iloc[0], costs.iloc[1:]
+    cells = int(rest["cells"].min())
+    where = f"the {cells} cells" if cells != 1 else "the one cell"
+    return (f" On {where} both have probed, " + "; ".join(
+        f"a {r['model']} step took {r['seconds per step']:.2f} s ({r['minutes per probe']:.0f} minutes per probe "
+        f"over {_probes(r['probes'])}), {r['x first']:.1f}x" for _, r in rest.iterrows())
+        + f" the {first['model']}'s {first['seconds per step']:.2f} s ({first['minutes per probe']:.0f} minutes "
+        f"per probe over {_probes(first['probes'])}). These are wall times from the probe table, taken under whatever "
+        "else the machine ran; `benchmarks/bench_architectures.py` times the shapes side by side.")
+
+
+def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                    size_names: Sequence[str], subject: str = "model size") -> str:
+    """What the book's cache still lacks for the comparison of models (``subject``: model size or architecture):
+    models not measured (with the command that measures them) and models still searching ("" when complete)."""
+    note = ""
+    missing = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
+    if missing:
+        note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
+                                                       for n in missing)
+                 + f". Until they are, this chapter makes no claim about {subject}.")
+    searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
+                 for n in size_names if n not in missing and len(summaries[n])}
+    searching = {m: Ns for m, Ns in searching.items() if Ns}
+    if searching:  # a partly filled cache: say what a resumed search would add
+        note += (" **Still searching** (the cache is partly filled; the commands in `data/scaling/COMMANDS.txt` "
+                 "resume): " + "; ".join(f"{m} at N = {', '.join(map(str, Ns))}" for m, Ns in searching.items())
+                 + ". The comparisons above use the finished cells only.")
+    return note
+
+
+def architecture_metrics(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
+                         ratios: Mapping[str, pd.DataFrame], reps: int = 2000) -> dict[str, float]:
+    """The architecture check as recorded metrics: the Mamba's exponent over all its cells (with its values of N
+    and seeds), its n_req over the default transformer's on the cells both finished (geometric mean), and both
+    models' parameter counts (NaN and zero counts while the cache holds no Mamba result)."""
+    mamba, default = experiments["twohop_mamba"]["model"], experiments["twohop"]["model"]
+    ratio = ratios.get(mamba)
+    return {**exponent_metrics("twohop_mamba", summary_exponent(summaries["twohop_mamba"], reps)),
+            "n_req_ratio_mamba_to_default": geometric_mean(ratio["ratio"]) if ratio is not None else float("nan"),
+            "params_mamba": model_params(mamba, 30, 4), "params_default": model_params(default, 30, 4)}
