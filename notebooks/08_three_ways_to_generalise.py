@@ -52,10 +52,17 @@ from IPython.display import Markdown, display
 
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch08_three_ways_to_generalise as three_ways
+from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exercises call it
+    charts,
+    exercises,
+    model_runs,
+    reach,  # noqa: F401
+    readings,
+    tables,
+)
 from covlib.tasks.datasets import DatasetConfig, generate
 
-chapter = setup_chapter("08", preset, three_ways.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+chapter = setup_chapter("08", preset, model_runs.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, steps=steps)
 started = time.perf_counter()
 
@@ -64,12 +71,12 @@ started = time.perf_counter()
 # from the shipped tables at the default preset, trained here otherwise.
 
 # %%
-table, meta, source = three_ways.taxonomy_tables(chapter.values, chapter.root, preset, data_seed=data_seed, k=k,
+table, meta, source = model_runs.taxonomy_tables(chapter.values, chapter.root, preset, data_seed=data_seed, k=k,
                                                  recompute=recompute)
 if source:
     print(source)
 N, n_train, steps, k = meta["num_tokens"], meta["n_train"], meta["steps"], meta["k"]
-print(three_ways.run_description(meta))
+print(model_runs.run_description(meta))
 
 # %% [markdown]
 # ## 8.1 The commutative option
@@ -93,7 +100,7 @@ print(small.seen_split["f1"].astype(int))
 # ## 8.2 Property-based generalisation: reachable through the symmetry
 #
 # For every input that is not a training input, covlib computes its k-cutoff and its mirror's
-# (`three_ways.symmetry_reach`, exact coverage of SPEC §2 on both). An input is **reachable through the
+# (`reach.symmetry_reach`, exact coverage of SPEC §2 on both). An input is **reachable through the
 # symmetry** when it is outside k-coverage, its mirror is inside, and both have the same answer.
 # Coverage is blind to the symmetry: it treats $(a,b)$ and $(b,a)$ as unrelated fragments.
 #
@@ -107,12 +114,12 @@ print(small.seen_split["f1"].astype(int))
 # group's size, the model's accuracy and how much of the group is $k$-covered.
 
 # %%
-prop = three_ways.property_numbers(table)
-display(three_ways.property_reader_table(table))
-print(three_ways.property_sentence(prop, N))
+prop = readings.property_numbers(table)
+display(tables.property_reader_table(table))
+print(readings.property_sentence(prop, N))
 
 # %%
-chapter.save(three_ways.reach_accuracy_chart(table, three_ways.property_groups(table), "Property-based: commutative f1",
+chapter.save(charts.reach_accuracy_chart(table, readings.property_groups(table), "Property-based: commutative f1",
                                              chance=1 / meta["num_tokens"]),
              "08_property_reach")
 
@@ -124,7 +131,7 @@ chapter.save(three_ways.reach_accuracy_chart(table, three_ways.property_groups(t
 # when *any* hop used it (`type_ids` reads the shared table through `table_of_hop`), so an input
 # whose second-hop fact was used only in the first hop's role is `type_0`. With
 # `include_atomic`, every fact of the table is also a 2-token training item, so every fact is
-# seen somewhere. `three_ways.role_reach` records, per input and hop, whether its fact was used in the
+# seen somewhere. `reach.role_reach` records, per input and hop, whether its fact was used in the
 # hop's *own* role by composed training items, and whether it was used in *any* role (or taught
 # as an atomic fact): **cross-role** inputs have every fact seen somewhere and some fact never seen
 # in its own role. They are reachable only by reusing the operator.
@@ -133,13 +140,13 @@ chapter.save(three_ways.reach_accuracy_chart(table, three_ways.property_groups(t
 # a coincidence of indices in a different table.
 
 # %%
-shared = three_ways.shared_numbers(table, meta["num_tokens"])
-display(three_ways.shared_reader_table(table))
-print(three_ways.shared_sentence(shared, k))
+shared = readings.shared_numbers(table, meta["num_tokens"])
+display(tables.shared_reader_table(table))
+print(readings.shared_sentence(shared, k))
 
 # %%
-display(Markdown(three_ways.shared_verdict(shared)))
-chapter.save(three_ways.reach_accuracy_chart(table, three_ways.shared_groups(table),
+display(Markdown(readings.shared_verdict(shared)))
+chapter.save(charts.reach_accuracy_chart(table, readings.shared_groups(table),
                                              "Shared operator: one table for both hops", chance=shared["chance"]),
              "08_shared_reach")
 
@@ -147,8 +154,8 @@ chapter.save(three_ways.reach_accuracy_chart(table, three_ways.shared_groups(tab
 # ## 8.4 The taxonomy, measured
 
 # %%
-display(three_ways.taxonomy_reader_table(prop, shared))
-record_metrics(three_ways.taxonomy_metrics(prop, shared, meta))
+display(tables.taxonomy_reader_table(prop, shared))
+record_metrics(readings.taxonomy_metrics(prop, shared, meta))
 
 # %% [markdown]
 # ## What the paper says, and what we found
@@ -158,7 +165,7 @@ record_metrics(three_ways.taxonomy_metrics(prop, shared, meta))
 # The closing cell prints every number this chapter measured.
 
 # %%
-print(three_ways.findings(prop, shared, meta, seconds=time.perf_counter() - started))
+print(readings.findings(prop, shared, meta, seconds=time.perf_counter() - started))
 
 # %% [markdown]
 # ## Exercises
@@ -170,7 +177,7 @@ print(three_ways.findings(prop, shared, meta, seconds=time.perf_counter() - star
 #
 # 1. **The symmetry-reachable set, counted.** On the commutative dataset, count the inputs outside
 #    training that are reachable only through the symmetry, at the chapter's `k` and at `exercise_k`
-#    (`three_ways.symmetry_reach` marks them; call it once per threshold). Set
+#    (`reach.symmetry_reach` marks them; call it once per threshold). Set
 #    `my_reachable = (count at k, count at exercise_k)`. Does a higher threshold make the set grow or
 #    shrink? It tightens two conditions at once: the input must be outside coverage (easier) and its
 #    mirror inside it (harder); which one wins here, and why?
@@ -180,17 +187,17 @@ print(three_ways.findings(prop, shared, meta, seconds=time.perf_counter() - star
 #    positions to swap yourself. Set `my_agreement` to the share and compare it with $1/N$: why is it
 #    nearer $2/N$? (Count the ways $f_2(f_1(a,b),c)$ and $f_2(f_1(b,a),c)$ can agree.)
 # 3. **What the atomic facts add.** On the shared-table dataset, count the cross-role inputs outside
-#    training when atomic facts are not counted and when they are (`three_ways.role_reach`, its
+#    training when atomic facts are not counted and when they are (`reach.role_reach`, its
 #    `include_atomic` argument). Set `my_cross_role = (without, with)`. Which of the two conditions
 #    of "cross-role" does teaching every fact as an atomic item change, and what does the difference
 #    say about where the shared model's cross-role inputs of 8.3 come from?
 
 # %%
-exercise_N = min(N, three_ways.EXERCISE_N)  # tokens of the exercises' datasets
-exercise_n_train = min(n_train, three_ways.id_pool(exercise_N, data_seed) // 2)  # below every condition's ID pool
+exercise_N = min(N, exercises.EXERCISE_N)  # tokens of the exercises' datasets
+exercise_n_train = min(n_train, exercises.id_pool(exercise_N, data_seed) // 2)  # below every condition's ID pool
 exercise_k = k + 1  # exercise 1: a second evidence threshold
-small_sets = three_ways.exercise_datasets(exercise_N, exercise_n_train, data_seed)  # condition -> Dataset
-outside = {name: three_ways.outside_training(ds) for name, ds in small_sets.items()}  # inputs that are not training
+small_sets = exercises.exercise_datasets(exercise_N, exercise_n_train, data_seed)  # condition -> Dataset
+outside = {name: exercises.outside_training(ds) for name, ds in small_sets.items()}  # inputs that are not training
 print(f"exercise datasets: twohop, N={exercise_N}, n_train={exercise_n_train}, seed {data_seed}; inputs outside "
       "training: " + ", ".join(f"{name} {len(q):,}" for name, q in outside.items()))
 
@@ -199,9 +206,9 @@ my_agreement = None  # exercise 2: a share between 0 and 1
 my_cross_role = None  # exercise 3: (without atomic facts, with them)
 
 # %% tags=["solution"]
-truth_reachable = three_ways.reachable_counts(small_sets["commutative"], (k, exercise_k))
-print("Exercise 1:", three_ways.check_reachable(my_reachable, truth_reachable))
-truth_agreement = three_ways.mirror_agreement(small_sets["distinct"])
-print("Exercise 2:", three_ways.check_agreement(my_agreement, truth_agreement, exercise_N))
-truth_cross_role = three_ways.cross_role_counts(small_sets["shared"])
-print("Exercise 3:", three_ways.check_cross_role(my_cross_role, truth_cross_role))
+truth_reachable = exercises.reachable_counts(small_sets["commutative"], (k, exercise_k))
+print("Exercise 1:", exercises.check_reachable(my_reachable, truth_reachable))
+truth_agreement = exercises.mirror_agreement(small_sets["distinct"])
+print("Exercise 2:", exercises.check_agreement(my_agreement, truth_agreement, exercise_N))
+truth_cross_role = exercises.cross_role_counts(small_sets["shared"])
+print("Exercise 3:", exercises.check_cross_role(my_cross_role, truth_cross_role))

@@ -11,38 +11,44 @@ from test_coverage import covered_by_definition, twohop_answers
 
 from covlib.base.errors import CovlibError
 from covlib.book.setup import preset_values, setup_chapter
-from covlib.chapters.ch08_three_ways_to_generalise import (
+from covlib.chapters.ch08_three_ways_to_generalise.exercises import (
     EXERCISE_N,
-    PRESETS,
-    all_inputs,
     check_agreement,
     check_cross_role,
     check_reachable,
-    commutative_swap,
-    covered_share,
     cross_role_counts,
     exercise_datasets,
-    findings,
     id_pool,
     mirror_agreement,
-    not_training,
     outside_training,
+    reachable_counts,
+)
+from covlib.chapters.ch08_three_ways_to_generalise.model_runs import (
+    PRESETS,
+    run_description,
+    steps_text,
+    taxonomy_tables,
+    training_minutes,
+)
+from covlib.chapters.ch08_three_ways_to_generalise.reach import (
+    all_inputs,
+    commutative_swap,
+    not_training,
+    role_reach,
+    symmetry_reach,
+)
+from covlib.chapters.ch08_three_ways_to_generalise.readings import (
+    covered_share,
+    findings,
     property_groups,
     property_numbers,
     property_table,
-    reachable_counts,
-    role_reach,
-    run_description,
     shared_groups,
     shared_numbers,
     shared_table,
     shared_verdict,
-    steps_text,
-    symmetry_reach,
     taxonomy_metrics,
     taxonomy_summary,
-    taxonomy_tables,
-    training_minutes,
 )
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
 
