@@ -348,6 +348,18 @@ def test_the_architecture_check_fits_both_families_on_the_mambas_cells():
     assert shown["architecture"].tolist() == ["transformer", "mamba"] and shown["parameters"].tolist()[1] == f"{params[1]:,}"
 
 
+def test_a_models_exponent_is_phrased_with_its_interval_or_why_it_has_none():
+    three_N = pd.Series({"interval": twohop_law.interval_text({"c_low": np.nan, "n_values": 3}), "N values": 3})
+    assert model_comparison.interval_phrase(three_N) == "no interval from 3 values of N"
+    four_N = pd.Series({"interval": twohop_law.interval_text({"c_low": 1.45, "c_high": 3.21}), "N values": 4})
+    assert model_comparison.interval_phrase(four_N) == "95% interval 1.45 to 3.21"
+    sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 3, "cells": 4, "exponent": 1.83,
+                           "N values": 3, "interval": "none (3 N)", "mean n_req": 14070.0, "unreachable at N": "",
+                           "capped at N": ""}])
+    note = model_comparison.size_note(sizes, sizes, np.nan, {}, spread=1.5, reference="x")
+    assert "c = 1.83 (no interval from 3 values of N), mean n_req 14,070" in note and "none (" not in note
+
+
 def test_the_architecture_check_before_the_mamba_has_a_cell():
     summaries, experiments = _architecture_cache()
     summaries["twohop_mamba"] = summaries["twohop_mamba"].assign(n_req=np.nan, low=np.nan, high=np.nan,

@@ -74,6 +74,14 @@ def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
     return {model: r for model, r in ratios.items() if len(r)}
 
 
+def interval_phrase(row: pd.Series) -> str:
+    """A size or architecture row's interval for prose: "95% interval 1.45 to 3.21", or, below four values
+    of N, "no interval from 3 values of N" (the table cell's "none (3 N)" spelled out)."""
+    if row["interval"].startswith("none"):
+        return f"no interval from {row['N values']} values of N"
+    return f"95% interval {row['interval']}"
+
+
 def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,
               ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
     """The model-size comparison in prose: each size's cells and fit, the span in parameters, and whether
@@ -82,7 +90,7 @@ def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: fl
     for _, r in sizes.iterrows():
         part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
         if not np.isnan(r["exponent"]):
-            part += f", c = {r['exponent']:.2f} ({r['interval']}), mean n_req {r['mean n_req']:,.0f}"
+            part += f", c = {r['exponent']:.2f} ({interval_phrase(r)}), mean n_req {r['mean n_req']:,.0f}"
         if r["unreachable at N"]:
             part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
         if r["capped at N"]:
@@ -122,7 +130,7 @@ def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], 
         part = (f"{r['model']} ({r['family']}, {r['parameters']:,.0f} parameters): {r['cells finished']} of "
                 f"{r['cells']} cells finished")
         if not np.isnan(r["exponent"]):
-            part += f", c = {r['exponent']:.2f} (95% interval: {r['interval']})"
+            part += f", c = {r['exponent']:.2f} ({interval_phrase(r)})"
         if r["unreachable at N"]:
             part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
         parts.append(part)
