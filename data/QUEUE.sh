@@ -81,13 +81,12 @@ if [ "$LANE" = b ]; then
     --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2
   # Since stop 29 the widest N and two-hop at N = 70 come after the Mamba, here with two workers: the main lane
   # ends after three-hop, and experiment 1 had cost more than twice its estimate by stop 28 (the issue: shrink
-  # or drop what runs far above its estimate). Three-hop at N = 24 is the first to drop.
+  # or drop what runs far above its estimate). Three-hop at N = 24 was the first to drop (dropped at stop 32: N = 18 instead, in the main lane).
   SEARCH=(--model L4-d128 --table "$DATA/scaling/probes.csv" --work "$WORK/scaling" --jobs 2)
   # 1. the widest N of experiment 1
   step wide_n
   covlib scaling search --task parallel_twohop --N 24 30 --seeds 0 1 "${SEARCH[@]}"
   covlib scaling search --task threehop --cot --N 24 --seeds 0 1 "${SEARCH[@]}"
-  covlib scaling search --task threehop --N 24 --seeds 0 1 "${SEARCH[@]}"
   # 7. two-hop at N = 70 (chapter 4), ~10 h: the stretch, last
   step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
   step done; exit 0
@@ -135,7 +134,9 @@ covlib diversity run --experiments coverage surface --per-arm 20 --table "$DATA/
 step nontree_cot;      covlib scaling search --task nontree --cot --N 20 25 30 --seeds 0 "${SEARCH[@]}"
 
 # 1. three-hop (chapter 4) over two seeds and N = 10-20
-step threehop;        covlib scaling search --task threehop --N 10 12 14 16 20 --seeds 0 1 "${SEARCH[@]}"
+# since stop 32 with N = 18 (three-hop is unreachable at N = 10, so this is its fifth N) instead of N = 24 (dropped:
+# N = 20's probes already took 10-60 wall-minutes each, and N = 24 needs about 1.6x N = 20's data)
+step threehop;        covlib scaling search --task threehop --N 10 12 14 16 18 20 --seeds 0 1 "${SEARCH[@]}"
 
 # 4. non-tree N = 40 once more, under 24,000 steps: under 12,000 its largest probe (30,281 examples) had not fitted
 #    its training set (98.2%), so the give-up rule's 100 epochs (~5,900 steps) had not begun. Its step-12,000
