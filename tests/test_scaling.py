@@ -24,7 +24,7 @@ from covlib.search.probes import (
     read_curve,
     read_probes,
 )
-from covlib.search.required_data import COT_START_DIVISOR, _check_rules, first_guess, next_probe, search
+from covlib.search.required_data import COT_START_DIVISOR, _check_rules, _law_estimate, first_guess, next_probe, search
 from covlib.search.summary import bracket_pair, requirement_ratio, seed_spread, summarise
 from covlib.training.config import TrainConfig
 from covlib.training.loop import gave_up
@@ -74,6 +74,24 @@ def test_a_second_seed_starts_from_the_first_seeds_bracket_when_no_other_model_h
                                             probe(0, 5000, False, cot=False), probe(0, 6000, True, cot=False)])])
     assert first_guess(seed1, table, RULES) == round(np.sqrt(500 * 600))
     assert first_guess(Cell("fivehop", 7, "L4-d128", 1), table, RULES) == round(np.sqrt(5000 * 6000))
+
+
+def test_a_new_N_starts_from_the_power_law_through_the_models_other_N():
+    def law(N):
+        return 3.0 * N**2.5
+
+    def bracket(N, seed, cot=False, model="L4-d128"):  # failure and success 1.1x either side of the law
+        return [{"task": "threehop", "N": N, "model": model, "seed": seed, "cot": cot, "n_train": round(law(N) * f),
+                 "success": f > 1, "eligible": 10**6} for f in (1 / 1.1, 1.1)]
+
+    table = pd.DataFrame(bracket(12, 0) + bracket(12, 1) + bracket(16, 0) + bracket(14, 1, model="L2-d64")
+                         + bracket(14, 0, cot=True) + bracket(18, 0, cot=True))
+    cell = Cell("threehop", 20, "L4-d128", 0)
+    assert first_guess(cell, table, RULES) == pytest.approx(law(20), rel=1e-3)
+    # another model's rows and CoT rows are not the cell's law: with them alone there is one N, so no law
+    assert _law_estimate(table[table["N"] != 16], cell, RULES) is None
+    # a CoT cell reads the CoT rows (their law, here the same one)
+    assert _law_estimate(table, Cell("threehop", 20, "L4-d128", 1, cot=True), RULES) == pytest.approx(law(20), rel=1e-3)
 
 
 def test_steps_up_after_failures_and_down_after_successes():

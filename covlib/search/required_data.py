@@ -100,15 +100,20 @@ def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRule
     """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
     target style with another model (the paper finds the requirement does not move with model size,
     so this saves the probes that walk up from coverage); else that of the same model with other seeds
-    (a second seed lands near the first). A CoT cell with neither starts from the same model's finished
-    plain estimate, or else the coverage guess, divided by COT_START_DIVISOR (the paper's CoT models need
-    5-10 times less data: this saves the probes that walk down). Else starting_size's coverage guess.
+    (a second seed lands near the first); else the power law through the same model's finished estimates
+    at two or more other N, read at the cell's N (coverage's guess sits well below what three-hop needs).
+    A CoT cell with none of these starts from the same model's finished plain estimate, or else the
+    coverage guess, divided by COT_START_DIVISOR (the paper's CoT models need 5-10 times less data: this
+    saves the probes that walk down). Else starting_size's coverage guess.
     The start changes how many probes a search takes, never the bracket it ends with."""
     estimates = _finished_estimates(table, cell, rules) if len(table) else []
     if not estimates and len(table):
         estimates = _other_seed_estimates(table, cell, rules)
     if estimates:
         return int(round(np.exp(np.mean(np.log(estimates)))))
+    law = _law_estimate(table, cell, rules) if len(table) else None
+    if law is not None:
+        return min(max(rules.min_n, int(round(law))), eligible_count(cell.task, cell.N, cell.seed, cell.cot))
     if cell.cot:
         plain = _finished_estimates(table, dataclasses.replace(cell, cot=False), rules, same_model=True) if len(table) else []
         base = plain[0] if plain else starting_size(cell.task, cell.N, cell.seed, cot=True)
@@ -134,6 +139,20 @@ def _other_seed_estimates(table: pd.DataFrame, cell: Cell, rules: SearchRules) -
     same = table[(table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
                  & (table["cot"] == cell.cot) & (table["seed"] != cell.seed)]
     return _bracket_estimates(same, cell, "seed", rules)
+
+
+def _law_estimate(table: pd.DataFrame, cell: Cell, rules: SearchRules) -> float | None:
+    """The cell's model, task and target style at other N (every seed): the least-squares power law through
+    the geometric mean of each N's finished estimates, read at the cell's N (None below two values of N)."""
+    same = table[(table["task"] == cell.task) & (table["model"] == cell.model) & (table["cot"] == cell.cot)
+                 & (table["N"] != cell.N)]
+    by_N = {int(N): _bracket_estimates(group, dataclasses.replace(cell, N=int(N)), "seed", rules)
+            for N, group in same.groupby("N")}
+    by_N = {N: np.mean(np.log(e)) for N, e in by_N.items() if e}
+    if len(by_N) < 2:
+        return None
+    slope, intercept = np.polyfit(np.log(list(by_N)), list(by_N.values()), 1)
+    return float(np.exp(intercept + slope * np.log(cell.N)))
 
 
 def _bracket_estimates(rows: pd.DataFrame, cell: Cell, by: str, rules: SearchRules) -> list[float]:
