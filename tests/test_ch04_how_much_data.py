@@ -354,10 +354,15 @@ def test_a_models_exponent_is_phrased_with_its_interval_or_why_it_has_none():
     four_N = pd.Series({"interval": twohop_law.interval_text({"c_low": 1.45, "c_high": 3.21}), "N values": 4})
     assert model_comparison.interval_phrase(four_N) == "95% interval 1.45 to 3.21"
     sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 3, "cells": 4, "exponent": 1.83,
-                           "N values": 3, "interval": "none (3 N)", "mean n_req": 14070.0, "unreachable at N": "",
-                           "capped at N": ""}])
-    note = model_comparison.size_note(sizes, sizes, np.nan, {}, spread=1.5, reference="x")
+                           "N values": 3, "N low": 30, "N high": 40, "interval": "none (3 N)", "mean n_req": 14070.0,
+                           "unreachable at N": "", "capped at N": ""}])
+    note = model_comparison.size_note(sizes, sizes, np.nan, {}, spread=np.nan, reference="x")
     assert "c = 1.83 (no interval from 3 values of N), mean n_req 14,070" in note and "none (" not in note
+    # with a seed gap: one end 1.15x off over N = 30-40 tilts the line through the ends by log 1.15 / log(4/3)
+    note = model_comparison.size_note(sizes, sizes, np.nan, {}, spread=1.15, reference="x")
+    tilt = np.polyfit(np.log([30, 40]), np.log([1.0, 1.15]), 1)[0]
+    assert (f"(no interval from 3 values of N; over N = 30-40 the typical 1.15-fold gap between two seeds can move it "
+            f"by up to {tilt:.2f})") in note
 
 
 def test_the_architecture_check_before_the_mamba_has_a_cell():

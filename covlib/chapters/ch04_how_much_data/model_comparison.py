@@ -49,6 +49,8 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
         size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
         size_rows.append({"model": model, "family": model_family(model), "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
                           "cells": len(common), "N values": int(common.dropna(subset=["n_req"])["N"].nunique()),
+                          "N low": common.dropna(subset=["n_req"])["N"].min(),
+                          "N high": common.dropna(subset=["n_req"])["N"].max(),
                           "seeds": int(common.dropna(subset=["n_req"])["seed"].nunique()),
                           "exponent": f["c"] if f else np.nan,
                           "interval": interval_text(f),
@@ -74,12 +76,19 @@ def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
     return {model: r for model, r in ratios.items() if len(r)}
 
 
-def interval_phrase(row: pd.Series) -> str:
+def interval_phrase(row: pd.Series, spread: float = float("nan")) -> str:
     """A size or architecture row's interval for prose: "95% interval 1.45 to 3.21", or, below four values
-    of N, "no interval from 3 values of N" (the table cell's "none (3 N)" spelled out)."""
-    if row["interval"].startswith("none"):
-        return f"no interval from {row['N values']} values of N"
-    return f"95% interval {row['interval']}"
+    of N, "no interval from 3 values of N" (the table cell's "none (3 N)" spelled out) and, given the typical
+    seed-to-seed gap ``spread``, how far that gap alone can move an exponent over so narrow a span of N (one
+    end's n_req off by the gap tilts the line through the ends by log(spread) / log(N high / N low))."""
+    if not row["interval"].startswith("none"):
+        return f"95% interval {row['interval']}"
+    text = f"no interval from {row['N values']} values of N"
+    low, high = row.get("N low", np.nan), row.get("N high", np.nan)
+    if np.isfinite(spread) and high > low:
+        text += (f"; over N = {low:.0f}-{high:.0f} the typical {spread:.2f}-fold gap between two seeds can move it "
+                 f"by up to {np.log(spread) / np.log(high / low):.2f}")
+    return text
 
 
 def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,
@@ -90,7 +99,7 @@ def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: fl
     for _, r in sizes.iterrows():
         part = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters): {r['cells finished']} of {r['cells']} cells finished"
         if not np.isnan(r["exponent"]):
-            part += f", c = {r['exponent']:.2f} ({interval_phrase(r)}), mean n_req {r['mean n_req']:,.0f}"
+            part += f", c = {r['exponent']:.2f} ({interval_phrase(r, spread)}), mean n_req {r['mean n_req']:,.0f}"
         if r["unreachable at N"]:
             part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
         if r["capped at N"]:
@@ -130,7 +139,7 @@ def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], 
         part = (f"{r['model']} ({r['family']}, {r['parameters']:,.0f} parameters): {r['cells finished']} of "
                 f"{r['cells']} cells finished")
         if not np.isnan(r["exponent"]):
-            part += f", c = {r['exponent']:.2f} ({interval_phrase(r)})"
+            part += f", c = {r['exponent']:.2f} ({interval_phrase(r, spread)})"
         if r["unreachable at N"]:
             part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
         parts.append(part)
