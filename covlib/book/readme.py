@@ -93,6 +93,8 @@ def _mamba(m: Mapping[str, Any]) -> str:
     exponent = _exponent(m, "twohop_mamba")
     if exponent == "not measured yet":
         exponent = "its exponent not measured yet (it needs two values of N finished)"
+    elif m.get("exponent_twohop_mamba_ci_low") is None:  # a slope through so few, close N is not yet a finding
+        exponent += ", not yet to be set against the transformer's (chapter 4: how far the seed gap alone moves it)"
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
             f"{exponent}, {ratio:.2f}x the transformer's data on the cells both finished "
             f"(the paper's Mamba: N^2.00).")
