@@ -45,13 +45,13 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
         if not len(s):
             continue
         common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
+        finished = common.dropna(subset=["n_req"])
         f = summary_exponent(common, reps)
         size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
-        size_rows.append({"model": model, "family": model_family(model), "parameters": params, "cells finished": int(common["n_req"].notna().sum()),
-                          "cells": len(common), "N values": int(common.dropna(subset=["n_req"])["N"].nunique()),
-                          "N low": common.dropna(subset=["n_req"])["N"].min(),
-                          "N high": common.dropna(subset=["n_req"])["N"].max(),
-                          "seeds": int(common.dropna(subset=["n_req"])["seed"].nunique()),
+        size_rows.append({"model": model, "family": model_family(model), "parameters": params,
+                          "cells finished": len(finished), "cells": len(common),
+                          "N values": int(finished["N"].nunique()), "N low": finished["N"].min(),
+                          "N high": finished["N"].max(), "seeds": int(finished["seed"].nunique()),
                           "exponent": f["c"] if f else np.nan,
                           "interval": interval_text(f),
                           "mean n_req": common["n_req"].mean(),
