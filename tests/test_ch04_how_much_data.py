@@ -135,7 +135,7 @@ def test_size_ratios_and_note_judge_a_size_against_the_seed_spread():
     assert list(ratios) == ["L2-d64"] and ratios["L2-d64"]["ratio"].tolist() == [0.25, 1.0]
     assert geometric_mean(ratios["L2-d64"]["ratio"]) == pytest.approx(0.5)
     sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 2, "cells": 2, "exponent": np.nan,
-                           "interval": "n/a", "mean n_req": 1125.0, "unreachable at N": "", "capped at N": ""}])
+                           "interval": "n/a", "has interval": False, "mean n_req": 1125.0, "unreachable at N": "", "capped at N": ""}])
     note = model_comparison.size_note(sizes, sizes, np.nan, ratios, spread=1.5, reference="L4-d128")
     assert note.startswith("L2-d64 (0.10M parameters): 2 of 2 cells finished.")
     assert "L2-d64 needs 0.50 times the data of L4-d128 on the 2 cells both finished (per cell: N = 25 0.25, N = 30 1.00)" in note
@@ -349,12 +349,15 @@ def test_the_architecture_check_fits_both_families_on_the_mambas_cells():
 
 
 def test_a_models_exponent_is_phrased_with_its_interval_or_why_it_has_none():
-    three_N = pd.Series({"interval": twohop_law.interval_text({"c_low": np.nan, "n_values": 3}), "N values": 3})
+    three_N = pd.Series({"interval": twohop_law.interval_text({"c_low": np.nan, "n_values": 3}), "has interval": False,
+                         "N values": 3})
     assert model_comparison.interval_phrase(three_N) == "no interval from 3 values of N"
-    four_N = pd.Series({"interval": twohop_law.interval_text({"c_low": 1.45, "c_high": 3.21}), "N values": 4})
+    four_N = pd.Series({"interval": twohop_law.interval_text({"c_low": 1.45, "c_high": 3.21}), "has interval": True,
+                        "N values": 4})
     assert model_comparison.interval_phrase(four_N) == "95% interval 1.45 to 3.21"
     sizes = pd.DataFrame([{"model": "L2-d64", "parameters": 1e5, "cells finished": 3, "cells": 4, "exponent": 1.83,
-                           "N values": 3, "N low": 30, "N high": 40, "interval": "none (3 N)", "mean n_req": 14070.0,
+                           "N values": 3, "N low": 30, "N high": 40, "interval": "none (3 N)", "has interval": False,
+                           "mean n_req": 14070.0,
                            "unreachable at N": "", "capped at N": ""}])
     note = model_comparison.size_note(sizes, sizes, np.nan, {}, spread=np.nan, reference="x")
     assert "c = 1.83 (no interval from 3 values of N), mean n_req 14,070" in note and "none (" not in note

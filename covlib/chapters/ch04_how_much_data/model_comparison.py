@@ -53,7 +53,7 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
                           "N values": int(finished["N"].nunique()), "N low": finished["N"].min(),
                           "N high": finished["N"].max(), "seeds": int(finished["seed"].nunique()),
                           "exponent": f["c"] if f else np.nan,
-                          "interval": interval_text(f),
+                          "interval": interval_text(f), "has interval": bool(f) and bool(np.isfinite(f["c_low"])),
                           "mean n_req": common["n_req"].mean(),
                           "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
                           "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})
@@ -81,7 +81,7 @@ def interval_phrase(row: pd.Series, spread: float = float("nan")) -> str:
     of N, "no interval from 3 values of N" (the table cell's "none (3 N)" spelled out) and, given the typical
     seed-to-seed gap ``spread``, how far that gap alone can move an exponent over so narrow a span of N (one
     end's n_req off by the gap tilts the line through the ends by log(spread) / log(N high / N low))."""
-    if not row["interval"].startswith("none"):
+    if row["has interval"]:
         return f"95% interval {row['interval']}"
     text = f"no interval from {row['N values']} values of N"
     low, high = row.get("N low", np.nan), row.get("N high", np.nan)
