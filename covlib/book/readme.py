@@ -23,15 +23,15 @@ def _pct(value: Any, digits: int = 0) -> str:
     return fmt(value * 100 if isinstance(value, (int, float)) else value, f".{digits}f") + "%"
 
 
-def _exponent(m: Mapping[str, Any], name: str) -> str:
-    """An exponent with its interval (or why there is none), values of N and seeds."""
+def _exponent(m: Mapping[str, Any], name: str, without_interval: str = "too few for an interval") -> str:
+    """An exponent with its interval (or ``without_interval``: why there is none), values of N and seeds."""
     c, lo, hi = m.get(f"exponent_{name}"), m.get(f"exponent_{name}_ci_low"), m.get(f"exponent_{name}_ci_high")
     n, seeds = m.get(f"exponent_{name}_n_values", 0), m.get(f"exponent_{name}_seeds", 0)
     support = f"{n} values of N, {seeds} seed{'s' if seeds != 1 else ''}"
     if c is None or (isinstance(c, float) and math.isnan(c)):
         return "not measured yet"
     if lo is None:
-        return f"N^{c:.2f} ({support}: too few for an interval)"
+        return f"N^{c:.2f} ({support}: {without_interval})"
     return f"N^{c:.2f} (95% interval {lo:.2f} to {hi:.2f}; {support})"  # "to": a bound may be negative
 
 
@@ -90,11 +90,11 @@ def _mamba(m: Mapping[str, Any]) -> str:
     if isinstance(ratio, float) and math.isnan(ratio):
         return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}) is queued on two-hop's "
                 "cells, not measured yet.")
-    exponent = _exponent(m, "twohop_mamba")
+    # a slope through so few, close N is not yet a finding
+    exponent = _exponent(m, "twohop_mamba", "too few for an interval or to set against the transformer's; chapter 4: "
+                                            "how far the seed gap alone moves it")
     if exponent == "not measured yet":
         exponent = "its exponent not measured yet (it needs two values of N finished)"
-    elif m.get("exponent_twohop_mamba_ci_low") is None:  # a slope through so few, close N is not yet a finding
-        exponent += ", not yet to be set against the transformer's (chapter 4: how far the seed gap alone moves it)"
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
             f"{exponent}, {ratio:.2f}x the transformer's data on the cells both finished "
             f"(the paper's Mamba: N^2.00).")
