@@ -1,6 +1,9 @@
 """The README's findings are the snapshot's numbers: written by covlib.book.readme, never by hand."""
 from __future__ import annotations
 
+import pytest
+
+from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
 from covlib.book.readme import (
     END,
@@ -41,6 +44,9 @@ def test_refresh_writes_the_findings_between_the_markers_and_nothing_else(tmp_pa
     assert text.startswith("# Title\n\n") and text.endswith(f"{END}\n\nafter\n")
     assert findings_block(text) == findings(chapters) and findings(chapters).count("\n* ") >= 5
     assert refresh_readme(readme, chapters) is False  # already current
+    with pytest.raises(CovlibError, match=r"read_snapshot\(path\)\['chapters'\]"):  # the whole snapshot, not its chapters
+        refresh_readme(readme, read_snapshot(SNAPSHOT))
+    assert findings_block(readme.read_text(encoding="utf-8")) == findings(chapters)  # left as it was
 
 
 def test_the_seed_sentences_say_when_an_order_fails_in_some_seed():

@@ -213,6 +213,9 @@ def refresh_readme(readme: str | os.PathLike, chapters: Mapping[str, Mapping[str
     text = path.read_text(encoding="utf-8")
     old = findings_block(text)
     new = findings(chapters)
+    if not new:  # e.g. the whole snapshot passed instead of its "chapters": never blank the README's findings
+        raise CovlibError(f"no chapter's metrics to write into the README (got keys {sorted(chapters)[:5]}); pass "
+                          "a snapshot's 'chapters' mapping, e.g. read_snapshot(path)['chapters']")
     if old == new:
         return False
     before, rest = text.split(START, 1)
