@@ -29,9 +29,8 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # also runs N = 40 (its probes are cheap): at N = 25 it fails even at the largest training set
     "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "L2-d64"},
     "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L6-d128"},
-    # three-hop and parallel two-hop: two seeds, N = 10-20 (issue 19; three-hop's N = 18 and 20 fill from the
-    # queue, data/QUEUE.sh, and the chapter says which cells are pending). At N = 8 the requirement would be most
-    # of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
+    # three-hop and parallel two-hop: two seeds, N = 10-20 (issue 19; a cell still searching is named by the
+    # chapter as pending). At N = 8 the requirement would be most of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
     # 1.6x N = 20's data per probe) was dropped for its cost
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128"},
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20], "seeds": [0, 1], "model": "L4-d128"},
