@@ -179,6 +179,12 @@ def test_chain_table_and_note():
     assert longer_chains.chain_note({"threehop": both_seeds}, fits, 0.99).endswith("at N = 14 (seeds 0 and 1) no "
                                                                                   "training set the pool allows reaches 99%")
     assert longer_chains.chain_note({}, {}, 0.99) == ""
+    queued = pd.concat([both_seeds, summary([(16, 0, None, "searching"), (16, 1, None, "searching"),
+                                             (18, 0, None, "not started")]).assign(task="threehop")])
+    assert table["cells"].tolist() == [0, 0, 3]
+    assert longer_chains.chain_note({"threehop": queued}, fits, 0.99).endswith(
+        "reaches 99%; searching at N = 16 (seeds 0 and 1) and not started at N = 18 (seed 0), left out of the fit "
+        "until the queue (data/QUEUE.sh) finishes them")
 
 
 def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_is_steeper():

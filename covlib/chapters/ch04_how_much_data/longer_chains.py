@@ -24,7 +24,8 @@ def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
         rows.append({"task": name, "N values": ", ".join(map(str, experiments.get(name, {}).get("N", []))),
                      "exponent": f["c"] if f else np.nan,
                      "interval": interval_text(f), "seeds": f["seeds"] if f else 0,
-                     "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0})
+                     "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0,
+                     "cells": len(s)})
         if len(s):
             points.append(requirement_frame(s.assign(model=name)))
     return pd.DataFrame(rows), points
@@ -36,6 +37,12 @@ def paper_inside(fit: dict, paper: float) -> str:
         return ""
     inside = fit["c_low"] <= paper <= fit["c_high"]
     return f", {'inside' if inside else 'outside'} the interval"
+
+
+def _cells_text(cells: pd.DataFrame) -> str:
+    """Cells by N with their seeds, e.g. "24 (seeds 0 and 1), 30 (seed 0)"."""
+    return ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
+                     f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})" for n, cell in cells.groupby("N"))
 
 
 def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | None], threshold: float) -> str:
@@ -53,10 +60,11 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
                                            for n, cell in done.groupby("N")) + ")"
         lost = s[s["status"] == "unreachable"]
         if len(lost):
-            where = ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
-                              f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})"
-                              for n, cell in lost.groupby("N"))
-            text += f"; at N = {where} no training set the pool allows reaches {threshold:.0%}"
+            text += f"; at N = {_cells_text(lost)} no training set the pool allows reaches {threshold:.0%}"
+        pending = [f"{status} at N = {_cells_text(s[s['status'] == status])}"
+                   for status in ("searching", "not started") if (s["status"] == status).any()]
+        if pending:  # a partly filled cache: the fit above rests on the finished cells only
+            text += f"; {' and '.join(pending)}, left out of the fit until the queue (data/QUEUE.sh) finishes them"
         parts.append(text)
     return "; ".join(parts)
 

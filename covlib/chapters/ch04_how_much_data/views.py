@@ -89,4 +89,5 @@ def chains_view(chains: pd.DataFrame) -> ReaderTable:
     """``chain_table`` for the reader."""
     return reader_table(chains, {"task": "task", "N values": "N values", "exponent": "exponent c",
                                  "interval": "95% interval", "seeds": "seeds", "paper": "paper's c",
-                                 "finished cells": "finished cells"}, formats={"exponent": ".2f", "paper": ".2f"})
+                                 "finished cells": "finished cells", "cells": "of cells"},
+                        formats={"exponent": ".2f", "paper": ".2f"})

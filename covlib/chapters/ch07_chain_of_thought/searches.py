@@ -28,7 +28,9 @@ EXPERIMENTS: dict[str, dict] = {
     # two seeds over five N each (two-hop's seed 1 fills from the queue, data/QUEUE.sh; CoT probes cost 1-2
     # CPU-minutes each here, a tenth of a plain three-hop probe)
     "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
-    "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    # N = 24 beside plain three-hop's widest (20) runs last in the queue (data/QUEUE.sh, lane B)
+    "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20, 24], "seeds": [0, 1], "model": "L4-d128",
+                     "cot": True},
     # five-hop is trained with CoT (the authors' setting), two seeds; its ID pool caps N at about 10 on this CPU
     "fivehop_cot": {"task": "fivehop", "N": [6, 7, 8, 9, 10], "seeds": [0, 1], "model": "L4-d128", "cot": True},
     # ... and without CoT at the smallest N only, searched to its end or to the pool: what the bridges save there
