@@ -301,7 +301,7 @@ def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
     assert first["nontree_12_cap"] == 6000 and first["nontree_12_reachable"] == 0.0
     assert np.isnan(first["nontree_12_rule_decided"])  # read under the raised cap, the capped probe is reopened
     note = searches.raised_cap_note(first, N=12, step_cap=12000)
-    assert "the 6,000-step cap, not the authors' give-up rule" in note and "--step-cap 12000" in note
+    assert "the 6,000-step cap, not the authors' give-up rule" in note and "--N 12 --seeds 0 --model L4-d128 --step-cap 12000" in note
     rerun = capped.iloc[[1]].assign(step_cap=12000, stopped="gave_up", steps=9000)
     decided = searches.raised_cap_result(CELLS, pd.concat([capped, rerun]), N=12, step_cap=12000)
     assert decided == {"nontree_12_cap": 12000, "nontree_12_rule_decided": 1.0, "nontree_12_reachable": 0.0,
