@@ -95,6 +95,11 @@ def summary_exponent(summary: pd.DataFrame, reps: int = 4000) -> dict | None:
     return exponent_fit(finished[["N", "seed", "n_req"]], reps=reps) if len(finished) else None
 
 
+def has_interval(fit: dict | None) -> bool:
+    """Whether a fit exists and carries a 95% interval (4 or more values of N)."""
+    return fit is not None and not np.isnan(fit["c_low"])
+
+
 def describe_exponent(fit: dict | None) -> str:
     """A fit in one phrase: the exponent, its interval or why there is none, the N range, values and seeds."""
     if fit is None:

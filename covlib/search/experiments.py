@@ -61,11 +61,12 @@ def experiment_cells(experiment: str | dict) -> list[Cell]:
 
 def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
     """The shell command that fills (or resumes) one experiment's rows of its probe table (the dict's
-    ``table``, by default the book's)."""
+    ``table``, by default the book's; its ``step_cap``, where it has one, above the default cap)."""
     e = _experiment(experiment)
     style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
+    cap = f" --step-cap {e['step_cap']}" if e.get("step_cap") else ""
     return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
-            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style} "
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style}{cap} "
             f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
 
 

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from covlib.analyses.fits import describe_exponent
+from covlib.analyses.fits import describe_exponent, has_interval
 from covlib.base.paper import EXPONENTS, theory_exponent
 
 
@@ -15,15 +15,15 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
     """The chapter's findings as a markdown list: the two-hop law, coverage's prediction, longer chains,
     model size (only when two sizes are measured) and the compute it took."""
     bullets = []
-    has_interval = bool(fit_twohop) and not np.isnan(fit_twohop["c_low"])
+    with_interval = has_interval(fit_twohop)
     if fit_twohop:
-        inside = has_interval and fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
+        inside = with_interval and fit_twohop["c_low"] <= EXPONENTS["twohop"] <= fit_twohop["c_high"]
         verdict = (f"the paper's {EXPONENTS['twohop']:.2f} is {'inside' if inside else 'outside'} that interval"
-                   if has_interval else "too few values of N for an interval")
+                   if with_interval else "too few values of N for an interval")
         bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
                        f"a power of N, n_req ~ N^c with {describe_exponent(fit_twohop)}, measured by training on a "
                        f"CPU; {verdict}.")
-    if not np.isnan(c3) and has_interval:
+    if not np.isnan(c3) and with_interval:
         bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
                        f"items grows as N^{c3:.2f}, "
                        + ("inside the measured interval" if fit_twohop["c_low"] <= c3 <= fit_twohop["c_high"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.fits import exponent_metrics, summary_exponent
+from covlib.analyses.fits import exponent_metrics, has_interval, summary_exponent
 from covlib.base.paper import EXPONENTS_BY_SIZE_TWOHOP
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
 from covlib.figures.required_data import requirement_frame
@@ -53,7 +53,7 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
                           "N values": int(finished["N"].nunique()), "N low": finished["N"].min(),
                           "N high": finished["N"].max(), "seeds": int(finished["seed"].nunique()),
                           "exponent": f["c"] if f else np.nan,
-                          "interval": interval_text(f), "has interval": bool(f) and bool(np.isfinite(f["c_low"])),
+                          "interval": interval_text(f), "has interval": has_interval(f),
                           "mean n_req": common["n_req"].mean(),
                           "unreachable at N": ", ".join(str(int(n)) for n in common.loc[common["status"] == "unreachable", "N"]),
                           "capped at N": ", ".join(str(int(n)) for n in common.loc[common["low_capped"], "N"])})

@@ -11,7 +11,7 @@ import pandas as pd
 from covlib.chapters.ch06_path_ambiguity.data_need import need_lines
 from covlib.figures.required_data import requirement_frame
 from covlib.search.cells import Cell, ProbeRules
-from covlib.search.experiments import cells_for, experiment_cells, probe_table
+from covlib.search.experiments import cells_for, experiment_cells, experiment_command, probe_table
 from covlib.search.probes import cell_rows
 from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
@@ -49,8 +49,7 @@ RAISED_CAP = {"N": 40, "step_cap": 24000}
 
 def raised_cap_command(N: int, step_cap: int) -> str:
     """The command that reruns (or resumes) the non-tree cell at ``N`` under ``step_cap``."""
-    return (f"covlib scaling search --task nontree --N {N} --seeds 0 --model L4-d128 --step-cap {step_cap} "
-            "--table data/scaling/probes.csv --work build/scaling --jobs 2")
+    return experiment_command({**EXPERIMENTS["nontree"], "N": [N], "step_cap": step_cap})
 
 
 def probe_table_path(table: str, root: Path, train_here: bool) -> Path:
