@@ -29,7 +29,7 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
     for lane in $LANES; do
       cp "$repo/data/QUEUE.sh" "$base/queue-run-$lane.sh"
       (cd "$tree" && DATA=$repo/data PY=$repo/.venv/bin/python WORK=$tree/build PGID_FILE=$logs/queue-$lane.pgid \
-        nohup setsid nice -n 10 bash "$base/queue-run-$lane.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
+        nohup setsid nice -n 5 bash "$base/queue-run-$lane.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
     done
     echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log"
   else

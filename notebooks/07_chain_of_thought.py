@@ -72,13 +72,24 @@ from covlib.chapters.ch07_chain_of_thought import (
     summary,
     tables,
 )
+from covlib.figures.give_up_rule import (
+    chosen_floor,
+    exponents_view,
+    pattern_note,
+    rule_counts_metrics,
+    slopes_table,
+    slopes_view,
+    verdict_note,
+)
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table, metrics_table
 from covlib.search.experiments import experiment_cells, experiment_command
 from covlib.search.probes import read_probes
+from covlib.search.recheck import floor_recheck, rerun_minutes
 from covlib.search.required_data import search
 from covlib.search.status import describe_cells, search_summary
+from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table
 from covlib.training.runs import load_metrics
 from covlib.training.shipped import ensure_shipped
 
@@ -145,6 +156,25 @@ need_chart = searches.required_data_chart(
 display(chapter.save(need_chart, "07_required_data"))
 display(Markdown(searches.exponent_text(fits)
                  + searches.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
+
+# %% [markdown]
+# Chapter 4 (section 4.7) tests the give-up rule itself: the authors' rule gives a small training
+# set only a few hundred steps after the fit, and CoT probes are the smallest of all (some gave up
+# after 150 steps). Here are the CoT exponents under that rule and under the step floor, side by
+# side, with their local slopes and a verdict by the rule chapter 4 states.
+
+# %%
+floor_steps, _, _ = chosen_floor(probes)
+recheck = floor_recheck(probes, floor_steps)
+cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS if n in cells}, probes,
+                             [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps)
+cot_verdicts = verdict_table(cot_rule)
+display(exponents_view(cot_rule))
+display(slopes_view(slopes_table(cot_rule, with_paper=False)))
+cot_recheck = recheck[recheck["cot"]]
+rerun_hours = rerun_minutes(probes, cot_recheck, floor_steps) / 60
+display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, *chosen_floor(probes)[1:], rerun_hours)
+                 + "\n\n" + verdict_note(cot_verdicts)))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
@@ -291,6 +321,8 @@ display(frame_table(
 # %%
 results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
                                    placeholder, ratios, nontree_summary, bounds)
+results |= rule_counts_metrics(recheck, floor_steps, list(searches.COT_RULE_EXPONENTS))
+results |= rule_metrics(cot_rule, cot_verdicts)
 record_metrics(results)
 metrics_table(results)
 

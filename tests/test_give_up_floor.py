@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from covlib.search.cells import Cell, Probe, ProbeRules, SearchRules
 from covlib.search.probes import PROBE_COLUMNS, append_probe, cell_rows, read_probes, rule_rows
@@ -107,3 +109,22 @@ def test_recheck_counts_reruns_and_flips_per_task():
     flipped = pd.concat([old, pd.DataFrame([row(1600, True, steps=1200, floor=2000)])])
     counts = flip_counts(floor_recheck(flipped, 2000)).iloc[0]
     assert (counts["brackets"], counts["reopened"], counts["reruns"], counts["flips"]) == (1, 1, 1, 1)
+
+
+def test_a_floor_exponent_waits_for_every_cell_the_authors_rule_finished():
+    from covlib.search.verdicts import exponents_by_rule
+
+    def cell_rows_at(N: int, floor_rows: bool) -> list[dict]:
+        low, high = int(2 * N**2), int(2 * N**2 * 1.25)
+        rows = [row(low, False, steps=400) | {"N": N}, row(high, True, steps=900) | {"N": N}]
+        return rows + ([row(low, False, steps=2500, fit=400, floor=2000) | {"N": N}] if floor_rows else [])
+
+    Ns = [10, 12, 14, 16]
+    cells = {"law": [Cell("twohop", N, "smoke", 0) for N in Ns]}
+    half = pd.DataFrame([r for N in Ns for r in cell_rows_at(N, N < 14)])
+    rules = exponents_by_rule(cells, half, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
+    assert rules.loc[0, "c"] == pytest.approx(2.0, abs=0.01) and rules.loc[0, "n_values"] == 4
+    assert rules.loc[2000, "pending"] == 2 and np.isnan(rules.loc[2000, "c"]) and rules.loc[2000, "fit"] is None
+    every = pd.DataFrame([r for N in Ns for r in cell_rows_at(N, True)])
+    rules = exponents_by_rule(cells, every, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
+    assert rules.loc[2000, "pending"] == 0 and rules.loc[2000, "c"] == pytest.approx(rules.loc[0, "c"])

@@ -70,12 +70,12 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
 
 def flip_counts(recheck: pd.DataFrame) -> pd.DataFrame:
     """Per task (and CoT): finished brackets, lower ends the floor reopens, reruns done, and flips to success."""
-    label = recheck["task"] + recheck["cot"].map({True: " (CoT)", False: ""})
-    return (recheck.assign(task_label=label)
-            .groupby("task_label", sort=True)
+    key = recheck["task"] + recheck["cot"].map({True: "_cot", False: ""})
+    return (recheck.assign(key=key)
+            .groupby("key", sort=True)
             .agg(brackets=("low", "size"), reopened=("reopened", "sum"), reruns=("rerun", "sum"),
                  flips=("flipped", "sum"))
-            .reset_index().rename(columns={"task_label": "task"}))
+            .astype(int).reset_index().rename(columns={"key": "task"}))
 
 
 def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int, jobs: int = 2,
@@ -101,3 +101,18 @@ def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give
                               "step_cap": max(int(cap), probe_rules.step_cap)})
         results.append(search(cells, table, work_dir, rules, jobs=jobs, log=log))
     return results
+
+
+def rerun_minutes(table: pd.DataFrame, recheck: pd.DataFrame, give_up_floor: int) -> float:
+    """What the lower ends still to rerun would cost, in one-thread CPU-minutes: each trains to its fit plus
+    the floor (unless it succeeds first) at the steps per minute its cell's probes ran (an upper estimate where
+    those probes shared the cores)."""
+    todo = recheck[recheck["reopened"] & ~recheck["rerun"]]
+    minutes = 0.0
+    for r in todo.itertuples(index=False):
+        rows = table[(table["task"] == r.task) & (table["N"] == r.N) & (table["model"] == r.model)
+                     & (table["seed"] == r.seed) & (table["cot"] == r.cot)]
+        low = rows[rows["n_train"] == r.low].iloc[0]
+        pace = float((rows["steps"] / rows["minutes"]).median())
+        minutes += (float(low["first_fit_step"]) + give_up_floor) / pace
+    return minutes

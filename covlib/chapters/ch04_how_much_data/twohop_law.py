@@ -83,8 +83,8 @@ def share_of_pool_note(id_pool: pd.DataFrame) -> str:
         return "At every N measured the required data stays below a quarter of the ID pool."
     return (f"At N = {', '.join(str(int(n)) for n in biting.index)} the required data is "
             f"{', '.join(f'{v:.0%}' for v in biting)} of the whole ID pool: the smaller N is, the more of the "
-            "pool the model needs, and near the pool its size rather than the law may bound the requirement, "
-            "which would flatten the low end of the fit.")
+            "pool the model needs. Where no training set the pool allows reaches 99%, the cell drops out of the "
+            "fit; such cells lie at the smallest N, above the line, so leaving them out steepens the fit.")
 
 
 def capped_note(twohop: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None) -> str:

@@ -89,6 +89,10 @@ COT_ONLY_TASKS = ("fivehop",)
 SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", "eligible", "probes", "minutes"]
 
 
+# the CoT exponents set beside the paper's under both give-up rules (section 7.1; chapter 4 tests the rule)
+COT_RULE_EXPONENTS = {f"{task}_cot": c for task, c in EXPONENTS_COT.items()}
+
+
 def _unfinished(summary: pd.DataFrame) -> pd.Series:
     """Which cells of a search summary are not finished (not started or still searching)."""
     return summary["status"].isin(["not started", "searching"])

@@ -1,0 +1,117 @@
+"""What a reader sees of a give-up rule's test, shared by chapters 4 and 7: the floor's reruns and flips, each
+exponent under both rules, local slopes beside the paper's, the pattern across exponents and the verdicts."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from covlib.figures.tables import ReaderTable, reader_table
+from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
+from covlib.search.verdicts import VERDICT_RULE, exponents_for_reader, local_slopes, paper_local_slopes
+
+READER_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
+                "twohop_mamba": "two-hop, Mamba", "fivehop": "five-hop", "twohop_cot": "two-hop, CoT",
+                "threehop_cot": "three-hop, CoT", "fivehop_cot": "five-hop, CoT", "nontree": "non-tree"}
+
+
+def chosen_floor(probes: pd.DataFrame) -> tuple[int, float, int]:
+    """floor_from_probes over the authors'-rule probes; the book's floor (quantile NaN, 0 successes) where the
+    table holds no success to choose it from (a miniature search)."""
+    try:
+        return floor_from_probes(probes[probes["give_up_floor"] == 0])
+    except ValueError:
+        return BOOK_FLOOR, float("nan"), 0
+
+
+def flips_view(recheck: pd.DataFrame) -> ReaderTable:
+    """Per task: the finished brackets, the lower ends the floor reopens, those rerun so far and those that flipped."""
+    counts = flip_counts(recheck)
+    counts = counts.assign(task=counts["task"].map(lambda t: READER_NAMES.get(t, t)))
+    return reader_table(counts, {"task": "task (every model)", "brackets": "finished brackets",
+                                 "reopened": "lower ends the floor reopens", "reruns": "rerun so far",
+                                 "flips": "flipped to success"})
+
+def exponents_view(exponents: pd.DataFrame) -> ReaderTable:
+    """Each exponent under both rules: c, interval, N span, values of N, seeds, cells, the paper's."""
+    shown = exponents_for_reader(exponents)
+    shown = shown.assign(exponent=shown["exponent"].map(lambda t: READER_NAMES.get(t, t)))
+    return reader_table(shown, {"exponent": "exponent", "rule": "give-up rule", "c": "c", "interval": "95% interval",
+                                "N_span": "N", "n_values": "values of N", "seeds": "seeds", "cells": "cells",
+                                "paper": "paper"}, formats={"c": ".2f", "paper": ".2f"}, max_rows=20)
+
+def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFrame:
+    """The local slope between each pair of adjacent N, per exponent and rule (where the rule has finished cells
+    at both), and (``with_paper``) the paper's own from its published two-hop n_req."""
+    parts = []
+    for _, r in exponents.iterrows():
+        slopes = local_slopes(r["summary"]) if len(r["summary"]) else local_slopes(pd.DataFrame(columns=["N", "n_req"]))
+        if len(slopes):
+            parts.append(slopes.assign(exponent=READER_NAMES.get(r["exponent"], r["exponent"]), rule=r["rule"]))
+    if with_paper:
+        parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule="the paper's"))
+    table = pd.concat(parts, ignore_index=True)
+    return table.assign(N=table["N_low"].astype(str) + "-" + table["N_high"].astype(str),
+                        seed_range=[f"{a:.2f} to {b:.2f}" if p > 1 else "one estimate per N"
+                                    for a, b, p in zip(table["slope_min"], table["slope_max"], table["pairs"])])
+
+def slopes_view(slopes: pd.DataFrame) -> ReaderTable:
+    return reader_table(slopes, {"exponent": "exponent", "rule": "give-up rule", "N": "between N",
+                                 "slope": "local slope", "seed_range": "over pairings of seeds"},
+                        formats={"slope": ".2f"}, max_rows=40)
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.DataFrame, floor: int,
+                 quantile: float, successes: int, rerun_hours: float) -> str:
+    """The pattern across exponents and what explains it, in prose, for whatever the floor's reruns have shown."""
+    authors = exponents[exponents["give_up_floor"] == 0].dropna(subset=["c"])
+    below = authors[authors["c"].round(2) < authors["paper"]]
+    counts = flip_counts(recheck)
+    reopened, reruns, flips = (int(counts[k].sum()) for k in ("reopened", "reruns", "flips"))
+    chosen = (f"{floor:,} is the step by which 95% of the {successes} succeeding probes of up to 10,000 examples "
+              f"had first reached 99%, {quantile:,.0f}, rounded up" if successes else
+              "the book's floor; this table holds no success to choose one from")
+    text = (f"**The pattern.** Under the authors' rule {len(below)} of the {len(authors)} exponents here lie below "
+            "the paper's (" + ", ".join(f"{READER_NAMES.get(r['exponent'], r['exponent'])} {r['c']:.2f} against "
+                                        f"{r['paper']:.2f}" for _, r in authors.iterrows()) + "). "
+            "The rule counts its patience in epochs, so it gives a small training set only a few hundred steps after "
+            "the fit; a probe given up before it generalises counts as a failure, raises n_req most where n is "
+            "small, and so flattens the fit. The ID pool acts the other way: the cells it cuts off (no training set "
+            "it allows reaches 99%) lie at the smallest N, above the line, and leaving them out steepens the fit. "
+            f"\n\n**The test.** Under a floor of {floor:,} steps (give up only after max(100 epochs, {floor:,} steps) "
+            f"past the fit; {chosen}) the floor reopens {_count(reopened, 'lower end', 'lower ends')}. ")
+    if reruns == 0:
+        return text + ("None has been rerun yet: the verdicts below are the authors' rule's, and the floor's rows "
+                       f"fill as the book's queue reruns them (about {rerun_hours:.0f} CPU-hours, at the pace of "
+                       "each cell's earlier probes).")
+    text += (f"{_count(reruns, 'has', 'have')} been rerun so far and {flips} of them flipped to success"
+             + (": the authors' rule had stopped those probes before they generalised, and their cells are "
+                "searched downward again under the floor. " if flips else
+                ": so far the authors' rule decided them as the floor does. "))
+    pending = reopened - reruns
+    if pending:
+        text += (f"{_count(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent whose cells are not all finished under "
+                 "the floor is fitted on those that are, and its verdict stays with the authors' rule until they are.")
+    return text
+
+def verdict_note(verdicts: pd.DataFrame) -> str:
+    """The verdict per exponent under the rule written once, with its reason."""
+    words = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
+             "not_reproduced": "not reproduced"}
+    return (VERDICT_RULE + "\n\n" + "\n".join(
+        f"* {READER_NAMES.get(r['exponent'], r['exponent'])}: **{words[r['verdict']]}** under {r['decided_by']}: "
+        f"{r['reason']}." for _, r in verdicts.iterrows()))
+
+def rule_counts_metrics(recheck: pd.DataFrame, floor: int, tasks: Sequence[str]) -> dict[str, int]:
+    """give_up_floor_steps and, per task key (e.g. twohop, threehop_cot), give_up_reruns_<task> and give_up_flips_<task>."""
+    counts = flip_counts(recheck).set_index("task")
+    out = {"give_up_floor_steps": floor}
+    for task in tasks:
+        row = counts.loc[task] if task in counts.index else None
+        out[f"give_up_reruns_{task}"] = int(row["reruns"]) if row is not None else 0
+        out[f"give_up_flips_{task}"] = int(row["flips"]) if row is not None else 0
+    return out
+

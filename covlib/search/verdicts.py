@@ -1,0 +1,157 @@
+"""Each measured exponent under two give-up rules, set beside the paper's by one written rule.
+
+The authors' rule gives up 100 epochs after the fit, which is a few hundred steps for a small training set, so
+it can push n_req up where n is small and flatten the fit; the step floor (covlib.search.recheck) does not
+shrink with the training set. Chapters 4 and 7 show both, the local slopes between adjacent N, and a verdict."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.fits import exponent_fit
+from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
+from covlib.search.cells import Cell
+from covlib.search.required_data import search_states
+from covlib.search.summary import summarise
+
+VERDICTS = ("reproduced", "lower_small_n", "not_reproduced")
+
+VERDICT_RULE = (
+    "An exponent is **reproduced** when its 95% interval holds the paper's value and the local slope between "
+    "its two largest values of N agrees with it (the paper's value lies within that slope's range over the "
+    "pairings of seeds); **lower, consistent with small N** when it is not reproduced, lies below the paper's "
+    "value, and the local slope at its largest N is steeper than the fit (the law is still steepening where "
+    "the measurement ends); **not reproduced** otherwise, which includes a fit with no interval.")
+
+
+def rule_summary(cells: Sequence[Cell], probes: pd.DataFrame, give_up_floor: int = 0) -> pd.DataFrame:
+    """The search summary of ``cells`` under the give-up rule with ``give_up_floor`` (0: the authors')."""
+    if not len(probes) or not cells:
+        return pd.DataFrame()
+    return summarise(search_states(cells, probes, starts={c.key(): 0 for c in cells}, give_up_floor=give_up_floor))
+
+
+def rule_label(give_up_floor: int) -> str:
+    """How a reader names a rule: "the authors' rule (100 epochs)" or "the floor (100 epochs or 2,000 steps)"."""
+    return "the authors' rule (100 epochs)" if not give_up_floor else f"the floor (100 epochs or {give_up_floor:,} steps)"
+
+
+def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame, floors: Sequence[int],
+                      paper: Mapping[str, float], reps: int = 2000) -> pd.DataFrame:
+    """One row per (exponent, rule): c, its interval (None below 4 values of N), N range, values of N, seeds,
+    the cells finished and those still searching under that rule, the paper's exponent, and the fit itself.
+    Under a floor, an exponent is fitted only once every cell the authors' rule finished is finished under
+    the floor too (``pending`` counts those that are not): a fit on the cells that happen to be done first
+    (those whose lower ends already trained long enough, at the largest N) would not be the same exponent."""
+    rows = []
+    for name, cells in cells_of.items():
+        authors_done = set()
+        for floor in floors:
+            summary = rule_summary(cells, probes, floor)
+            done = summary.dropna(subset=["n_req"]) if len(summary) else summary
+            keys = set(zip(done["N"], done["seed"])) if len(done) else set()
+            if not floor:
+                authors_done = keys
+            pending = len(authors_done - keys) if floor else 0
+            fit = exponent_fit(done[["N", "seed", "n_req"]], reps=reps) if len(done) and not pending else None
+            rows.append({"exponent": name, "give_up_floor": floor, "rule": rule_label(floor),
+                         "c": fit["c"] if fit else np.nan, "ci_low": fit["c_low"] if fit else np.nan,
+                         "ci_high": fit["c_high"] if fit else np.nan,
+                         "N_min": fit["N_min"] if fit else np.nan, "N_max": fit["N_max"] if fit else np.nan,
+                         "n_values": fit["n_values"] if fit else 0, "seeds": fit["seeds"] if fit else 0,
+                         "finished": len(done), "pending": pending,
+                         "searching": int((summary["status"] == "searching").sum()) if len(summary) else 0,
+                         "paper": paper.get(name, np.nan), "fit": fit, "summary": summary})
+    return pd.DataFrame(rows)
+
+
+def local_slopes(summary: pd.DataFrame) -> pd.DataFrame:
+    """The slope of log n_req against log N between each pair of adjacent N with finished cells: through the
+    geometric means of the two cells (``slope``), and its range over every pairing of one seed at each N
+    (``slope_min``, ``slope_max``: how far the seed gap alone moves it)."""
+    done = summary.dropna(subset=["n_req"]) if len(summary) else summary
+    by_N = {int(N): g["n_req"].to_numpy(float) for N, g in done.groupby("N")} if len(done) else {}
+    rows = []
+    for a, b in itertools.pairwise(sorted(by_N)):
+        span = np.log(b / a)
+        pairs = [np.log(y / x) / span for x, y in itertools.product(by_N[a], by_N[b])]
+        mean = (np.log(by_N[b]).mean() - np.log(by_N[a]).mean()) / span
+        rows.append({"N_low": a, "N_high": b, "slope": float(mean), "slope_min": float(min(pairs)),
+                     "slope_max": float(max(pairs)), "pairs": len(pairs)})
+    return pd.DataFrame(rows, columns=["N_low", "N_high", "slope", "slope_min", "slope_max", "pairs"])
+
+
+def paper_local_slopes(required: Mapping[int, float] = REQUIRED_DATA_TWOHOP_AUTHORS) -> pd.DataFrame:
+    """The local slopes of the authors' published two-hop n_req (N = 50-200: 1.83, 1.94, 2.71, 2.41)."""
+    summary = pd.DataFrame({"N": list(required), "seed": 0, "n_req": list(required.values())})
+    return local_slopes(summary)
+
+
+def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, str]:
+    """The verdict of VERDICT_RULE on one fit and its local slopes, with the reason in a phrase."""
+    if fit is None or np.isnan(paper):
+        return "not_reproduced", "no fit" if fit is None else "no published exponent"
+    if np.isnan(fit["c_low"]):
+        return "not_reproduced", f"no interval from {fit['n_values']} values of N"
+    last = slopes.iloc[-1] if len(slopes) else None
+    holds = fit["c_low"] <= paper <= fit["c_high"]
+    agrees = last is not None and last["slope_min"] <= paper <= last["slope_max"]
+    where = (f"local slope {last['slope']:.2f} (seed pairings {last['slope_min']:.2f} to {last['slope_max']:.2f}) "
+             f"between N = {last['N_low']:.0f} and {last['N_high']:.0f}") if last is not None else "no local slope"
+    if holds and agrees:
+        return "reproduced", f"the interval holds {paper:.2f}; {where}"
+    if fit["c"] < paper and last is not None and last["slope"] > fit["c"]:
+        return "lower_small_n", f"{fit['c']:.2f} below {paper:.2f}; {where}, steeper than the fit"
+    reason = "the interval misses" if not holds else "the local slope disagrees with"
+    return "not_reproduced", f"{reason} {paper:.2f}; {where}"
+
+
+def verdict_table(exponents: pd.DataFrame) -> pd.DataFrame:
+    """Per exponent: the verdict under the floor where every cell of it has finished under the floor, else under
+    the authors' rule (``decided_by`` says which), with its reason and the local slope at the largest N."""
+    rows = []
+    for name, group in exponents.groupby("exponent", sort=False):
+        floored = group[group["give_up_floor"] > 0]
+        use = floored.iloc[0] if len(floored) and floored.iloc[0]["fit"] else group[group["give_up_floor"] == 0].iloc[0]
+        slopes = local_slopes(use["summary"])
+        word, reason = verdict(use["fit"], slopes, use["paper"])
+        rows.append({"exponent": name, "verdict": word, "decided_by": use["rule"], "reason": reason,
+                     "c": use["c"], "paper": use["paper"]})
+    return pd.DataFrame(rows)
+
+
+def exponents_for_reader(exponents: pd.DataFrame) -> pd.DataFrame:
+    """exponents_by_rule as the columns a reader's table shows: the interval and the N span as text, and the
+    cells each rule has finished and still has to re-search."""
+    def interval(r) -> str:
+        if r["pending"]:
+            return f"waiting for {r['pending']} cells to finish under this rule"
+        if np.isnan(r["c"]):
+            return "no fit yet"
+        if np.isnan(r["ci_low"]):
+            return f"none ({r['n_values']} values of N)"
+        return f"{r['ci_low']:.2f} to {r['ci_high']:.2f}"
+
+    def span(r) -> str:
+        return "" if np.isnan(r["N_min"]) else f"{r['N_min']:.0f}-{r['N_max']:.0f}"
+
+    return exponents.assign(interval=exponents.apply(interval, axis=1), N_span=exponents.apply(span, axis=1),
+                            cells=exponents["finished"].astype(str) + " finished"
+                            + exponents["searching"].map(lambda s: f", {s} still searching" if s else ""))
+
+
+def rule_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, float | str]:
+    """The floor's exponents and the verdicts as recorded metrics: exponent_<X>_floor with _n_values and _seeds,
+    _ci_low and _ci_high where there is an interval (as exponent_metrics does), and verdict_<X>."""
+    out: dict[str, float | str] = {}
+    for _, r in exponents[exponents["give_up_floor"] > 0].iterrows():
+        key = f"exponent_{r['exponent']}_floor"
+        out |= {key: float(r["c"]), f"{key}_n_values": int(r["n_values"]), f"{key}_seeds": int(r["seeds"])}
+        if not np.isnan(r["ci_low"]):
+            out |= {f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"])}
+    for _, r in verdicts.iterrows():
+        out[f"verdict_{r['exponent']}"] = r["verdict"]
+    return out

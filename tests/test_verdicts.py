@@ -1,0 +1,62 @@
+"""Exponents under two give-up rules and their verdicts against the paper (covlib.search.verdicts)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.search.verdicts import local_slopes, paper_local_slopes, verdict
+
+
+def law(c: float, Ns=(10, 12, 14, 16, 20), seeds=(0, 1), gap: float = 1.1) -> pd.DataFrame:
+    """A summary of finished cells on an exact power law, the seeds a factor ``gap`` apart."""
+    return pd.DataFrame([{"N": N, "seed": s, "n_req": 3.0 * N**c * (gap if s else 1.0)} for N in Ns for s in seeds])
+
+
+def fit_of(c: float, low: float, high: float, n_values: int = 5) -> dict:
+    return {"c": c, "c_low": low, "c_high": high, "n_values": n_values}
+
+
+def test_local_slopes_recover_the_law_and_the_seed_gap_sets_their_range():
+    slopes = local_slopes(law(2.5))
+    assert slopes["slope"].to_numpy() == pytest.approx(2.5)
+    assert (slopes["slope_min"] < 2.5).all() and (slopes["slope_max"] > 2.5).all() and (slopes["pairs"] == 4).all()
+    assert local_slopes(law(2.5, gap=1.0))["slope_max"].to_numpy() == pytest.approx(2.5)
+
+
+def test_the_papers_local_slopes_from_its_published_two_hop_points():
+    assert paper_local_slopes()["slope"].round(2).tolist() == [1.83, 1.94, 2.71, 2.41]
+
+
+def test_each_verdict_and_its_reason():
+    steep_end = local_slopes(pd.DataFrame({"N": [10, 12, 14, 16, 20], "seed": 0,
+                                           "n_req": [100, 150, 210, 280, 500]}))
+    assert steep_end["slope"].iloc[-1] > 2.5
+    assert verdict(fit_of(2.5, 2.2, 2.8), local_slopes(law(2.5)), 2.58)[0] == "reproduced"
+    word, reason = verdict(fit_of(2.0, 1.7, 2.3), steep_end, 2.58)
+    assert word == "lower_small_n" and "steeper than the fit" in reason
+    assert verdict(fit_of(2.0, 1.7, 2.3), local_slopes(law(2.0, gap=1.0)), 2.58)[0] == "not_reproduced"
+    assert verdict(fit_of(3.0, 2.9, 3.1), local_slopes(law(3.0)), 2.58)[0] == "not_reproduced"  # above the paper
+    word, reason = verdict(fit_of(2.5, np.nan, np.nan, n_values=3), local_slopes(law(2.5)), 2.58)
+    assert word == "not_reproduced" and "no interval from 3 values of N" in reason
+    assert verdict(None, local_slopes(law(2.5)), 2.58)[0] == "not_reproduced"
+
+
+def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_flips():
+    from covlib.figures.give_up_rule import pattern_note
+
+    exponents = pd.DataFrame([{"exponent": "twohop", "give_up_floor": 0, "c": 2.086, "paper": 2.09},
+                              {"exponent": "threehop", "give_up_floor": 0, "c": 2.31, "paper": 2.58}])
+    recheck = pd.DataFrame([{"task": "twohop", "cot": False, "low": 100, "reopened": True, "rerun": False,
+                             "flipped": False}] * 2)
+    text = pattern_note(exponents, pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
+    assert "1 of the 2 exponents here lie below" in text  # 2.086 shows as 2.09: not below
+    assert "None has been rerun yet" in text and "about 3 CPU-hours" in text and "1,690" in text
+    held = recheck.assign(rerun=[True, False])
+    text = pattern_note(exponents, pd.DataFrame(), held, 2000, 1690.0, 89, 1.0)
+    assert "1 has been rerun so far and 0 of them flipped" in text and "decided them as the floor does" in text
+    assert "1 lower end is still to be rerun" in text
+    flipped = recheck.assign(rerun=True, flipped=[True, False])
+    text = pattern_note(exponents, pd.DataFrame(), flipped, 2000, float("nan"), 0, 0.0)
+    assert "1 of them flipped" in text and "searched downward again" in text and "still to be rerun" not in text
+    assert "no success to choose one from" in text
