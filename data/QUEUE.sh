@@ -74,4 +74,24 @@ step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[
 # 6. the Mamba (3 reruns): ~215 CPU-minutes at today's Mamba step
 step floor_mamba;      covlib scaling recheck --model mamba-L4-d128 "${RECHECK[@]}"
 
+# The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
+# earlier probes (not yet timed on this code: time the first probe of each step against its budget).
+SEARCH=(--model L4-d128 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR")
+# 7. the placeholder bridge (chapter 7) at three N and two seeds, beside CoT's floor cells at the same N: ~4 CPU-hours
+step placeholder_floor
+covlib scaling search --task twohop --fake-bridge --N 25 30 40 --seeds 0 1 --model L4-d128 \
+  --table "$DATA/cot/probes_fakebridge.csv" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
+# 8. three-hop with CoT at N = 24, 30 and 40, two seeds (at N = 40 slope 1.45 predicts ~5.0k examples, 1.76
+#    ~6.2k): ~30 probes of 10-20 minutes, ~8 CPU-hours
+step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40 --seeds 0 1 "${SEARCH[@]}"
+# 9. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
+#    N = 14, 42 s here): ~20 probes of ~40 minutes at today's evaluation of 32 test types, ~13 CPU-hours
+step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
+# 10. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at today's Mamba step
+step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \
+  --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
+# 11. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
+#     are ~9,000 steps, past the floor, so both rules decide alike here
+step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
+
 step done
