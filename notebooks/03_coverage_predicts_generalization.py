@@ -32,12 +32,12 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: a few minutes on 2 CPU cores), "paper"
-N = None  # tokens |X|; None takes the preset's value
-n_train = None  # training examples of the live run; None takes the preset's value
+N: int | None = None  # tokens |X|; None takes the preset's value
+n_train: int | None = None  # training examples of the live run; None takes the preset's value
 data_seed = 0  # dataset seed
 seed = 42  # model initialisation and batch order
-steps = None  # training steps of the live run; None takes the preset's value
-eval_every = None  # evaluate on the whole test set every this many steps; None takes the preset's
+steps: int | None = None  # training steps of the live run; None takes the preset's value
+eval_every: int | None = None  # evaluate on the whole test set every this many steps; None takes the preset's
 retrain = False  # True: train from scratch even if a finished run with this config exists
 edge_run = ""  # folder of the run at the edge of coverage; "" means the one shipped under data/runs/
 recompute_edge_run = False  # True: retrain that run here (about 20 minutes on 2 CPU cores)

@@ -35,9 +35,9 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: reads data/taxonomy/), "paper"
-N = None  # tokens |X|; None takes the preset's value
-n_train = None  # composed training examples per condition; None takes the preset's value
-steps = None  # training steps per model; None takes the preset's value
+N: int | None = None  # tokens |X|; None takes the preset's value
+n_train: int | None = None  # composed training examples per condition; None takes the preset's value
+steps: int | None = None  # training steps per model; None takes the preset's value
 data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
 recompute = False  # True: retrain the three models (about 20 minutes on one core at default)
