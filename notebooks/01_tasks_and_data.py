@@ -41,7 +41,7 @@ import json
 
 from IPython.display import display
 
-from covlib.base.paths import default_root
+from covlib.base.paths import default_root, readable_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch01_tasks_and_data as tasks_and_data
@@ -224,7 +224,7 @@ share_chart
 
 # %%
 folder = ensure_dataset(config, data_root)
-print(folder)
+print(readable_path(folder))
 display(tasks_and_data.files_view(folder))
 print((folder / "covlib.json").read_text())
 

@@ -51,13 +51,13 @@ import altair as alt
 from IPython.display import Markdown, display
 
 from covlib.analyses import curves
+from covlib.base.paths import readable_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch03_coverage_predicts_generalization as generalization
 from covlib.coverage.annotate import annotate_dataset, wide_table
 from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
 from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
-from covlib.figures.tables import metrics_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.training.config import make_config, run_name
 from covlib.training.runs import first_step_above, load_metrics, load_run_config
@@ -69,7 +69,7 @@ N, n_train, steps, eval_every = chapter["N"], chapter["n_train"], chapter["steps
 root = chapter.root
 overrides = {"steps": steps, "eval_every": eval_every, "seed": seed}
 run_config = make_config(chapter["model"], overrides)
-print(f"preset={preset}: twohop N={N}, n_train={n_train}; model {run_config.model}; {steps} steps")
+print(f"preset={preset}: twohop N={N}, n_train={n_train}; {run_config.model.describe()}; {steps} steps")
 
 # %% [markdown]
 # ## 3.1 Data and its coverage
@@ -103,7 +103,7 @@ run_dir = root / "runs" / run_name(dataset.name, run_config)
 result = generalization.live_run(dataset, run_dir, run_config, chapter["model"], overrides,
                                  recompute_live_run, retrain)
 metrics = result.metrics
-print(f"run folder: {result.run_dir}")
+print(f"run folder: {readable_path(result.run_dir)}")
 print(generalization.training_speed(metrics))
 
 # %% [markdown]
@@ -212,8 +212,7 @@ edge_chart
 # %%
 central = generalization.central_metrics(N, n_train, result, edge, edge_shares, type_series, group_series)
 central |= generalization.seed_metrics(by_seed, order)
-record_metrics(central)
-metrics_table(central)
+metrics_file = record_metrics(central)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

@@ -59,7 +59,7 @@ from covlib.book.sweep import record_metrics
 from covlib.chapters import ch05_inside_the_model as inside_the_model
 from covlib.chapters.ch05_inside_the_model import PRESETS
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
-from covlib.figures.tables import frame_table, metrics_table, reader_table
+from covlib.figures.tables import frame_table, reader_table
 from covlib.training.shipped import shipped_edge_seeds
 
 chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
@@ -269,8 +269,7 @@ results = {
     "lens_bridge_top1_best": float(b_best["top1"]), "lens_answer_top1_last": float(t_last),
     **seed_results,
 }
-record_metrics(results)
-metrics_table(results)
+metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Exercises

@@ -74,7 +74,7 @@ from covlib.chapters.ch07_chain_of_thought import (
 )
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
-from covlib.figures.tables import frame_table, metrics_table
+from covlib.figures.tables import frame_table
 from covlib.search.experiments import experiment_cells, experiment_command
 from covlib.search.probes import read_probes
 from covlib.search.required_data import search
@@ -291,8 +291,7 @@ display(frame_table(
 # %%
 results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
                                    placeholder, ratios, nontree_summary, bounds)
-record_metrics(results)
-metrics_table(results)
+metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

@@ -13,10 +13,13 @@ from typing import Any
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUTHORS
-from covlib.figures.text import fmt
+from covlib.figures.text import fmt, p_value, share_of
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
 END = "<!-- end of findings -->"
+
+
+COT_SAVING = "CoT's data saving"
 
 
 def _pct(value: Any, digits: int = 0) -> str:
@@ -171,7 +174,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_pct(m['final_type0_twohop_plain'], 1)}, CoT {_pct(m['final_type0_twohop_cot'], 1)}, placeholder "
             f"bridge {_pct(m['final_type0_twohop_fakebridge'], 1)}, non-tree with CoT "
             f"{_pct(m['final_type0_nontree_cot'], 1)}; the placeholder's own search gets "
-            f"{_pct(m['placeholder_data_share'])} of CoT's data saving. " + _nontree_cot(m))
+            f"{share_of(m['placeholder_data_share'], COT_SAVING)}. " + _nontree_cot(m))
     if "08" in ch:
         m = ch["08"]
         bullets.append(
@@ -193,8 +196,8 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"({m['seeds_per_cell']} seeds a cell) partial eta² is {m['eta2_diversity']:.2f} for diversity and "
             f"{m['eta2_exposure']:.2f} for exposure. At fixed diversity ({m.get('runs_per_arm', 0)} training sets "
             f"per arm), training sets chosen for extreme exact "
-            f"coverage differ by {m['coverage_contrast_pp']:+.1f} points of ID accuracy (p = "
-            f"{m['coverage_contrast_p']:.2f}; effects beyond {m['coverage_contrast_bound_pp']:.0f} points "
+            f"coverage differ by {m['coverage_contrast_pp']:+.1f} points of ID accuracy ("
+            f"{p_value(m['coverage_contrast_p'])}; effects beyond {m['coverage_contrast_bound_pp']:.0f} points "
             f"excluded), for extreme surface pair coverage by {m['surface_contrast_pp']:+.1f} points (beyond "
             f"{m['surface_contrast_bound_pp']:.0f} excluded).")
     return "\n".join(f"* {b}" for b in bullets)

@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 
 from covlib.analyses.curves import cutoff_table
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.coverage.annotate import annotate_dataset
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
@@ -108,7 +108,7 @@ def edge_run_folder(edge_dataset: str | os.PathLike, root: Path, recompute: bool
 
 def describe_run(run_dir: str | os.PathLike, metrics: pd.DataFrame, config: Mapping[str, Any]) -> str:
     """A run folder in one line: its dataset, steps trained and weight decay."""
-    return (f"{run_dir}: {config['dataset']['name']}, {int(metrics['step'].iloc[-1])} steps, "
+    return (f"{readable_path(run_dir)}: {config['dataset']['name']}, {int(metrics['step'].iloc[-1])} steps, "
             f"weight decay {config['train']['weight_decay']}")
 
 
