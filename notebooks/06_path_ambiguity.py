@@ -134,7 +134,7 @@ display(Markdown(coverage.classes_text(merged, N)))
 # populations:
 #
 # * the **ID test** items (`type_0`): inputs whose every fact is used by some training item
-#   (SPEC §1). For non-tree this is a selection: the fact $f_2(b, x_2, x_3)$ of an input is in
+#   (chapter 1). For non-tree this is a selection: the fact $f_2(b, x_2, x_3)$ of an input is in
 #   training only if some training item has the same $x_2$, $x_3$ and another $x_1'$ with the
 #   same bridge;
 # * the **whole ID pool**: every input whose facts are in the seen split (the inputs training

@@ -149,13 +149,13 @@ def tracing_text(rank: pd.DataFrame, n_layers: int) -> str:
     others = [trace_cell(rank, "nontree", "x2_change_b", "x2"), trace_cell(rank, "nontree", "x1", "x2")]
     twohop = trace_cell(rank, "twohop", "x2", "x2")
     upper = f"in the upper layers (from layer {max(2, n_layers - 1)})"
-    if all(rounds_to_zero(v) for v in (keep_b, *others, twohop)):
-        flips = (f"patching position $x_2$ {upper} flips no prediction (0%), nor when $b$ changes too or $x_1$ "
-                 "changes, nor at two-hop's $x_2$ position. ")
+    if all(rounds_to_zero(v) for v in (keep_b, *others)):  # nothing flips in non-tree: say so once, no list of 0%
+        flips = f"patching position $x_2$ {upper} flips no prediction, nor when $b$ changes too or $x_1$ changes; "
     else:
         flips = (f"patching position $x_2$ {upper} still flips {up_to(keep_b, 'predictions')}, against "
-                 f"{others[0]:.0%} when $b$ changes too and {others[1]:.0%} when $x_1$ changes; two-hop's $x_2$ "
-                 f"position matters in the upper layers for {up_to(twohop, 'its pairs').replace('up to', 'at most')}. ")
+                 f"{others[0]:.0%} when $b$ changes too and {others[1]:.0%} when $x_1$ changes; ")
+    flips += ("two-hop's $x_2$ position does not matter there either. " if rounds_to_zero(twohop) else
+              f"two-hop's $x_2$ position matters in the upper layers for at most {twohop:.0%} of its pairs. ")
     return (
         f"Changing $x_2$ but keeping $b$ ({int(kb['pairs'].iloc[0]) if len(kb) else 0} pairs): " + flips
         + ("The direct $x_2$ path is a route of its own to the answer, which the model keeps open into the upper layers."

@@ -15,6 +15,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_folder_atomic
+from covlib.base.paths import readable_path
 from covlib.base.tables import read_table, upsert_row
 from covlib.coverage.exact import k_cutoffs
 from covlib.tasks.datasets import Dataset, DatasetConfig, dataset_files, eligible_count, generate
@@ -445,7 +446,7 @@ def read_runs(table: str | os.PathLike) -> pd.DataFrame:
 def describe_setup(setup: AuditSetup, runs: pd.DataFrame, table: str | os.PathLike) -> str:
     """One line on what every run shares, and how many runs the table holds and what they cost."""
     return (f"{setup.task}, N={setup.N}, data seed {setup.data_seed}; model {setup.model}, batch {setup.batch_size}, "
-            f"weight decay {setup.weight_decay}; {len(runs)} runs in {table} "
+            f"weight decay {setup.weight_decay}; {len(runs)} runs in {readable_path(table)} "
             f"({runs['minutes'].sum():.0f} CPU-minutes of training)")
 
 
