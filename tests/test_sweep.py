@@ -11,8 +11,8 @@ from covlib.base.paths import RUN_DIR_ENV
 from covlib.book.sweep import (
     collect_sweep,
     config_slug,
-    expand_grid,
     declared_types,
+    expand_grid,
     notebook_parameters,
     parse_value,
     record_metrics,

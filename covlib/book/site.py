@@ -334,7 +334,7 @@ def downloaded_source(source: bytes) -> bytes:
     header = re.match(r"(# ---\n.*?\n# ---\n\n?)", text, flags=re.S)
     head, body = (header.group(1), text[header.end():]) if header else ("", text)
     cell = "\n".join(f"# {line}".rstrip() for line in about_markdown("###").splitlines())
-    return f"{head}# %% [markdown] tags=[\"{ABOUT_TAG}\"]\n{cell}\n\n{body}".encode("utf-8")
+    return f"{head}# %% [markdown] tags=[\"{ABOUT_TAG}\"]\n{cell}\n\n{body}".encode()
 
 
 def write_downloads(folder: Path, chapters: list[tuple[Path, Path]], preset: str) -> None:
