@@ -54,7 +54,7 @@ import time
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters.ch09_diversity_exposure_coverage import audit
@@ -122,7 +122,7 @@ if dose_fit:
     display(audit_figures.dose_table(audit_stats.dose_levels(dose)))
     print(audit_stats.describe_dose_fit(dose_fit))
 else:
-    print(f"the dose-response needs four levels in {table_path}; it holds {dose['n_unique'].nunique()}. Fill it with: "
+    print(f"the dose-response needs four levels in {readable_path(table_path)}; it holds {dose['n_unique'].nunique()}. Fill it with: "
           "covlib diversity run --experiments dose --table data/diversity/runs.csv")
 dose_r2 = dose_fit["r2_means"] if dose_fit else float("nan")
 
