@@ -46,22 +46,15 @@ out_dir = ""  # parent of dataset and run folders; "" means build/ of the reposi
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import altair as alt
 from IPython.display import Markdown, display
 
-from covlib.analyses import curves
-from covlib.base.paths import readable_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch03_coverage_predicts_generalization as generalization
-from covlib.coverage.annotate import annotate_dataset, wide_table
-from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
-from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.training.config import make_config, run_name
-from covlib.training.runs import first_step_above, load_metrics, load_run_config
-from covlib.training.shipped import EDGE_SEEDS_COMMAND, shipped_edge_seeds
+from covlib.chapters.ch03_coverage_predicts_generalization import *  # what its cells call from covlib's layers
 
 chapter = setup_chapter("03", preset, generalization.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, steps=steps, eval_every=eval_every)

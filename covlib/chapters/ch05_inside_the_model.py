@@ -10,17 +10,38 @@ import numpy as np
 import pandas as pd
 
 from covlib.analyses.iicg import iicg_peaks, iicg_table
-from covlib.analyses.residuals import TaskTables, split_items
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import TaskTables, open_run, residual_streams, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.coverage.annotate import annotate_dataset
-from covlib.figures.tables import ReaderTable, reader_table
+from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
+from covlib.figures.tables import ReaderTable, frame_table, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.tasks.folders import DatasetFolder
 from covlib.training.loop import train
 from covlib.training.runs import load_metrics, load_weights, save_weights
-from covlib.training.shipped import EDGE_RUN
+from covlib.training.shipped import EDGE_RUN, shipped_edge_seeds
+
+# what the chapter's notebook imports from here (`from covlib.chapters.ch05_inside_the_model import *`): the functions of
+# covlib's layers its cells call, one import away from where each is defined
+__all__ = [
+    "PRESETS",
+    "frame_table",
+    "iicg_peaks",
+    "iicg_table",
+    "layer_position_heatmap",
+    "logit_lens",
+    "open_run",
+    "over_training_chart",
+    "reader_table",
+    "residual_streams",
+    "shipped_edge_seeds",
+    "split_items",
+    "trace_table",
+]
+
 
 # the smoke preset's model: a tiny two-hop model trained in seconds, checkpoints kept like the shipped one's
 SMOKE_RUN = {"dataset": {"task": "twohop", "num_tokens": 10, "n_train": 450, "seed": 0, "test_size_per_type": 150},
