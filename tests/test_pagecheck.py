@@ -50,6 +50,11 @@ def test_typeset_math_scripts_and_code_inputs_are_not_prose():
     assert [f.check for f in page_findings(html.format(planted=""))] == ["machine path"]
 
 
+def test_tex_in_a_container_mathjax_typesets_is_not_raw():
+    assert page_findings(PAGE.format(planted='<span class="mathjax_process">patching $x_2$ flips</span>')) == []
+    assert page_findings(PAGE.format(planted='<span class="note">patching $x_2$ flips</span>')) != []
+
+
 def test_site_findings_names_the_page(tmp_path):
     (tmp_path / "ok.html").write_text(PAGE.format(planted="fine"))
     (tmp_path / "sub").mkdir()

@@ -59,7 +59,9 @@ class _PageText(HTMLParser):
             return
         classes = (dict(attrs).get("class") or "").split()
         skipped, code = self.stack[-1][1:] if self.stack else (False, False)
-        skipped = skipped or tag in _SKIP or "math" in classes
+        # math: Sphinx's typeset spans ("math"), and any container marked for MathJax to typeset in the browser
+        # ("mathjax_process", "arithmatex", ...): raw TeX there is typeset, not shown
+        skipped = skipped or tag in _SKIP or any("math" in c for c in classes)
         code = code or "cell_input" in classes
         self.stack.append((tag, skipped, code))
 
