@@ -53,6 +53,11 @@ def test_typeset_math_scripts_and_code_inputs_are_not_prose():
 def test_tex_in_a_container_mathjax_typesets_is_not_raw():
     assert page_findings(PAGE.format(planted='<span class="mathjax_process">patching $x_2$ flips</span>')) == []
     assert page_findings(PAGE.format(planted='<span class="note">patching $x_2$ flips</span>')) != []
+    # MyST marks every section "tex2jax_ignore mathjax_ignore": TeX there is left raw, so it is a finding
+    ignored = PAGE.replace("<body>", '<body><section class="tex2jax_ignore mathjax_ignore">').replace(
+        "</body>", "</section></body>")
+    assert [f.check for f in page_findings(ignored.format(planted="grouped by $(b, x_2)$"))] == [
+        "raw $...$ (math not typeset)"]
 
 
 def test_site_findings_names_the_page(tmp_path):

@@ -15,6 +15,7 @@ from pathlib import Path
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track",
          "wbr"}
 _SKIP = {"script", "style", "svg", "mjx-container", "template", "noscript"}
+_TYPESET = {"math", "mathjax_process", "tex2jax_process", "arithmatex"}  # classes whose TeX MathJax typesets
 
 # (name, pattern, where): where is "all" (prose and folded code) or "prose" (outputs and markdown only:
 # code legitimately holds calls such as ModelConfig(n_layers=4) and f-strings with $x_2$)
@@ -59,9 +60,9 @@ class _PageText(HTMLParser):
             return
         classes = (dict(attrs).get("class") or "").split()
         skipped, code = self.stack[-1][1:] if self.stack else (False, False)
-        # math: Sphinx's typeset spans ("math"), and any container marked for MathJax to typeset in the browser
-        # ("mathjax_process", "arithmatex", ...): raw TeX there is typeset, not shown
-        skipped = skipped or tag in _SKIP or any("math" in c for c in classes)
+        # math: Sphinx's typeset spans ("math"), and any container marked for MathJax to typeset in the browser;
+        # raw TeX there is typeset, not shown. ("mathjax_ignore", which MyST puts on every section, is the opposite.)
+        skipped = skipped or tag in _SKIP or bool(_TYPESET & set(classes))
         code = code or "cell_input" in classes
         self.stack.append((tag, skipped, code))
 
