@@ -15,6 +15,8 @@ from pathlib import Path
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track",
          "wbr"}
 _SKIP = {"script", "style", "svg", "mjx-container", "template", "noscript"}
+_BLOCKS = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "table", "section",
+           "article", "pre", "br", "hr", "dt", "dd", "caption", "blockquote", "nav", "header", "footer", "main", "title"}
 _TYPESET = {"math", "mathjax_process", "tex2jax_process", "arithmatex"}  # classes whose TeX MathJax typesets
 
 # (name, pattern, where): where is "all" (prose and folded code) or "prose" (outputs and markdown only:
@@ -55,7 +57,14 @@ class _PageText(HTMLParser):
         self.prose: list[str] = []
         self.code: list[str] = []
 
+    def _gap(self, tag: str) -> None:
+        """A block element separates words; inline ones (a highlighted token, a link) do not."""
+        if tag in _BLOCKS:
+            self.prose.append(" ")
+            self.code.append("\n")
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._gap(tag)
         if tag in _VOID:
             return
         classes = (dict(attrs).get("class") or "").split()
@@ -67,6 +76,7 @@ class _PageText(HTMLParser):
         self.stack.append((tag, skipped, code))
 
     def handle_endtag(self, tag: str) -> None:
+        self._gap(tag)
         for depth in range(len(self.stack) - 1, -1, -1):
             if self.stack[depth][0] == tag:
                 del self.stack[depth:]
@@ -83,7 +93,7 @@ def page_text(html: str) -> tuple[str, str]:
     parser = _PageText()
     parser.feed(html)
     parser.close()
-    return " ".join(" ".join(parser.prose).split()), "\n".join(parser.code)
+    return " ".join("".join(parser.prose).split()), "".join(parser.code)
 
 
 def text_findings(prose: str, code: str = "") -> list[Finding]:
