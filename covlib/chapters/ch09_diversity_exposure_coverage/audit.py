@@ -428,7 +428,7 @@ def run_audit(plan: AuditPlan, experiments: Sequence[str], table: str | os.PathL
         runs += plan.runs(exp, table, work_dir, cands)
     todo = pending(runs, table)
     if log:
-        log(f"{len(runs) - len(todo)} of {len(runs)} runs already in {table}; training {len(todo)}")
+        log(f"{len(runs) - len(todo)} of {len(runs)} runs already in {readable_path(table)}; training {len(todo)}")
     jobs_ = [Job(run_one, {"run": r}, str(Path(work_dir) / "runs" / r.name()), r.name()) for r in todo]
     outcomes = run_jobs(jobs_, "local", workers=jobs, progress=progress)
     failed = [o for o in outcomes if o.status != "done"]
