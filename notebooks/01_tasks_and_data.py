@@ -28,26 +28,24 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book), "paper" (the authors' scale)
-N = None  # number of tokens |X|; None takes the preset's value
-n_train = None  # training examples to sample; None takes the preset's value
+N: int | None = None  # number of tokens |X|; None takes the preset's value
+n_train: int | None = None  # training examples to sample; None takes the preset's value
 seed = 42  # one seed fixes the tables, the split, the training sample and the test set
-test_size_per_type = None  # test items per type; None takes the preset's value
+test_size_per_type: int | None = None  # test items per type; None takes the preset's value
 out_dir = ""  # parent folder of the dataset folder; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import json
 
 from IPython.display import display
 
-from covlib.base.paths import default_root
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch01_tasks_and_data as tasks_and_data
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
-from covlib.tasks.folders import load_dataset
-from covlib.tasks.graphs import TASKS
+from covlib.chapters.ch01_tasks_and_data import *  # what its cells call from covlib's layers
 
 chapter = setup_chapter("01", preset, tasks_and_data.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, test_size_per_type=test_size_per_type)
@@ -224,7 +222,7 @@ share_chart
 
 # %%
 folder = ensure_dataset(config, data_root)
-print(folder)
+print(readable_path(folder))
 display(tasks_and_data.files_view(folder))
 print((folder / "covlib.json").read_text())
 

@@ -32,34 +32,27 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: about a minute), "paper" (the authors' scale)
-N = None  # tokens |X| of the main twohop dataset; None takes the preset's value
-n_train = None  # its training examples; None takes the preset's value
+N: int | None = None  # tokens |X| of the main twohop dataset; None takes the preset's value
+n_train: int | None = None  # its training examples; None takes the preset's value
 seed = 0  # dataset seed
 max_k = 8  # largest evidence level k in tables and figures
-example_N = None  # tokens of the tiny worked example; None takes the preset's value
-scaling_N = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
+example_N: int | None = None  # tokens of the tiny worked example; None takes the preset's value
+scaling_N: list[int] | None = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
 out_dir = ""  # parent folder of dataset folders; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import json
 
 import altair as alt
 from IPython.display import display
 
-from covlib.analyses.fits import power_fit
-from covlib.base.paper import EXPONENTS, TYPE0_COVERAGE_TWOHOP_30_4000
-from covlib.base.paths import default_root
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch02_coverage as coverage_chapter
-from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table
-from covlib.coverage.authors import authors_sweep
-from covlib.coverage.exact import all_pair_evidence, k_cutoffs, pair_evidence
-from covlib.figures.charts import coverage_by_k_chart
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
-from covlib.tasks.folders import load_dataset
+from covlib.chapters.ch02_coverage import *  # what its cells call from covlib's layers
 
 chapter = setup_chapter("02", preset, coverage_chapter.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, example_N=example_N, scaling_N=scaling_N)

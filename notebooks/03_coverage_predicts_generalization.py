@@ -32,12 +32,12 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: a few minutes on 2 CPU cores), "paper"
-N = None  # tokens |X|; None takes the preset's value
-n_train = None  # training examples of the live run; None takes the preset's value
+N: int | None = None  # tokens |X|; None takes the preset's value
+n_train: int | None = None  # training examples of the live run; None takes the preset's value
 data_seed = 0  # dataset seed
 seed = 42  # model initialisation and batch order
-steps = None  # training steps of the live run; None takes the preset's value
-eval_every = None  # evaluate on the whole test set every this many steps; None takes the preset's
+steps: int | None = None  # training steps of the live run; None takes the preset's value
+eval_every: int | None = None  # evaluate on the whole test set every this many steps; None takes the preset's
 retrain = False  # True: train from scratch even if a finished run with this config exists
 edge_run = ""  # folder of the run at the edge of coverage; "" means the one shipped under data/runs/
 recompute_edge_run = False  # True: retrain that run here (about 20 minutes on 2 CPU cores)
@@ -46,22 +46,15 @@ out_dir = ""  # parent of dataset and run folders; "" means build/ of the reposi
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import altair as alt
 from IPython.display import Markdown, display
 
-from covlib.analyses import curves
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch03_coverage_predicts_generalization as generalization
-from covlib.coverage.annotate import annotate_dataset, wide_table
-from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
-from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
-from covlib.figures.tables import metrics_table
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.training.config import make_config, run_name
-from covlib.training.runs import first_step_above, load_metrics, load_run_config
-from covlib.training.shipped import EDGE_SEEDS_COMMAND, shipped_edge_seeds
+from covlib.chapters.ch03_coverage_predicts_generalization import *  # what its cells call from covlib's layers
 
 chapter = setup_chapter("03", preset, generalization.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, steps=steps, eval_every=eval_every)
@@ -69,7 +62,7 @@ N, n_train, steps, eval_every = chapter["N"], chapter["n_train"], chapter["steps
 root = chapter.root
 overrides = {"steps": steps, "eval_every": eval_every, "seed": seed}
 run_config = make_config(chapter["model"], overrides)
-print(f"preset={preset}: twohop N={N}, n_train={n_train}; model {run_config.model}; {steps} steps")
+print(f"preset={preset}: twohop N={N}, n_train={n_train}; {run_config.model.describe()}; {steps} steps")
 
 # %% [markdown]
 # ## 3.1 Data and its coverage
@@ -103,7 +96,7 @@ run_dir = root / "runs" / run_name(dataset.name, run_config)
 result = generalization.live_run(dataset, run_dir, run_config, chapter["model"], overrides,
                                  recompute_live_run, retrain)
 metrics = result.metrics
-print(f"run folder: {result.run_dir}")
+print(f"run folder: {readable_path(result.run_dir)}")
 print(generalization.training_speed(metrics))
 
 # %% [markdown]
@@ -212,8 +205,7 @@ edge_chart
 # %%
 central = generalization.central_metrics(N, n_train, result, edge, edge_shares, type_series, group_series)
 central |= generalization.seed_metrics(by_seed, order)
-record_metrics(central)
-metrics_table(central)
+metrics_file = record_metrics(central)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

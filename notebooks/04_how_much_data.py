@@ -57,7 +57,7 @@ from IPython.display import Markdown, display
 
 from covlib.analyses.fits import describe_exponent, exponent_metrics, power_fit, summary_exponent
 from covlib.base.paper import theory_exponent
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters.ch04_how_much_data import (
@@ -73,7 +73,6 @@ from covlib.chapters.ch04_how_much_data import (
 )
 from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures.required_data import estimates_chart
-from covlib.figures.tables import metrics_table
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_cells
@@ -91,7 +90,7 @@ recompute = recompute or chapter["always_recompute"]
 if chapter["note"]:
     print(chapter["note"])
 cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
-print(f"preset={preset}: probe table {table_path}; rules {rules}")
+print(f"preset={preset}: probe table {readable_path(table_path)}; {rules.describe()}")
 
 # %% [markdown]
 # ## 4.1 One probe, and the search
@@ -368,8 +367,7 @@ metrics = {
     "probes": own_probes,
     "cpu_hours": own_hours,
 }
-record_metrics(metrics)
-metrics_table(metrics)
+metrics_file = record_metrics(metrics)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

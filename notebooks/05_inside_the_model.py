@@ -46,21 +46,15 @@ out_dir = ""  # where the smoke preset trains its model; "" means build/ of the 
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.iicg import iicg_peaks, iicg_table
-from covlib.analyses.lens import logit_lens
-from covlib.analyses.residuals import open_run, residual_streams, split_items
-from covlib.analyses.tracing import trace_table
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters import ch05_inside_the_model as inside_the_model
-from covlib.chapters.ch05_inside_the_model import PRESETS
-from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
-from covlib.figures.tables import frame_table, metrics_table, reader_table
-from covlib.training.shipped import shipped_edge_seeds
+from covlib.chapters.ch05_inside_the_model import *  # what its cells call from covlib's layers
 
 chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
@@ -269,8 +263,7 @@ results = {
     "lens_bridge_top1_best": float(b_best["top1"]), "lens_answer_top1_last": float(t_last),
     **seed_results,
 }
-record_metrics(results)
-metrics_table(results)
+metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Exercises

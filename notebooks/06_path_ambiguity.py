@@ -51,38 +51,15 @@ out_dir = ""  # where datasets and smoke runs go; "" means build/ of the reposit
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's module hands the notebook what it calls from covlib's layers)
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.curves import combine_curves, final_value
-from covlib.analyses.iicg import iicg_peaks
-from covlib.analyses.residuals import open_shipped
-from covlib.base.paper import NONTREE_FAILS_AT
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch06_path_ambiguity import (
-    charts,
-    coverage,
-    data_need,
-    inside,
-    searches,
-    shipped,
-    summary,
-    tables,
-)
-from covlib.figures.charts import accuracy_curves_chart
-from covlib.figures.heatmaps import layer_position_heatmap
-from covlib.figures.required_data import required_data_chart, search_reader_table
-from covlib.figures.style import pending_chart
-from covlib.figures.tables import frame_table, metrics_table
-from covlib.search.cells import ProbeRules
-from covlib.search.experiments import experiment_command
-from covlib.search.probes import read_probes
-from covlib.search.required_data import search
-from covlib.search.status import describe_cells, search_summary
-from covlib.training.runs import load_metrics
-from covlib.training.shipped import ensure_shipped
+from covlib.chapters.ch06_path_ambiguity import *  # what its cells call from covlib's layers
+from covlib.chapters.ch06_path_ambiguity import charts, coverage, data_need, inside, searches, shipped, summary, tables
 
 chapter = setup_chapter("06", preset, searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
@@ -134,7 +111,7 @@ display(Markdown(coverage.classes_text(merged, N)))
 # populations:
 #
 # * the **ID test** items (`type_0`): inputs whose every fact is used by some training item
-#   (SPEC §1). For non-tree this is a selection: the fact $f_2(b, x_2, x_3)$ of an input is in
+#   (chapter 1). For non-tree this is a selection: the fact $f_2(b, x_2, x_3)$ of an input is in
 #   training only if some training item has the same $x_2$, $x_3$ and another $x_1'$ with the
 #   same bridge;
 # * the **whole ID pool**: every input whose facts are in the seen split (the inputs training
@@ -360,8 +337,7 @@ results = {
     "nontree_cells_unreachable": int((nontree_summary["status"] == "unreachable").sum()),
     **raised_cap,
 }
-record_metrics(results)
-metrics_table(results)
+metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

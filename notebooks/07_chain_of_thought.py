@@ -83,7 +83,7 @@ from covlib.figures.give_up_rule import (
 )
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
-from covlib.figures.tables import frame_table, metrics_table
+from covlib.figures.tables import frame_table
 from covlib.search.experiments import experiment_cells, experiment_command
 from covlib.search.probes import read_probes
 from covlib.search.recheck import floor_recheck, rerun_minutes
@@ -323,8 +323,7 @@ results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, a
                                    placeholder, ratios, nontree_summary, bounds)
 results |= rule_counts_metrics(recheck, floor_steps, list(searches.COT_RULE_EXPONENTS))
 results |= rule_metrics(cot_rule, cot_verdicts)
-record_metrics(results)
-metrics_table(results)
+metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary

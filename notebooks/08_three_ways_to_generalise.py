@@ -35,9 +35,9 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: reads data/taxonomy/), "paper"
-N = None  # tokens |X|; None takes the preset's value
-n_train = None  # composed training examples per condition; None takes the preset's value
-steps = None  # training steps per model; None takes the preset's value
+N: int | None = None  # tokens |X|; None takes the preset's value
+n_train: int | None = None  # composed training examples per condition; None takes the preset's value
+steps: int | None = None  # training steps per model; None takes the preset's value
 data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
 recompute = False  # True: retrain the three models (about 20 minutes on one core at default)
@@ -85,7 +85,7 @@ print(model_runs.run_description(meta))
 # draws $f_1$ as a symmetric table: the upper triangle is drawn as usual and mirrored below the
 # diagonal. The seen split stays *per fact*: $f_1(a,b)$ and $f_1(b,a)$ are seen or held out
 # independently. That is what makes the experiment interesting: an input $(x_1,x_2,x_3)$ whose
-# fact $f_1(x_1,x_2)$ is unseen is OOD by the type rules (SPEC §1), yet its mirror
+# fact $f_1(x_1,x_2)$ is unseen is OOD by the type rules (chapter 1), yet its mirror
 # $(x_2,x_1,x_3)$ has the same answer and may be an ordinary covered input. The folder name gets
 # the suffix `.comm-f1`; with the option off every name and byte stays as before.
 
@@ -100,7 +100,7 @@ print(small.seen_split["f1"].astype(int))
 # ## 8.2 Property-based generalisation: reachable through the symmetry
 #
 # For every input that is not a training input, covlib computes its k-cutoff and its mirror's
-# (`reach.symmetry_reach`, exact coverage of SPEC §2 on both). An input is **reachable through the
+# (`reach.symmetry_reach`, exact coverage, chapter 2, on both). An input is **reachable through the
 # symmetry** when it is outside k-coverage, its mirror is inside, and both have the same answer.
 # Coverage is blind to the symmetry: it treats $(a,b)$ and $(b,a)$ as unrelated fragments.
 #
@@ -155,7 +155,7 @@ chapter.save(charts.reach_accuracy_chart(table, readings.shared_groups(table),
 
 # %%
 display(tables.taxonomy_reader_table(prop, shared))
-record_metrics(readings.taxonomy_metrics(prop, shared, meta))
+metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta))
 
 # %% [markdown]
 # ## What the paper says, and what we found

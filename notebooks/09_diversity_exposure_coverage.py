@@ -25,7 +25,7 @@
 # are held fixed. It ends by asking for a measure of compositional coverage that is not a surface
 # count of pairs, because on its benchmarks the pair counts measured different things.
 #
-# This book has such a measure: the **exact k-coverage** of SPEC §2, computed on tasks whose
+# This book has such a measure: the **exact k-coverage** of chapter 2 (the paper's definition), computed on tasks whose
 # structure is known. This chapter runs the study's audit on `twohop` with it:
 #
 # 1. a **dose-response** of accuracy in the number of distinct examples at a fixed budget;
@@ -54,7 +54,7 @@ import time
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters.ch09_diversity_exposure_coverage import audit
@@ -91,7 +91,7 @@ print(audit.describe_setup(setup, runs, table_path))
 # Two measures of how well a training set covers the test items:
 #
 # * **exact k-coverage**: the share of the ID test items connected to a training input in the
-#   substitution graph at evidence threshold $k$ (SPEC §2). It uses the task's structure: which
+#   substitution graph at evidence threshold $k$ (chapter 2). It uses the task's structure: which
 #   fragments behave identically in the training data;
 # * the **surface measure**, the study's pair coverage carried over: for each hop, the share of test
 #   items whose pair of hop inputs, $(x_1,x_2)$ for the first and $(b,x_3)$ for the second, occurs
@@ -122,7 +122,7 @@ if dose_fit:
     display(audit_figures.dose_table(audit_stats.dose_levels(dose)))
     print(audit_stats.describe_dose_fit(dose_fit))
 else:
-    print(f"the dose-response needs four levels in {table_path}; it holds {dose['n_unique'].nunique()}. Fill it with: "
+    print(f"the dose-response needs four levels in {readable_path(table_path)}; it holds {dose['n_unique'].nunique()}. Fill it with: "
           "covlib diversity run --experiments dose --table data/diversity/runs.csv")
 dose_r2 = dose_fit["r2_means"] if dose_fit else float("nan")
 

@@ -42,7 +42,9 @@ def test_edge_run_folder_without_recomputing(tmp_path):
 def test_describe_run_and_commands(tmp_path):
     config = {"dataset": {"name": "twohop.30.4000"}, "train": {"weight_decay": 1.0}}
     assert generalization.describe_run(tmp_path, metrics_frame(), config) == \
-        f"{tmp_path}: twohop.30.4000, 300 steps, weight decay 1.0"
+        f"{tmp_path.name}: twohop.30.4000, 300 steps, weight decay 1.0"  # no machine path for readers
+    shipped = repository_path(EDGE_RUN["archive"])
+    assert generalization.describe_run(shipped, metrics_frame(), config).startswith(f"{EDGE_RUN['archive']}: ")
     assert generalization.run_commands(tmp_path) == ""
     (tmp_path / "COMMANDS.txt").write_text("covlib train x\n")
     assert generalization.run_commands(tmp_path) == "covlib train x\n"

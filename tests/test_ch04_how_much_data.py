@@ -183,8 +183,8 @@ def test_chain_table_and_note():
                                              (18, 0, None, "not started")]).assign(task="threehop")])
     assert table["cells"].tolist() == [0, 0, 3]
     assert longer_chains.chain_note({"threehop": queued}, fits, 0.99).endswith(
-        "reaches 99%; searching at N = 16 (seeds 0 and 1) and not started at N = 18 (seed 0), left out of the fit "
-        "until the queue (data/QUEUE.sh) finishes them")
+        "reaches 99%; searching at N = 16 (seeds 0 and 1) and not started at N = 18 (seed 0): not finished, so left "
+        "out of the fit (the commands in data/scaling/COMMANDS.txt resume these searches from the probe table)")
 
 
 def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_is_steeper():
@@ -407,3 +407,12 @@ def test_step_costs_compare_the_architectures_on_the_cells_both_probed():
     assert note.startswith(" On the one cell both have probed, a mamba-L4-d128 step took 0.60 s (12 minutes per probe "
                            "over 1 probe), 5.0x the L4-d128's 0.12 s (4 minutes per probe over 2 probes).")
     assert model_comparison.step_cost_note(model_comparison.step_costs(probes, ["L4-d128", "L6-d128"])) == ""
+
+
+def test_the_default_models_second_exponent_says_it_rests_on_other_cells():
+    rows = pd.DataFrame([{"model": "L4-d128", "exponent": 2.33, "N low": 25, "N high": 40, "seeds": 1},
+                         {"model": "L2-d64", "exponent": np.nan, "N low": 30, "N high": 40, "seeds": 1}])
+    caveat = model_comparison.subset_caveat(rows, "L4-d128")
+    assert "L4-d128's c = 2.33 here is fitted on the compared cells only (N = 25-40, 1 seed)" in caveat
+    assert "a different set of N and seeds" in caveat
+    assert model_comparison.subset_caveat(rows, "L2-d64") == "" and model_comparison.subset_caveat(rows, "x") == ""

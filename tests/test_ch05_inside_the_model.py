@@ -94,6 +94,18 @@ def test_rank_map_and_tracing_note_read_no_cell_fixed_by_construction(rank):
                          "information of $x_1$ leaves its own position for the bridge's, as $b = f_1(x_1, x_2)$ requires.")
 
 
+def test_the_tracing_note_names_no_layer_as_none(rank):
+    rank_x1 = pd.DataFrame({"x1": [1.0, 0.7, 0.1, 0.0, 0.0], "x2": [0.0, 0.6, 0.5, 0.1, 0.0], "x3": [0.0] * 5})
+    assert "The bridge sits at $x_2$ in layers 1 and 2, then moves to the last position." in \
+        inside_the_model.tracing_note(rank, rank_x1, 4, "x3")
+    weak = rank.assign(x2=[1.0, 0.35, 0.2, 0.1, 0.0], x3=[0.0, 0.0, 0.1, 0.3, 0.95])  # nothing reaches half
+    note = inside_the_model.tracing_note(weak, rank_x1, 4, "x3")
+    assert "none" not in note and "position x3 flips 30% at layer 3. No cell flips half of the predictions" in note
+    only_last = rank.assign(x2=[1.0, 0.35, 0.2, 0.1, 0.0])
+    assert "No layer at $x_2$ flips half of the predictions; position x3 does from layer 3." in \
+        inside_the_model.tracing_note(only_last, rank_x1, 4, "x3")
+
+
 def test_paper_comparison_leaves_out_the_cells_fixed_by_construction(rank):
     table = inside_the_model.paper_comparison(pd.Series({"layer": 2, "position": "x2"}),
                                               pd.Series({"k<3": 0.3, "k=3": 0.4}), 0.0123, rank, 4, "x3")

@@ -154,6 +154,21 @@ def test_trace_cell_reads_the_upper_layers_only():
     assert np.isnan(inside.trace_cell(rank, "twohop", "x2", "x2"))
 
 
+def test_the_tracing_text_says_no_prediction_flips_instead_of_listing_zeros():
+    def cells(task, variant, upper):
+        return pd.DataFrame({"task": task, "variant": variant, "position": "x2", "layer": [0, 1, 2, 3, 4],
+                             "value": [1.0, 0.9, 0.5, upper, upper], "pairs": 275})
+    zeros = pd.concat([cells("nontree", v, 0.0) for v in ("x2_keep_b", "x2_change_b", "x1")] + [cells("twohop", "x2", 0.0)])
+    text = inside.tracing_text(zeros, 4)
+    assert "flips no prediction, nor when $b$ changes too or $x_1$ changes" in text and "0%" not in text
+    assert "two-hop's $x_2$ position does not matter there either" in text
+    some = pd.concat([cells("nontree", "x2_keep_b", 0.62), cells("nontree", "x2_change_b", 0.0),
+                      cells("nontree", "x1", 0.0), cells("twohop", "x2", 0.04)])
+    text = inside.tracing_text(some, 4)
+    assert "still flips up to 62% of predictions, against 0% when $b$ changes too" in text
+    assert "for at most 4% of its pairs" in text and "route of its own" in text
+
+
 def test_coverage_lookups_and_the_type0_share():
     cov = pd.DataFrame({"task": ["twohop", "twohop", "nontree", "nontree"], "population": ["type_0", "id_pool"] * 2,
                         "k": 3, "covered": [0.9, 0.8, 0.5, 0.1], "n": [100, 400, 30, 600],

@@ -1,19 +1,28 @@
 """The README's findings are the snapshot's numbers: written by covlib.book.readme, never by hand."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
+from covlib.base.project import REPOSITORY_URL, about_markdown
 from covlib.book.readme import (
+    ABOUT_BLOCK,
     END,
     START,
+    TIMINGS,
+    TIMINGS_BLOCK,
     _fivehop_saving,
     _mamba,
     _nontree_cot,
+    block,
     findings,
     findings_block,
+    refresh_blocks,
     refresh_readme,
+    timings_text,
 )
 from covlib.book.snapshot import read_snapshot
 
@@ -86,3 +95,34 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
             "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
             "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
     assert "N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)
+
+
+def test_the_readmes_timings_and_citation_come_from_their_one_place():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert block(text, TIMINGS_BLOCK) == timings_text(json.loads(TIMINGS.read_text())), (
+        "README timings differ from benchmarks/timings.json; run `python -m covlib.book.readme`")
+    assert block(text, ABOUT_BLOCK) == about_markdown("##") and REPOSITORY_URL in text
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_a_timing_not_measured_says_so_and_a_measured_one_is_stated():
+    empty = timings_text({"commit": "abc1234", "conditions": "an idle laptop", "book_default_seconds": {},
+                          "book_smoke_seconds": None, "site_seconds": None, "ci_minutes": None})
+    assert "Measured at commit abc1234, on an idle laptop." in empty
+    assert empty.count("not measured at this commit") == 4
+    full = timings_text({"commit": "abc1234", "conditions": "x", "book_default_seconds": {"01_a": 12.0, "02_coverage": 700.0},
+                         "book_smoke_seconds": 55.0, "site_seconds": 15.2, "ci_minutes": 10.34,
+                         "ci_pytest_minutes": 9.0, "ci_tests": 524})
+    assert "11.9 minutes in all: `01_a` 12 s, `02_coverage` 11.7 minutes (exact coverage, computed)" in full
+    assert "`make book PRESET=smoke`: 55 s" in full and "10.3 minutes, of which pytest 9.0 (524 tests)" in full
+    assert "not measured" not in full
+
+
+def test_refresh_blocks_writes_both_blocks_and_nothing_else(tmp_path):
+    readme, timings = tmp_path / "README.md", tmp_path / "timings.json"
+    timings.write_text(json.dumps({"commit": "c", "conditions": "x", "book_default_seconds": {"01_a": 3.0}}))
+    readme.write_text(f"top\n{ABOUT_BLOCK[0]}\nold\n{ABOUT_BLOCK[1]}\nmiddle\n{TIMINGS_BLOCK[0]}\n{TIMINGS_BLOCK[1]}\nend\n")
+    assert refresh_blocks(readme, timings) is True
+    text = readme.read_text()
+    assert text.startswith("top\n") and "\nmiddle\n" in text and text.endswith(f"{TIMINGS_BLOCK[1]}\nend\n")
+    assert "old" not in text and "`01_a` 3 s" in text and refresh_blocks(readme, timings) is False

@@ -13,14 +13,27 @@ import zipfile
 from pathlib import Path
 
 import altair as alt
+import jupytext
 import nbformat
 import pandas as pd
 import pytest
 from browser import chromium, serve, visit
 
 from covlib.base.errors import CovlibError
+from covlib.base.project import LICENSE_NAME, REPOSITORY_URL
+from covlib.book.pagecheck import describe, page_text, site_findings
 from covlib.book.runner import discover_chapters
-from covlib.book.site import NOTEBOOKS_ZIP, SOURCES_ZIP, build_site, chapter_summary, count_charts, prepare_notebook
+from covlib.book.site import (
+    ABOUT_TAG,
+    NOTEBOOKS_ZIP,
+    SOURCES_ZIP,
+    build_site,
+    chapter_summary,
+    count_charts,
+    downloaded_notebook,
+    downloaded_source,
+    prepare_notebook,
+)
 from covlib.figures.live import LIVE_MIMETYPE, PNG_SCALE, live_bundle
 
 CHAPTERS = discover_chapters()
@@ -73,13 +86,56 @@ def test_every_chapter_page_offers_its_notebook_and_source_and_the_landing_page_
     for chapter in CHAPTERS:
         page = (site / f"{chapter.stem}.html").read_text(encoding="utf-8")
         assert f'href="downloads/{chapter.stem}.ipynb"' in page and f'href="downloads/{chapter.stem}.py"' in page
-        assert (downloads / f"{chapter.stem}.py").read_bytes() == chapter.read_bytes()
-        assert json.loads((downloads / f"{chapter.stem}.ipynb").read_text()) == executed_notebook(site, chapter.stem)
+        assert (downloads / f"{chapter.stem}.py").read_bytes() == downloaded_source(chapter.read_bytes())
+        downloaded = json.loads((downloads / f"{chapter.stem}.ipynb").read_text())
+        executed = executed_notebook(site, chapter.stem)
+        assert ABOUT_TAG in downloaded["cells"][0]["metadata"]["tags"] and REPOSITORY_URL in downloaded["cells"][0]["source"]
+        assert [c["outputs"] for c in downloaded["cells"][1:] if c["cell_type"] == "code"] == [
+            c["outputs"] for c in executed["cells"] if c["cell_type"] == "code"]
     index = (site / "index.html").read_text(encoding="utf-8")
     for archive, suffix in ((NOTEBOOKS_ZIP, ".ipynb"), (SOURCES_ZIP, ".py")):
         assert f'href="downloads/{archive}"' in index
         with zipfile.ZipFile(downloads / archive) as members:
             assert [Path(n).name for n in members.namelist()] == [c.stem + suffix for c in CHAPTERS]
+
+
+def test_no_page_of_the_site_shows_build_internals(site: Path):
+    """Every built page (chapters, landing page, search): no machine path, repr, raw $...$, issue number, spec
+    reference or maintainers' note (covlib.book.pagecheck; tests/test_pagecheck.py plants each case)."""
+    found = site_findings(site)
+    assert found == {}, "\n".join(describe(found))
+
+
+def test_the_landing_page_gives_the_repository_licence_and_citations(site: Path):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert f'href="{REPOSITORY_URL}"' in index and f"{LICENSE_NAME} licence" in index
+    text = page_text(index)[0]  # the BibTeX blocks are highlighted: read their text, not their markup
+    assert "arXiv:2505.20278" in text and "@article{chang2025coverage," in text and "@misc{coverage_principle_book," in text
+
+
+def test_a_downloaded_chapter_opens_with_the_repository_licence_and_citation():
+    executed = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "execution_count": 1, "outputs": [],
+         "source": ['preset = "smoke"\n', 'figures_dir = "/work/main/build/smoke/papers_figures"\n']},
+        {"cell_type": "markdown", "metadata": {}, "source": "# 1. Title"}]}
+    nb = json.loads(downloaded_notebook(json.dumps(executed).encode()))
+    first = nb["cells"][0]
+    assert first["cell_type"] == "markdown" and ABOUT_TAG in first["metadata"]["tags"]
+    assert REPOSITORY_URL in first["source"] and "@article{chang2025coverage" in first["source"]
+    assert "".join(nb["cells"][1]["source"]) == 'preset = "smoke"\n'  # the builder's own folder is gone
+    source = CHAPTERS[0].read_bytes()
+    text = downloaded_source(source).decode()
+    parsed = jupytext.reads(text, fmt="py:percent")
+    assert parsed.cells[0].cell_type == "markdown" and REPOSITORY_URL in parsed.cells[0].source
+    assert [c.source for c in parsed.cells[1:]] == [c.source for c in jupytext.reads(source.decode(), fmt="py:percent").cells]
+    assert parsed.metadata["kernelspec"]["name"] == "python3"
+
+
+def test_the_exercises_say_where_they_can_be_done():
+    nb = {"metadata": {}, "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# 1. T\n\nBody."},
+                                    {"cell_type": "markdown", "metadata": {}, "source": "## Exercises\n\n1. Do it."}]}
+    text = prepare_notebook(nb, "01_t").notebook["cells"][1]["source"]
+    assert text.index("## Exercises") < text.index("cannot be run") < text.index("1. Do it.")
 
 
 def test_reading_copy_collapses_code_and_solutions_and_drops_widgets():
@@ -353,8 +409,9 @@ def test_the_download_links_hand_over_the_chapter(browser_context, synthetic_ser
     page = seen.page
     assert page.goto(f"{synthetic_served}/01_live.html", wait_until="load").ok
     executed = synthetic_site.parent.parent / "smoke" / "01_live.ipynb"
-    for link, expected in (("01_live.ipynb", executed.read_bytes()),
-                           ("01_live.py", (synthetic_site.parent.parent.parent / "notebooks" / "01_live.py").read_bytes())):
+    source = synthetic_site.parent.parent.parent / "notebooks" / "01_live.py"
+    for link, expected in (("01_live.ipynb", downloaded_notebook(executed.read_bytes())),
+                           ("01_live.py", downloaded_source(source.read_bytes()))):
         with page.expect_download() as download:
             page.locator(f'a[href="downloads/{link}"]').click()
         assert download.value.suggested_filename == link

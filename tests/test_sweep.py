@@ -11,16 +11,19 @@ from covlib.base.paths import RUN_DIR_ENV
 from covlib.book.sweep import (
     collect_sweep,
     config_slug,
+    declared_types,
     expand_grid,
     notebook_parameters,
     parse_value,
     record_metrics,
     run_sweep,
+    value_matches,
 )
 from covlib.cli.main import main
 from covlib.cli.sweep import parse_grid
 
 PROBE = Path(__file__).parent / "notebooks" / "sweep_probe.py"
+CHAPTER_2 = Path(__file__).parents[1] / "notebooks" / "02_coverage.py"
 
 
 def test_parse_value_reads_json_literals_else_strings():
@@ -110,3 +113,30 @@ def test_sweep_command_line_exit_codes(tmp_path, capsys):
     assert main(["sweep", str(PROBE), "-p", "x", "3", "oops", "--out", str(out)]) == 1
     assert "failed x-oops" in capsys.readouterr().out
     assert main(["sweep", str(PROBE), "-p", "nope", "1", "--out", str(out)]) == 2
+
+
+def test_value_matches_the_declared_type():
+    assert value_matches(30, "int | None") and value_matches(None, "int | None")
+    assert not value_matches("abc", "int | None")
+    assert not value_matches(True, "int")  # a bool is not a count
+    assert value_matches(3, "float") and not value_matches("3", "float")
+    assert value_matches([20, 30], "list[int] | None") and not value_matches([20, "x"], "list[int] | None")
+    assert not value_matches(20, "list[int] | None")
+    assert value_matches("anything", None) and value_matches(1, "object")
+
+
+def test_declared_types_read_annotations_else_the_default():
+    types = declared_types(CHAPTER_2)
+    assert types["N"] == "int | None" and types["scaling_N"] == "list[int] | None"
+    assert types["seed"] == "int" and types["preset"] == "str" and types["out_dir"] == "str"
+
+
+def test_a_mistyped_sweep_value_is_refused_before_any_work(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(CHAPTER_2), "-p", "N", "abc", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "-p N abc" in err[0] and "int | None" in err[0], err
+    assert not out.exists()  # nothing started, nothing written
+    with pytest.raises(CovlibError, match="declares seed as int"):
+        run_sweep(CHAPTER_2, {"seed": [0, 1.5]}, out, progress=False)
+    assert not out.exists()

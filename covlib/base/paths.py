@@ -16,6 +16,16 @@ def repository_path(relative: str | os.PathLike) -> Path:
     return REPO / relative
 
 
+def readable_path(path: str | os.PathLike) -> str:
+    """A path as a reader may see it: relative to the repository when inside it (``data/runs/...``), else its
+    name alone; never the absolute path of the machine that ran the book."""
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return path.name if path.is_absolute() else path.as_posix()
+
+
 def default_root() -> Path:
     """Where notebooks keep generated datasets (ignored by git): ``<repo>/build/datasets``."""
     return REPO / "build" / "datasets"

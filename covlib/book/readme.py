@@ -1,11 +1,16 @@
-"""The README's findings, written from the book's snapshot of recorded metrics, so that no number in it can
-drift from what the chapters compute (tests/test_readme.py fails when the README and the snapshot differ).
+"""The README's generated parts: its findings, written from the book's snapshot of recorded metrics, so that no
+number in it can drift from what the chapters compute; its timings, written from benchmarks/timings.json (one
+place to update after measuring); its repository, licence and citation, from covlib.base.project.
+tests/test_readme.py fails when the README and these sources differ.
 
-``covlib book --snapshot`` rewrites the block between the two markers; nothing else in the README is touched."""
+``covlib book --snapshot`` rewrites the findings; ``python -m covlib.book.readme`` rewrites the timings and the
+citation block. Nothing else in the README is touched."""
 from __future__ import annotations
 
+import json
 import math
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,10 +18,29 @@ from typing import Any
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUTHORS
-from covlib.figures.text import fmt
+from covlib.base.paths import REPO
+from covlib.base.project import about_markdown
+from covlib.figures.text import fmt, p_value, share_of
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
 END = "<!-- end of findings -->"
+TIMINGS = REPO / "benchmarks" / "timings.json"
+# (start, end) markers of the blocks `python -m covlib.book.readme` writes
+ABOUT_BLOCK = ("<!-- about: written from covlib/base/project.py by `python -m covlib.book.readme`; do not edit -->",
+               "<!-- end of about -->")
+TIMINGS_BLOCK = ("<!-- timings: written from benchmarks/timings.json by `python -m covlib.book.readme`; do not edit -->",
+                 "<!-- end of timings -->")
+# what a chapter's default run does beside reading its shipped results, for the timings sentence
+CHAPTER_NOTES = {
+    "02_coverage": "exact coverage, computed",
+    "03_coverage_predicts_generalization": "its shipped runs; `recompute_edge_run = True` retrains the "
+                                           "edge-of-coverage run, about 20 minutes",
+    "05_inside_the_model": "its analyses computed on the shipped model",
+    "06_path_ambiguity": "analyses computed on its two shipped models",
+}
+
+
+COT_SAVING = "CoT's data saving"
 
 
 def _pct(value: Any, digits: int = 0) -> str:
@@ -202,7 +226,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_pct(m['final_type0_twohop_plain'], 1)}, CoT {_pct(m['final_type0_twohop_cot'], 1)}, placeholder "
             f"bridge {_pct(m['final_type0_twohop_fakebridge'], 1)}, non-tree with CoT "
             f"{_pct(m['final_type0_nontree_cot'], 1)}; the placeholder's own search gets "
-            f"{_pct(m['placeholder_data_share'])} of CoT's data saving. " + _nontree_cot(m)
+            f"{share_of(m['placeholder_data_share'], COT_SAVING)}. " + _nontree_cot(m)
             + _verdicts(m, {"twohop_cot": "two-hop CoT", "threehop_cot": "three-hop CoT", "fivehop_cot": "five-hop CoT"})
             + _below_paper(m, EXPONENTS_COT, "_cot"))
     if "08" in ch:
@@ -226,18 +250,69 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"({m['seeds_per_cell']} seeds a cell) partial eta² is {m['eta2_diversity']:.2f} for diversity and "
             f"{m['eta2_exposure']:.2f} for exposure. At fixed diversity ({m.get('runs_per_arm', 0)} training sets "
             f"per arm), training sets chosen for extreme exact "
-            f"coverage differ by {m['coverage_contrast_pp']:+.1f} points of ID accuracy (p = "
-            f"{m['coverage_contrast_p']:.2f}; effects beyond {m['coverage_contrast_bound_pp']:.0f} points "
+            f"coverage differ by {m['coverage_contrast_pp']:+.1f} points of ID accuracy ("
+            f"{p_value(m['coverage_contrast_p'])}; effects beyond {m['coverage_contrast_bound_pp']:.0f} points "
             f"excluded), for extreme surface pair coverage by {m['surface_contrast_pp']:+.1f} points (beyond "
             f"{m['surface_contrast_bound_pp']:.0f} excluded).")
     return "\n".join(f"* {b}" for b in bullets)
 
 
 def findings_block(readme_text: str) -> str:
-    """The text between the README's markers."""
-    if START not in readme_text or END not in readme_text:
-        raise CovlibError(f"the README has no findings markers; put {START!r} and {END!r} where they go")
-    return readme_text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    """The text between the README's findings markers."""
+    return block(readme_text, (START, END))
+
+
+def block(readme_text: str, markers: tuple[str, str]) -> str:
+    """The text between a pair of the README's markers."""
+    start, end = markers
+    if start not in readme_text or end not in readme_text:
+        raise CovlibError(f"the README lacks the markers {start!r} and {end!r}; put them where the block goes")
+    return readme_text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def _replace_block(text: str, markers: tuple[str, str], new: str) -> str:
+    block(text, markers)  # both markers present
+    start, end = markers
+    before, rest = text.split(start, 1)
+    return f"{before}{start}\n{new}\n{end}{rest.split(end, 1)[1]}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value < 600 else f"{value / 60:.1f} minutes"
+
+
+def timings_text(t: Mapping[str, Any]) -> str:
+    """The README's timing sentences from benchmarks/timings.json; a figure not measured says so."""
+    chapters = t.get("book_default_seconds") or {}
+    parts = [f"`{name}` {_seconds(sec)}" + (f" ({CHAPTER_NOTES[name]})" if name in CHAPTER_NOTES else "")
+             for name, sec in chapters.items()]
+    book = (f"`make book` (default preset, every chapter reading its shipped results): "
+            f"{_seconds(sum(chapters.values()))} in all: {', '.join(parts)}." if chapters else
+            "`make book`: not measured at this commit.")
+    smoke = t.get("book_smoke_seconds")
+    site, ci = t.get("site_seconds"), t.get("ci_minutes")
+    lines = [f"Measured at commit {t.get('commit', 'unknown')}, on {t.get('conditions', 'an unnamed machine')}.", "",
+             book,
+             f"`make book PRESET=smoke`: {_seconds(smoke) if smoke else 'not measured at this commit'}. "
+             f"`make site` on top of `make book`: {_seconds(site) if site else 'not measured at this commit'}.",
+             ("`bash .ci/run` on a fresh clone (installs, then `make test` with the smoke book, the default chapters "
+              f"against the snapshot, the browser and SLURM tests): {ci:.1f} minutes, of which pytest "
+              f"{t['ci_pytest_minutes']:.1f} ({t['ci_tests']} tests)." if ci else
+              "`bash .ci/run` on a fresh clone: not measured at this commit.")]
+    return "\n".join(lines)
+
+
+def refresh_blocks(readme: str | os.PathLike, timings: str | os.PathLike = TIMINGS) -> bool:
+    """Rewrite the README's timings (from ``timings``) and its repository, licence and citation block;
+    True when the text changed."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    new = _replace_block(text, ABOUT_BLOCK, about_markdown("##"))
+    new = _replace_block(new, TIMINGS_BLOCK, timings_text(json.loads(Path(timings).read_text(encoding="utf-8"))))
+    if new == text:
+        return False
+    write_text_atomic(path, new)
+    return True
 
 
 def refresh_readme(readme: str | os.PathLike, chapters: Mapping[str, Mapping[str, Any]]) -> bool:
@@ -255,3 +330,8 @@ def refresh_readme(readme: str | os.PathLike, chapters: Mapping[str, Mapping[str
     after = rest.split(END, 1)[1]
     write_text_atomic(path, f"{before}{START}\n{new}\n{END}{after}")
     return True
+
+
+if __name__ == "__main__":  # python -m covlib.book.readme [README]: refresh the timings and the citation block
+    target = sys.argv[1] if len(sys.argv) > 1 else REPO / "README.md"
+    print("README updated" if refresh_blocks(target) else "README already current")

@@ -23,6 +23,7 @@ import vl_convert as vlc
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
+from covlib.base.project import REPOSITORY_URL, about_markdown
 from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
 from covlib.figures.live import PNG_SCALE, chart_title
 
@@ -211,6 +212,23 @@ def add_download_links(nb: dict, stem: str) -> None:
     nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": download_links(stem)})
 
 
+EXERCISES_NOTE = ("<p class=\"covlib-exercises-note\"><em>On this page the exercises' cells are folded and cannot be "
+                  "run: download the chapter (the link under its title) and open it in JupyterLab from a checkout of "
+                  "the repository to answer them there. Each solution is folded under its exercise.</em></p>")
+
+
+def add_exercises_note(nb: dict) -> None:
+    """Under a chapter's exercises heading, say where the exercises can be done: a page has no cells to type in."""
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        match = re.search(r"^#+\s+Exercises\b.*$", text, flags=re.M)
+        if match:
+            cell["source"] = f"{text[:match.end()]}\n\n{EXERCISES_NOTE}\n{text[match.end():]}"
+            return
+
+
 def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
     """A copy of an executed chapter made for reading: code collapsed, injected parameters dropped, solutions
     collapsed, widget outputs reduced to text (a widget would load its code from a CDN), charts made live (with
@@ -244,6 +262,7 @@ def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
             outputs.append(out)
         cell["outputs"] = [o for o in outputs if o.get("data") != {"text/plain": ""}]
     add_download_links(nb, stem)
+    add_exercises_note(nb)
     return ReadingCopy(nb, files)
 
 
@@ -274,7 +293,8 @@ def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], prese
               f'<a href="downloads/{NOTEBOOKS_ZIP}" download>Every chapter as an executed notebook</a> (.ipynb, '
               f'with outputs and live charts; a zip) · <a href="downloads/{SOURCES_ZIP}" download>every chapter\'s '
               "source</a> (.py, jupytext; a zip). Each chapter page offers its own two files. To rerun a chapter "
-              "you need covlib too: run it from a checkout of the repository.</p>", ""]
+              f'you need covlib too: run it from a checkout of <a href="{REPOSITORY_URL}">the repository</a>.</p>',
+              "", about_markdown()]
     lines += ["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *[stem for stem, _, _ in chapters], "```", ""]
     return "\n".join(lines)
 
@@ -289,16 +309,46 @@ def write_zip(path: Path, members: Iterable[tuple[str, bytes]]) -> None:
             archive.writestr(info, content)
 
 
+ABOUT_TAG = "covlib-about"  # the first cell of a downloaded chapter: repository, licence, citation
+
+
+def about_cell() -> dict:
+    return {"cell_type": "markdown", "metadata": {"tags": [ABOUT_TAG]}, "source": about_markdown("###")}
+
+
+def downloaded_notebook(executed: bytes) -> bytes:
+    """An executed chapter as a reader downloads it: first the repository, licence and citation, and the build's
+    own settings (the book runner's figures folder, a path of the machine that ran it) out of its parameters."""
+    nb = json.loads(executed)
+    for cell in nb["cells"]:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            lines = "".join(cell["source"]).splitlines(keepends=True)
+            cell["source"] = [line for line in lines if not line.startswith("figures_dir = ")]
+    nb["cells"].insert(0, about_cell())
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def downloaded_source(source: bytes) -> bytes:
+    """A chapter's jupytext source with the repository, licence and citation as its first cell."""
+    text = source.decode("utf-8")
+    header = re.match(r"(# ---\n.*?\n# ---\n\n?)", text, flags=re.S)
+    head, body = (header.group(1), text[header.end():]) if header else ("", text)
+    cell = "\n".join(f"# {line}".rstrip() for line in about_markdown("###").splitlines())
+    return f"{head}# %% [markdown] tags=[\"{ABOUT_TAG}\"]\n{cell}\n\n{body}".encode()
+
+
 def write_downloads(folder: Path, chapters: list[tuple[Path, Path]], preset: str) -> None:
     """downloads/: each chapter's executed notebook and source (chapter pages link them) and one zip of each kind
-    (the landing page links those). ``chapters`` holds (source .py, executed .ipynb) pairs."""
+    (the landing page links those), each opening with the repository, licence and citation. ``chapters`` holds
+    (source .py, executed .ipynb) pairs."""
     folder.mkdir(parents=True, exist_ok=True)
-    for source, executed in chapters:
-        shutil.copyfile(executed, folder / executed.name)
-        shutil.copyfile(source, folder / source.name)
+    notebooks = [(executed.name, downloaded_notebook(executed.read_bytes())) for _, executed in chapters]
+    sources = [(source.name, downloaded_source(source.read_bytes())) for source, _ in chapters]
+    for name, content in notebooks + sources:
+        (folder / name).write_bytes(content)
     book = f"coverage-principle-{preset}"
-    write_zip(folder / NOTEBOOKS_ZIP, ((f"{book}/{executed.name}", executed.read_bytes()) for _, executed in chapters))
-    write_zip(folder / SOURCES_ZIP, ((f"{book}/{source.name}", source.read_bytes()) for source, _ in chapters))
+    write_zip(folder / NOTEBOOKS_ZIP, ((f"{book}/{name}", content) for name, content in notebooks))
+    write_zip(folder / SOURCES_ZIP, ((f"{book}/{name}", content) for name, content in sources))
 
 
 def vega_bundle() -> str:

@@ -86,6 +86,65 @@ def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd:
     )
 
 
+def declared_types(notebook) -> dict[str, str | None]:
+    """The type each parameter of the notebook's parameters cell declares, as source text: its annotation
+    (``N: int | None = None``), else the type of its default literal (``seed = 0`` -> "int"); None when neither
+    says (a default of None without an annotation): any value is then accepted."""
+    nb = read_notebook(notebook) if isinstance(notebook, (str, os.PathLike)) else notebook
+    defaults = notebook_parameters(nb)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "parameters" in c.get("metadata", {}).get("tags", []))
+    types: dict[str, str | None] = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            types[node.target.id] = ast.unparse(node.annotation)
+    for name, default in defaults.items():
+        if name not in types:
+            types[name] = None if default is None else type(default).__name__
+    return types
+
+
+_SCALARS = {"int": int, "float": (int, float), "str": str, "bool": bool}
+
+
+def value_matches(value: Any, annotation: str | None) -> bool:
+    """Whether a parameter value has the declared type: ``int``, ``float`` (an int too), ``str``, ``bool``,
+    ``None``, ``list[...]``/``tuple[...]`` of one of these, unions with ``|``; ``object``, ``Any`` or no
+    declaration accept anything. A bool is not an int here: ``-p N true`` is a mistake, not 1."""
+    if annotation is None:
+        return True
+    try:
+        tree = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return True  # a declaration this check cannot read: leave it to the notebook
+    return _matches(value, tree)
+
+
+def _matches(value: Any, node: ast.expr) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _matches(value, node.left) or _matches(value, node.right)
+    if isinstance(node, ast.Constant) and node.value is None or isinstance(node, ast.Name) and node.id == "None":
+        return value is None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("list", "tuple"):
+        return isinstance(value, list) and all(_matches(item, node.slice) for item in value)
+    if isinstance(node, ast.Name) and node.id in _SCALARS:
+        if isinstance(value, bool) and node.id != "bool":
+            return False
+        return isinstance(value, _SCALARS[node.id])
+    return True  # object, Any, or a type this check does not know
+
+
+def refuse_mistyped(notebook, grid: Mapping[str, Iterable[Any]], where: str) -> None:
+    """CovlibError on the first value of ``grid`` whose type is not the one the parameters cell declares
+    (``-p N abc`` where the cell says ``N: int | None``), before anything runs."""
+    types = declared_types(notebook)
+    for name, values in grid.items():
+        for value in values:
+            if not value_matches(value, types.get(name)):
+                raise CovlibError(f"-p {name} {json.dumps(value) if not isinstance(value, str) else value}: "
+                                  f"{where} declares {name} as {types[name]}, and this value is a "
+                                  f"{type(value).__name__}; give {name} a value of the declared type")
+
+
 def refuse_undeclared(notebook, names: Iterable[str], where: str) -> None:
     """CovlibError naming any of ``names`` that the notebook's parameters cell does not declare."""
     declared = notebook_parameters(notebook)
@@ -231,7 +290,9 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable[Any]], ou
     declare are refused before anything runs."""
 
     notebook = Path(notebook)
+    grid = {name: list(values) for name, values in grid.items()}
     refuse_undeclared(notebook, grid, notebook.name)  # before anything runs
+    refuse_mistyped(notebook, grid, notebook.name)
     if jobs < 1:
         raise CovlibError(f"--jobs {jobs}: need at least one worker")
     if executor not in EXECUTORS:

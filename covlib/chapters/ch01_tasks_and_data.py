@@ -10,11 +10,25 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.paths import default_root, readable_path
 from covlib.figures.style import TRAIN_LABEL, _type_scale, legend_highlight
 from covlib.figures.tables import ReaderTable, readable, reader_table
-from covlib.tasks.datasets import Dataset, DatasetConfig, generate
-from covlib.tasks.folders import DatasetFolder
-from covlib.tasks.graphs import Task
+from covlib.tasks.datasets import Dataset, DatasetConfig, ensure_dataset, generate
+from covlib.tasks.folders import DatasetFolder, load_dataset
+from covlib.tasks.graphs import TASKS, Task
+
+# what the chapter's notebook imports from here (`from covlib.chapters.ch01_tasks_and_data import *`): the functions of
+# covlib's layers its cells call, one import away from where each is defined
+__all__ = [
+    "DatasetConfig",
+    "TASKS",
+    "default_root",
+    "ensure_dataset",
+    "generate",
+    "load_dataset",
+    "readable_path",
+]
+
 
 PRESETS = {
     # N and n_train of the main example, and the token counts of the eligible-input survey

@@ -10,25 +10,59 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from covlib.analyses.fits import power_fit
 from covlib.base.errors import CovlibError
-from covlib.base.paper import REQUIRED_DATA_TWOHOP, REQUIRED_DATA_TWOHOP_AUTHORS
-from covlib.coverage.annotate import coverage_by_k
+from covlib.base.paper import (
+    EXPONENTS,
+    REQUIRED_DATA_TWOHOP,
+    REQUIRED_DATA_TWOHOP_AUTHORS,
+    TYPE0_COVERAGE_TWOHOP_30_4000,
+)
+from covlib.base.paths import default_root
+from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table
+from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import (
     PairEvidence,
     _check_training,
+    all_pair_evidence,
     class_purity,
     coverage_sweep,
     decode_codes,
     encode_inputs,
     fragment_classes,
+    k_cutoffs,
     pair_evidence,
     position_label,
     proper_subsets,
 )
 from covlib.coverage.requirement import data_for_coverage
+from covlib.figures.charts import coverage_by_k_chart
 from covlib.figures.style import _type_scale, zoom
 from covlib.figures.tables import ReaderTable, reader_table
-from covlib.tasks.datasets import DatasetConfig, generate
+from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
+from covlib.tasks.folders import load_dataset
+
+# what the chapter's notebook imports from here (`from covlib.chapters.ch02_coverage import *`): the functions of
+# covlib's layers its cells call, one import away from where each is defined
+__all__ = [
+    "DatasetConfig",
+    "EXPONENTS",
+    "TYPE0_COVERAGE_TWOHOP_30_4000",
+    "all_pair_evidence",
+    "annotate_dataset",
+    "authors_sweep",
+    "coverage_by_k",
+    "coverage_by_k_chart",
+    "coverage_table",
+    "default_root",
+    "ensure_dataset",
+    "generate",
+    "k_cutoffs",
+    "load_dataset",
+    "pair_evidence",
+    "power_fit",
+]
+
 
 PRESETS = {
     "smoke": {"N": 10, "n_train": 300, "example_N": 6, "scaling_N": [12, 16]},

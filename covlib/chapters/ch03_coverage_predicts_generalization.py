@@ -10,15 +10,41 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from covlib.analyses import curves
 from covlib.analyses.curves import cutoff_table
-from covlib.base.paths import repository_path
-from covlib.coverage.annotate import annotate_dataset
+from covlib.base.paths import readable_path, repository_path
+from covlib.coverage.annotate import annotate_dataset, wide_table
+from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
+from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.training.config import RunConfig
+from covlib.training.config import RunConfig, make_config, run_name
 from covlib.training.loop import TrainResult
 from covlib.training.runs import RESULT, first_step_above, load_metrics, load_run_config
-from covlib.training.shipped import EDGE_RUN, archive_run, train_or_load
+from covlib.training.shipped import EDGE_RUN, EDGE_SEEDS_COMMAND, archive_run, shipped_edge_seeds, train_or_load
+
+# what the chapter's notebook imports from here (`from covlib.chapters.ch03_coverage_predicts_generalization import *`): the functions of
+# covlib's layers its cells call, one import away from where each is defined
+__all__ = [
+    "DatasetConfig",
+    "EDGE_SEEDS_COMMAND",
+    "GROUP_COLORS",
+    "TYPE_COLORS",
+    "accuracy_by_cutoff_chart",
+    "accuracy_curves_chart",
+    "annotate_dataset",
+    "curves",
+    "ensure_dataset",
+    "first_step_above",
+    "load_metrics",
+    "load_run_config",
+    "make_config",
+    "readable_path",
+    "run_name",
+    "shipped_edge_seeds",
+    "wide_table",
+]
+
 
 PRESETS = {
     # model preset, live dataset and budget
@@ -108,7 +134,7 @@ def edge_run_folder(edge_dataset: str | os.PathLike, root: Path, recompute: bool
 
 def describe_run(run_dir: str | os.PathLike, metrics: pd.DataFrame, config: Mapping[str, Any]) -> str:
     """A run folder in one line: its dataset, steps trained and weight decay."""
-    return (f"{run_dir}: {config['dataset']['name']}, {int(metrics['step'].iloc[-1])} steps, "
+    return (f"{readable_path(run_dir)}: {config['dataset']['name']}, {int(metrics['step'].iloc[-1])} steps, "
             f"weight decay {config['train']['weight_decay']}")
 
 

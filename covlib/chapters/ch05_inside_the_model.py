@@ -10,17 +10,39 @@ import numpy as np
 import pandas as pd
 
 from covlib.analyses.iicg import iicg_peaks, iicg_table
-from covlib.analyses.residuals import TaskTables, split_items
+from covlib.analyses.lens import logit_lens
+from covlib.analyses.residuals import TaskTables, open_run, residual_streams, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.coverage.annotate import annotate_dataset
-from covlib.figures.tables import ReaderTable, reader_table
+from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
+from covlib.figures.tables import ReaderTable, frame_table, reader_table
+from covlib.figures.text import series
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.tasks.folders import DatasetFolder
 from covlib.training.loop import train
 from covlib.training.runs import load_metrics, load_weights, save_weights
-from covlib.training.shipped import EDGE_RUN
+from covlib.training.shipped import EDGE_RUN, shipped_edge_seeds
+
+# what the chapter's notebook imports from here (`from covlib.chapters.ch05_inside_the_model import *`): the functions of
+# covlib's layers its cells call, one import away from where each is defined
+__all__ = [
+    "PRESETS",
+    "frame_table",
+    "iicg_peaks",
+    "iicg_table",
+    "layer_position_heatmap",
+    "logit_lens",
+    "open_run",
+    "over_training_chart",
+    "reader_table",
+    "residual_streams",
+    "shipped_edge_seeds",
+    "split_items",
+    "trace_table",
+]
+
 
 # the smoke preset's model: a tiny two-hop model trained in seconds, checkpoints kept like the shipped one's
 SMOKE_RUN = {"dataset": {"task": "twohop", "num_tokens": 10, "n_train": 450, "seed": 0, "test_size_per_type": 150},
@@ -163,11 +185,17 @@ def tracing_note(rank: pd.DataFrame, rank_x1: pd.DataFrame, n_layers: int, last:
     L = n_layers
     x2_layers = [int(lay) for lay in rank.index if lay > 0 and rank.loc[lay, "x2"] >= 0.5]
     last_layers = [int(lay) for lay in rank.index if 0 < lay < L and rank.loc[lay, last] >= 0.5]
+    at_x2 = f"layer{'s' if len(x2_layers) > 1 else ''} {series([str(lay) for lay in x2_layers])}"
+    route = (f"The bridge sits at $x_2$ in {at_x2}, then moves to the last position." if x2_layers and last_layers else
+             f"The bridge sits at $x_2$ in {at_x2}; no layer of position {last} before the output carries it on for "
+             "half of the items." if x2_layers else
+             f"No layer at $x_2$ flips half of the predictions; position {last} does from layer {last_layers[0]}."
+             if last_layers else "No cell flips half of the predictions: this model shows no clear route of the bridge.")
     return (
         f"Changing $x_2$: patching position $x_2$ flips {rank.loc[1, 'x2']:.0%} of predictions at layer 1 and "
         f"{rank.loc[min(2, L), 'x2']:.0%} at layer {min(2, L)}; position {last} flips {rank.loc[L - 1, last]:.0%} at "
-        f"layer {L - 1}, and from layer {last_layers[0] if last_layers else 'none'} on at least half. The bridge sits "
-        f"at $x_2$ in layers {', '.join(map(str, x2_layers)) or 'none'}, then moves to the last position. Two kinds "
+        f"layer {L - 1}" + (f", and from layer {last_layers[0]} on at least half. " if last_layers else ". ")
+        + route + " Two kinds "
         f"of cell are greyed and read nowhere here: position $x_1$, which comes before the changed token, so under the "
         f"causal mask its corrupted residual is the clean one (every patch there is an identity and moves nothing), "
         f"and position {last} after the last block, which is the output itself (it moves everything). The paper's "

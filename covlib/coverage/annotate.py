@@ -13,6 +13,7 @@ import pandas as pd
 from covlib import __version__
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
+from covlib.base.paths import readable_path
 from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import CoverageResult, coverage_sweep
 from covlib.tasks.datasets import Dataset
@@ -118,7 +119,7 @@ def annotate_dataset(path: str | os.PathLike, mode: str = "faithful", max_k: int
     annotated = [{**item, "k_cutoff": None if a else int(c)} for item, c, a in zip(raw, cutoffs.tolist(), always)]
     annotated += [{**item, "type": f"covered_{c}"} for item, c in zip(annotated[: len(raw)], cutoffs.tolist())
                   if item.get("type") == "type_0"]
-    command = f"covlib coverage {folder.path} --mode {mode}" + (f" --max-k {max_k}" if max_k is not None else "")
+    command = f"covlib coverage {readable_path(folder.path)} --mode {mode}" + (f" --max-k {max_k}" if max_k is not None else "")
     summary = {
         "generator": f"covlib {__version__}",
         "command": command,

@@ -10,7 +10,7 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class ProbeRules:
-    """What counts as success and when a probe gives up (the authors' rule, SPEC §5.2)."""
+    """What counts as success and when a probe gives up (the authors' rule)."""
 
     threshold: float = 0.99  # type_0 accuracy that counts as generalising
     give_up_epochs: float = 100.0  # epochs after the training set is fitted without success
@@ -22,6 +22,12 @@ class ProbeRules:
     # a step floor on the give-up rule: give up only after max(give_up_epochs epochs, this many steps) past the
     # fit, so that a small training set is not given up after a few hundred steps; 0 = the authors' rule alone
     give_up_floor: int = 0
+
+    def describe(self) -> str:
+        """The rules in words, for a reader."""
+        return (f"success at {self.threshold:.0%} ID accuracy (evaluated every {self.eval_every} steps); a probe gives "
+                f"up {self.give_up_epochs:g} epochs after fitting its training set, or at {self.step_cap:,} steps; "
+                f"batch {self.batch_size}, weight decay {self.weight_decay:g}")
 
     def train_overrides(self) -> dict:
         return {"steps": self.step_cap, "early_stop": True, "threshold": self.threshold,

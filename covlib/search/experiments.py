@@ -37,8 +37,8 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24, 30], "seeds": [0, 1],
                         "model": "L4-d128"},
     # the architecture check: a Mamba of the default's depth and width on four of two-hop's cells, the ones the
-    # transformer finishes (at N = 20 no training set reaches 99%); seed 0 only, as one Mamba step costs 5-7.5x
-    # a transformer step on this CPU
+    # transformer finishes (at N = 20 no training set reaches 99%); seed 0 only, as one Mamba step costs several
+    # transformer steps on this CPU (the README gives the measured figure)
     "twohop_mamba": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "mamba-L4-d128"},
 }
 

@@ -42,6 +42,10 @@ class MambaModelConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise CovlibError(f"mamba model {name}={value!r} must be a positive integer")
 
+    def describe(self) -> str:
+        """The shape in words, for a reader: "a Mamba of 4 layers, width 128, state size 16"."""
+        return f"a Mamba of {self.n_layers} layers, width {self.d_model}, state size {self.d_state}"
+
     @property
     def dt_rank(self) -> int:
         return math.ceil(self.d_model / 16)

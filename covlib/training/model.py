@@ -43,6 +43,10 @@ class ModelConfig:
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; change one or set d_head explicitly"
             )
 
+    def describe(self) -> str:
+        """The shape in words, for a reader: "a transformer of 4 layers, width 128, 4 heads"."""
+        return f"a transformer of {self.n_layers} layers, width {self.d_model}, {self.n_heads} heads"
+
     @property
     def head_dim(self) -> int:
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads

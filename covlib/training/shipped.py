@@ -9,7 +9,7 @@ from pathlib import Path
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.coverage.annotate import annotate_dataset
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.training.loop import RunConfigMismatch, train
@@ -147,7 +147,7 @@ def ensure_shipped(runs: dict[str, ShippedRun], smoke: bool, data_dir: str, out_
 
 def archive_status(what: str, dest: os.PathLike, ready: Mapping[str, bool]) -> str:
     """One line: which of a chapter's archived models are in ``dest`` (``what`` names them and their size)."""
-    return f"{what} in {dest}: " + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items())
+    return f"{what} in {readable_path(dest)}: " + ", ".join(f"{name} {'found' if ok else 'MISSING'}" for name, ok in ready.items())
 
 
 def missing_archive_note(runs: Mapping[str, ShippedRun], ready: Mapping[str, bool], cost: str, after: str = "") -> str:

@@ -16,7 +16,7 @@
 # `figures_dir`, records one metric, and can sleep first (`sleep_s`, for cancellation tests).
 
 # %% tags=["parameters"]
-x = 1
+x: int | str = 1  # declared to take a str too, so that a failure inside the notebook can be tested
 figures_dir = ""
 sleep_s = 0
 

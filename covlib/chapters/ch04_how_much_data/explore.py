@@ -64,7 +64,11 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
               axis=alt.Axis(values=sorted(int(n) for n in cells["N"].unique())))
     y = alt.Y("shown_n:Q", title="training examples", scale=alt.Scale(type="log", padding=12))
     # unfinished cells have no estimate or bracket: their tooltip says so rather than "null"
-    shown = {f: f"isValid(datum.{f}) ? format(datum.{f}, ',.0f') : 'none yet'" for f in ("n_req", "low", "high")}
+    # an unreachable cell has no estimate and never will; a searching one has none until its search ends
+    missing = {"n_req": ("none: no training set the pool allows reaches it", "unknown until the search ends"),
+               "low": ("none", "none yet"), "high": ("none: no probe succeeded", "none yet")}
+    shown = {f: f"isValid(datum.{f}) ? format(datum.{f}, ',.0f') : datum.status == 'unreachable' ? '{never}' : '{yet}'"
+             for f, (never, yet) in missing.items()}
     base = alt.Chart(cells).transform_filter(alt.datum.experiment == experiment).transform_calculate(
         **{f"{f}_text": expr for f, expr in shown.items()})
     brackets = base.mark_rule(strokeWidth=2, color="#90a4ae").encode(x, alt.Y("low:Q"), alt.Y2("high:Q"))

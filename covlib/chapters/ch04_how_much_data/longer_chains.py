@@ -64,7 +64,8 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
         pending = [f"{status} at N = {_cells_text(s[s['status'] == status])}"
                    for status in ("searching", "not started") if (s["status"] == status).any()]
         if pending:  # a partly filled cache: the fit above rests on the finished cells only
-            text += f"; {' and '.join(pending)}, left out of the fit until the queue (data/QUEUE.sh) finishes them"
+            text += (f"; {' and '.join(pending)}: not finished, so left out of the fit (the commands in "
+                     "data/scaling/COMMANDS.txt resume these searches from the probe table)")
         parts.append(text)
     return "; ".join(parts)
 

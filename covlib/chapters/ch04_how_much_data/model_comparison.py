@@ -91,6 +91,20 @@ def interval_phrase(row: pd.Series, spread: float = float("nan")) -> str:
     return text
 
 
+def subset_caveat(models: pd.DataFrame, reference: str) -> str:
+    """Why ``reference``'s exponent in a comparison differs from its headline fit: here it is fitted on the cells
+    every compared model is searched on (fewer N, fewer seeds), so the same model gets a second c ("" when the
+    comparison has no exponent for it)."""
+    row = models[models["model"] == reference]
+    if not len(row) or np.isnan(row["exponent"].iloc[0]):
+        return ""
+    r = row.iloc[0]
+    seeds = f"{r['seeds']} seed{'s' if r['seeds'] != 1 else ''}"
+    return (f" {reference}'s c = {r['exponent']:.2f} here is fitted on the compared cells only (N = {r['N low']:.0f}-"
+            f"{r['N high']:.0f}, {seeds}), not on all its finished cells as in the headline fit above: the same "
+            "model, a different set of N and seeds, hence a different value.")
+
+
 def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: float,
               ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
     """The model-size comparison in prose: each size's cells and fit, the span in parameters, and whether
@@ -109,7 +123,7 @@ def size_note(sizes: pd.DataFrame, measured_sizes: pd.DataFrame, param_ratio: fl
     if len(measured_sizes) > 1:
         note += (f" The finished sizes span {param_ratio:.1f} times in parameters (the paper: about 20 times, "
                  f"exponents {', '.join(f'{c:.2f}' for c in EXPONENTS_BY_SIZE_TWOHOP.values())}).")
-    return note + ratio_verdicts(ratios, spread, reference)
+    return note + subset_caveat(sizes, reference) + ratio_verdicts(ratios, spread, reference)
 
 
 def ratio_verdicts(ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:
@@ -143,7 +157,7 @@ def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], 
         if r["unreachable at N"]:
             part += f"; no success at N = {r['unreachable at N']} with any training set the pool allows"
         parts.append(part)
-    note = "; ".join(parts) + "." if parts else ""
+    note = "; ".join(parts) + "." + subset_caveat(models, reference) if parts else ""
     verdicts = ratio_verdicts(ratios, spread, reference)
     if verdicts:
         return note + verdicts

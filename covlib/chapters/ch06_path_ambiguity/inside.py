@@ -13,6 +13,7 @@ from covlib.analyses.residuals import residual_streams, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
+from covlib.figures.text import rounds_to_zero, up_to
 
 IICG_KEYS = {"twohop": ["b", "x2", "b,x2"], "nontree": ["b", "x2", "b,x2", "b,x1"]}
 
@@ -145,12 +146,18 @@ def tracing_text(rank: pd.DataFrame, n_layers: int) -> str:
     """What causal tracing says about the direct x2 path of non-tree, against two-hop, in words."""
     kb = rank[(rank["task"] == "nontree") & (rank["variant"] == "x2_keep_b")]
     keep_b = trace_cell(rank, "nontree", "x2_keep_b", "x2")
+    others = [trace_cell(rank, "nontree", "x2_change_b", "x2"), trace_cell(rank, "nontree", "x1", "x2")]
+    twohop = trace_cell(rank, "twohop", "x2", "x2")
+    upper = f"in the upper layers (from layer {max(2, n_layers - 1)})"
+    if all(rounds_to_zero(v) for v in (keep_b, *others)):  # nothing flips in non-tree: say so once, no list of 0%
+        flips = f"patching position $x_2$ {upper} flips no prediction, nor when $b$ changes too or $x_1$ changes; "
+    else:
+        flips = (f"patching position $x_2$ {upper} still flips {up_to(keep_b, 'predictions')}, against "
+                 f"{others[0]:.0%} when $b$ changes too and {others[1]:.0%} when $x_1$ changes; ")
+    flips += ("two-hop's $x_2$ position does not matter there either. " if rounds_to_zero(twohop) else
+              f"two-hop's $x_2$ position matters in the upper layers for at most {twohop:.0%} of its pairs. ")
     return (
-        f"Changing $x_2$ but keeping $b$ ({int(kb['pairs'].iloc[0]) if len(kb) else 0} pairs): patching position $x_2$ "
-        f"in the upper layers (from layer {max(2, n_layers - 1)}) still flips up to {keep_b:.0%} "
-        f"of predictions, against {trace_cell(rank, 'nontree', 'x2_change_b', 'x2'):.0%} when $b$ changes too and "
-        f"{trace_cell(rank, 'nontree', 'x1', 'x2'):.0%} when $x_1$ changes; two-hop's $x_2$ position matters in the "
-        f"upper layers for at most {trace_cell(rank, 'twohop', 'x2', 'x2'):.0%} of its pairs. "
+        f"Changing $x_2$ but keeping $b$ ({int(kb['pairs'].iloc[0]) if len(kb) else 0} pairs): " + flips
         + ("The direct $x_2$ path is a route of its own to the answer, which the model keeps open into the upper layers."
            if keep_b > max(0.5, trace_cell(rank, "twohop", "x2", "x2"))
            else "Here the direct path has handed its information on to the last position by the upper layers."))

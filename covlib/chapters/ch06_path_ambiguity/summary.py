@@ -10,7 +10,7 @@ from covlib.base.paper import IICG_NONTREE_DRAFT, NONTREE_FAILS_AT
 from covlib.chapters.ch06_path_ambiguity.coverage import cov_at, merged_value, type0_shares
 from covlib.chapters.ch06_path_ambiguity.inside import trace_cell
 from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
-from covlib.figures.text import fmt
+from covlib.figures.text import fmt, up_to
 
 
 def learning_text(metrics: dict[str, pd.DataFrame], final_type0: dict[str, float], coverage_k3: dict[str, float],
@@ -52,8 +52,8 @@ def paper_comparison(N: int, n_train: int, verdict: str, final_type0: dict[str, 
         {"quantity": "logit lens reads b (non-tree)", paper: "no",
          book: fmt(lens_best.get("nontree", float("nan")), ".0%", NOT_CACHED) + f" top-1 at best (chance {1 / N:.0%})"},
         {"quantity": "the direct x2 path matters", paper: "yes",
-         book: "patching x2 with b kept flips up to "
-         + fmt(trace_cell(rank, "nontree", "x2_keep_b", "x2"), ".0%", NOT_CACHED) + " in the upper layers"},
+         book: "patching x2 with b kept flips " + up_to(trace_cell(rank, "nontree", "x2_keep_b", "x2"), "predictions")
+         + " in the upper layers" if len(rank) else NOT_CACHED},
     ])
 
 

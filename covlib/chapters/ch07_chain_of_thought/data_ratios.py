@@ -11,6 +11,7 @@ import pandas as pd
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.chapters.ch07_chain_of_thought.searches import COT_ONLY_TASKS, TASKS
 from covlib.figures.style import legend_highlight
+from covlib.figures.text import share_of
 from covlib.search.summary import geometric_mean
 from covlib.search.summary import requirement_ratio as summary_ratio
 
@@ -148,14 +149,14 @@ def placeholder_data_text(placeholder: pd.DataFrame) -> str:
     share = mean_share(placeholder)
     return ("Required data at the same N and seed: " + "; ".join(
         f"N = {int(r['N'])}: without CoT {r['n_req_plain']:,.0f}, placeholder {r['n_req_placeholder']:,.0f}, "
-        f"with CoT {r['n_req_cot']:,.0f} (the placeholder goes {r['share']:.0%} of the way, in log data)"
+        f"with CoT {r['n_req_cot']:,.0f} (the placeholder goes {share_of(r['share'], 'the way')}, in log data)"
         for _, r in placeholder.iterrows()) + ". "
         + (f"In data, the saving comes from supervising the bridge: the extra position alone saves "
            f"{'none' if placeholder['share'].max() <= 0 else 'little'}; what it does at a fixed budget (above) is "
            "speed learning up, not lower the data a model needs."
            if share < 0.25 else
            "In data, the extra position alone gets most of the saving." if share > 0.75 else
-           f"In data, the extra position alone gets {share:.0%} of the saving and supervising "
+           f"In data, the extra position alone gets {share_of(share, 'the saving')} and supervising "
            "the bridge the rest."))
 
 

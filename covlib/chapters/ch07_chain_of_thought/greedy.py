@@ -13,6 +13,7 @@ from covlib.analyses.residuals import split_items
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch07_chain_of_thought.shipped import target_layout
 from covlib.figures.exercises import check_share
+from covlib.figures.text import signed_gap
 from covlib.training.evaluation import greedy_decode
 
 
@@ -163,7 +164,7 @@ def outcome_text(decoding: pd.DataFrame, name: str) -> str:
              ": most errors start at the bridge")
     return (f"greedy exact match **{value('greedy_exact'):.1%}** (teacher-forced, all tokens: "
             f"{value('tf_all'):.1%}: the same quantity), teacher-forced answer accuracy "
-            f"{value('tf_answer'):.1%} (a gap of {gap * 100:+.1f} points). Greedy decoding writes a wrong bridge "
+            f"{value('tf_answer'):.1%} ({signed_gap(gap * 100)}). Greedy decoding writes a wrong bridge "
             f"for {bridge_wrong:.1%} of the items ({value('bridge wrong, answer wrong'):.1%} with a wrong answer "
             f"after it) and a right bridge followed by a wrong answer for {answer_wrong:.1%}{where}")
 

@@ -122,10 +122,9 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
     pending = {name: s for name, s in summaries.items() if _unfinished(s).any()}
     if not pending:
         return ""
-    return "**Not finished in the cache:** " + "; ".join(
-        f"{name}: {int(_unfinished(s).sum())} of {len(s)} cells "
-        f"(`{experiment_command(experiments[name])}`)"
-        for name, s in pending.items()) + ". The search resumes from the table."
+    return ("**Not finished yet** (left out of the fits; each command resumes its search from the probe table): "
+            + "; ".join(f"{name}: {int(_unfinished(s).sum())} of {len(s)} cells (`{experiment_command(experiments[name])}`)"
+                        for name, s in pending.items()) + ".")
 
 
 def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

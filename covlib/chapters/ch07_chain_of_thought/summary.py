@@ -19,7 +19,7 @@ from covlib.chapters.ch07_chain_of_thought.greedy import decoded
 from covlib.chapters.ch07_chain_of_thought.inside import context_gaps, peak_at_bridge, two_decimals
 from covlib.chapters.ch07_chain_of_thought.searches import TASKS, reachable
 from covlib.chapters.ch07_chain_of_thought.shipped import MODELS
-from covlib.figures.text import fmt
+from covlib.figures.text import fmt, share_of
 
 MISSING = "n/a (not in the cache)"  # what the chapter writes for a result the cache does not hold yet
 
@@ -119,9 +119,10 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
                        f"{final_type0['twohop_fakebridge']:.1%} with a placeholder; non-tree with CoT "
                        f"{final_type0['nontree_cot']:.1%}.")
     if len(placeholder):
-        share = mean_share(placeholder)
-        summary.append(f"The placeholder bridge (an extra position, no bridge supervision) gets {share:.0%} "
-                       f"of CoT's data saving (log scale, {len(placeholder)} values of N): the saving comes from "
+        share, saving = mean_share(placeholder), "CoT's data saving"
+        summary.append(f"The placeholder bridge (an extra position, no bridge supervision) gets "
+                       f"{share_of(share, saving)} (log scale, {len(placeholder)} values of "
+                       "N): the saving comes from "
                        + ("supervising the bridge." if share < 0.5 else "the extra position."))
     if "twohop_cot" in available:
         summary.append(f"Greedy decoding's exact match ({value('twohop_cot', 'greedy_exact'):.1%} for two-hop with CoT) "
@@ -143,6 +144,6 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
     gap = context_gaps(at_bridge)
     if not np.isnan(gap["nontree_cot"]):
         more = "more than" if gap["nontree_cot"] - gap["twohop_cot"] > 0.05 else "about as much as"
-        summary.append(f"Inside, non-tree's bridge position groups by (b, x2) {more} by b (a gap of "
-                       f"{two_decimals(gap['nontree_cot'])}, two-hop with CoT {two_decimals(gap['twohop_cot'])}).")
+        summary.append(f"Inside, non-tree's bridge position groups by (b, x2) {more} by b (IICG by (b, x2) minus by "
+                       f"b: {two_decimals(gap['nontree_cot'])}; two-hop with CoT {two_decimals(gap['twohop_cot'])}).")
     return "\n".join(f"* {line}" for line in summary) or "The cache holds no results yet."

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
-from covlib.base.paths import repository_path
+from covlib.base.paths import readable_path, repository_path
 from covlib.chapters.ch08_three_ways_to_generalise.reach import (
     K_DEFAULT,
     all_inputs,
@@ -131,7 +131,7 @@ def taxonomy_tables(values: dict, root: Path, preset: str, data_seed: int, k: in
     cache = values["cache"]
     if cache and not recompute:
         table, meta = load_taxonomy(repository_path(cache))
-        note = f"read the shipped tables ({repository_path(cache)}); made by the commands in COMMANDS.txt there"
+        note = f"read the shipped tables ({readable_path(repository_path(cache))}); made by the commands in COMMANDS.txt there"
         return table, meta, note
     results = repository_path(cache) if cache else root / "taxonomy" / f"{preset}-tables"
     table = run_taxonomy(results, root / "taxonomy" / preset, num_tokens=values["N"], n_train=values["n_train"],

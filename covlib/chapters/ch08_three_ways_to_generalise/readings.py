@@ -7,6 +7,7 @@ from scipy import stats
 
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch08_three_ways_to_generalise.model_runs import steps_text, training_minutes
+from covlib.figures.text import p_value
 
 
 def acc_of(table: pd.DataFrame, condition: str, group: str) -> tuple[float, int]:
@@ -99,10 +100,10 @@ def shared_verdict(numbers: dict[str, float]) -> str:
     p = stats.binomtest(round(acc * n), n, baseline, alternative="greater").pvalue
     if p < 0.01 and acc > 2 * baseline:
         return (f"On the {n:,} cross-role inputs that coverage does not reach, the shared-table model gets {acc:.1%}, "
-                f"against {baseline:.1%} for the better of chance and the control (one-sided binomial p = {p:.1g}): "
+                f"against {baseline:.1%} for the better of chance and the control (one-sided binomial {p_value(p, digits=1)}): "
                 "reusing a fact in another role generalises beyond coverage.")
     return (f"On the {n:,} cross-role inputs that coverage does not reach, the shared-table model gets {acc:.1%}, "
-            f"against {baseline:.1%} for the better of chance and the control (one-sided binomial p = {p:.2g}): the "
+            f"against {baseline:.1%} for the better of chance and the control (one-sided binomial {p_value(p)}): the "
             "shared operator is not demonstrated here; what it gets right on cross-role inputs is what coverage "
             "already reaches.")
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_folder_atomic
+from covlib.base.paths import readable_path
 from covlib.base.tables import read_table, upsert_row
 from covlib.coverage.exact import k_cutoffs
 from covlib.tasks.datasets import Dataset, DatasetConfig, dataset_files, eligible_count, generate
@@ -427,7 +428,7 @@ def run_audit(plan: AuditPlan, experiments: Sequence[str], table: str | os.PathL
         runs += plan.runs(exp, table, work_dir, cands)
     todo = pending(runs, table)
     if log:
-        log(f"{len(runs) - len(todo)} of {len(runs)} runs already in {table}; training {len(todo)}")
+        log(f"{len(runs) - len(todo)} of {len(runs)} runs already in {readable_path(table)}; training {len(todo)}")
     jobs_ = [Job(run_one, {"run": r}, str(Path(work_dir) / "runs" / r.name()), r.name()) for r in todo]
     outcomes = run_jobs(jobs_, "local", workers=jobs, progress=progress)
     failed = [o for o in outcomes if o.status != "done"]
@@ -445,7 +446,7 @@ def read_runs(table: str | os.PathLike) -> pd.DataFrame:
 def describe_setup(setup: AuditSetup, runs: pd.DataFrame, table: str | os.PathLike) -> str:
     """One line on what every run shares, and how many runs the table holds and what they cost."""
     return (f"{setup.task}, N={setup.N}, data seed {setup.data_seed}; model {setup.model}, batch {setup.batch_size}, "
-            f"weight decay {setup.weight_decay}; {len(runs)} runs in {table} "
+            f"weight decay {setup.weight_decay}; {len(runs)} runs in {readable_path(table)} "
             f"({runs['minutes'].sum():.0f} CPU-minutes of training)")
 
 

@@ -9,6 +9,7 @@ from scipy import optimize, stats
 
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import AuditPlan
+from covlib.figures.text import p_value
 
 ACC = "final_type0"
 
@@ -263,8 +264,8 @@ def describe_contrast(measure: str, high: np.ndarray, low: np.ndarray, result: d
         return (f"{measure}: {len(high) + len(low)} of {2 * per_arm} runs in the table; fill it with: covlib diversity "
                 f"run --experiments {measure} --table data/diversity/runs.csv")
     return (f"{measure}: high {high.mean():.3f} ({len(high)} runs) vs low {low.mean():.3f} ({len(low)}): difference "
-            f"{100 * c['diff']:+.1f} pp, permutation p = {c['p']:.3f}, equivalence within +-3 pp p = "
-            f"{c['p_equivalence']:.3f}; detectable difference {100 * c['detectable']:.1f} pp; 90% interval "
+            f"{100 * c['diff']:+.1f} pp, permutation {p_value(c['p'], decimals=3)}, equivalence within +-3 pp "
+            f"{p_value(c['p_equivalence'], decimals=3)}; detectable difference {100 * c['detectable']:.1f} pp; 90% interval "
             f"{100 * c['ci90_low']:+.1f} to {100 * c['ci90_high']:+.1f} pp")
 
 
@@ -312,11 +313,11 @@ def verdict(c: dict | None, name: str) -> str:
         return f"The {name} contrast has not been run yet (see COMMANDS.txt)."
     if c["p"] < 0.05:
         return (f"Selecting on {name} changes accuracy at fixed diversity by {100 * c['diff']:+.1f} pp "
-                f"(permutation p = {c['p']:.3f}).")
+                f"(permutation {p_value(c['p'], decimals=3)}).")
     if c["p_equivalence"] < 0.05:
         return (f"Selecting on {name} does not change accuracy: {100 * c['diff']:+.1f} pp, equivalent to zero within "
-                f"+-3 pp (p = {c['p_equivalence']:.3f}).")
-    return (f"Selecting on {name} moves accuracy by {100 * c['diff']:+.1f} pp (p = {c['p']:.3f}); this design cannot "
+                f"+-3 pp ({p_value(c['p_equivalence'], decimals=3)}).")
+    return (f"Selecting on {name} moves accuracy by {100 * c['diff']:+.1f} pp ({p_value(c['p'], decimals=3)}); this design cannot "
             f"tell that from zero nor bound it within +-3 pp (it detects {100 * c['detectable']:.1f} pp); its 90% "
             f"interval, {100 * c['ci90_low']:+.1f} to {100 * c['ci90_high']:+.1f} pp, rules out effects larger than "
             f"{100 * c['bound']:.0f} pp either way." + bound_need(c))
