@@ -50,6 +50,7 @@ import time
 
 from IPython.display import Markdown, display
 
+from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exercises call it
@@ -61,7 +62,6 @@ from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exerci
     reuse,
     tables,
 )
-from covlib.base.paths import repository_path
 from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles
 from covlib.tasks.datasets import DatasetConfig, generate
 

@@ -84,7 +84,6 @@ def _brute_status(ds, queries):
     """How training taught each hop's fact, by Python loops over the training items."""
     shared = ds.config.same_functions
     f1 = ds.tables["f1"]
-    f2 = f1 if shared else ds.tables["f2"]
     used = [set(), set()]
     for x1, x2, x3 in ds.train_inputs.tolist():
         used[0].add((x1, x2))

@@ -3,6 +3,7 @@ reaches, against the covered and uncovered groups, the chapter's metrics and fin
 from __future__ import annotations
 
 import pandas as pd
+
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch08_three_ways_to_generalise.model_runs import steps_text, training_minutes
 from covlib.chapters.ch08_three_ways_to_generalise.reuse import reuse_metrics
@@ -157,6 +158,7 @@ def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dic
         "n_shared_uncovered": shared["n_uncovered"], "chance_shared": shared["chance"],
         "N": meta["num_tokens"], "n_train": meta["n_train"], **reuse_metrics(reuse),
         "acc_own_role_atomic": own["acc"], "acc_own_role_atomic_control": own["acc_control"],
+        "own_role_control_has_atomic": int("same atomic" in own["control"]),
     }
 
 

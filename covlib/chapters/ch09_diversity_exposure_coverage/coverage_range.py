@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
@@ -20,6 +21,10 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     pool_of,
 )
 from covlib.coverage.exact import proper_subsets
+
+MIN_CONTRAST_GAP = 15.0  # points of 3-coverage between arms a contrast must move to test coverage
+SATURATED = 0.95  # mean 3-coverage of random sets at or above which a size is saturated
+MAX_MAKEUP_SHIFT = 1.0  # sd of the entropies a selector may shift the sets' make-up by and still be "at fixed make-up"
 
 
 def fragment_overlap(pool: Pool) -> np.ndarray:
@@ -91,8 +96,11 @@ def range_cell(pool: Pool, n_unique: int, candidates: int, per_arm: int, strengt
 
 
 def coverage_range(Ns: Sequence[int], shares: Sequence[float], candidates: int = 60, per_arm: int = 6,
-                   strength: float = 1.0, test_size: int = 1000, progress: bool = False) -> pd.DataFrame:
-    """range_cell for every N and every training-set size given as a share of that N's pool."""
+                   strength: float = 1.0, test_size: int = 1000, refine: int = 0, progress: bool = False
+                   ) -> pd.DataFrame:
+    """range_cell for every N and every training-set size given as a share of that N's pool; with ``refine``,
+    the cell of each N where coverage varies most below saturation is scored again on ``refine`` random sets
+    (its spread, and so its reachable gap, is then known more precisely)."""
     from tqdm.auto import tqdm
 
     rows = []
@@ -100,7 +108,23 @@ def coverage_range(Ns: Sequence[int], shares: Sequence[float], candidates: int =
     for N, share in tqdm(cells, desc="coverage range", disable=not progress):
         pool = pool_of(AuditSetup(N=N, test_size=test_size))
         rows.append(range_cell(pool, max(1, int(round(share * pool.size))), candidates, per_arm, strength))
-    return pd.DataFrame(rows, columns=RANGE_COLUMNS)
+    table = pd.DataFrame(rows, columns=RANGE_COLUMNS)
+    return refine_cells(table, refine, per_arm, strength, test_size) if refine else table
+
+
+def refine_cells(table: pd.DataFrame, candidates: int, per_arm: int, strength: float, test_size: int = 1000
+                 ) -> pd.DataFrame:
+    """The range table with the cell of each N where coverage varies most below saturation scored again on
+    ``candidates`` random sets (skipped where it already has that many)."""
+    table = table.copy()
+    for N in table.N.unique():
+        below = table[(table.N == N) & (table["mean"] < SATURATED)]
+        if len(below) and below.loc[below["sd"].idxmax(), "candidates"] < candidates:
+            i = below["sd"].idxmax()
+            pool = pool_of(AuditSetup(N=int(N), test_size=test_size))
+            table.loc[i, RANGE_COLUMNS] = pd.Series(range_cell(pool, int(table.loc[i, "n_unique"]), candidates,
+                                                               per_arm, strength))[RANGE_COLUMNS]
+    return table
 
 
 def write_range(table: pd.DataFrame, path: str | os.PathLike) -> Path:
@@ -113,56 +137,50 @@ def write_range(table: pd.DataFrame, path: str | os.PathLike) -> Path:
     return path
 
 
+Q_SPAN = float(stats.norm.ppf(0.99) - stats.norm.ppf(0.01))  # the 1st to 99th percentile of a normal, in sd
+
+
 def gaps(table: pd.DataFrame) -> pd.DataFrame:
-    """Per cell, in points of coverage: the gap the study's selection reaches (typical arms), the random q01-q99
-    range, and the directed selector's gap."""
+    """Per cell, in points of coverage: the gap between the typical arms the study's selection takes, the random
+    sets' 1st-to-99th percentile range (the study's q1 against q99) as observed and as Q_SPAN sd with the upper
+    end of the sd's 95% interval (chi-square, from the number of sets), and the directed selector's gap."""
+    n = table["candidates"].to_numpy(float)
+    upper = np.sqrt((n - 1) / stats.chi2.ppf(0.025, n - 1))
     return table.assign(typical_gap=100 * (table.typical_high - table.typical_low),
                         quantile_gap=100 * (table.q99 - table.q01),
+                        quantile_gap_upper=100 * Q_SPAN * table["sd"] * upper,
                         directed_gap=100 * (table.directed_high - table.directed_low))
 
 
-def contrast_cells(table: pd.DataFrame, min_gap: float = 15.0, saturated: float = 0.95) -> pd.DataFrame:
-    """The cells where a selector moves coverage by ``min_gap`` points or more while random sets of that size
-    are below saturation (mean coverage under ``saturated``), largest gap first; which selector in ``selector``."""
-    g = gaps(table)
-    below = g["mean"] < saturated
-    rows = []
-    for selector, col in (("typical", "typical_gap"), ("directed", "directed_gap")):
-        hit = g[below & (g[col] >= min_gap)]
-        rows += [r | {"selector": selector, "gap": r[col]} for r in hit.to_dict("records")]
-    out = pd.DataFrame(rows)
-    return out.sort_values("gap", ascending=False) if len(out) else out
-
-
-# the book's grid (data/diversity/coverage_range.csv): three N, sizes from near-zero to saturated coverage
 RANGE_PLAN = {"Ns": (20, 25, 30), "shares": (0.2, 0.3, 0.4, 0.5, 0.7), "candidates": 32, "per_arm": 4,
-              "strength": 2.0}
+              "strength": 2.0, "refine": 240}
 
 
-MIN_CONTRAST_GAP = 15.0  # points of 3-coverage between arms a contrast must move to test coverage
-SATURATED = 0.95  # mean 3-coverage of random sets at or above which a size is saturated
-MAX_MAKEUP_SHIFT = 1.0  # sd of the entropies a selector may shift the sets' make-up by and still be "at fixed make-up"
 
 
 def range_summary(table: pd.DataFrame) -> dict[str, float]:
-    """The largest gaps in 3-coverage (points) below saturation: between the typical arms the study's selection
-    takes, and between the directed selector's arms, with the cells where they occur and the directed sets'
-    shift in make-up; ``qualifying`` counts the cells where a selector at fixed make-up moves MIN_CONTRAST_GAP."""
+    """Below saturation, the largest gaps in 3-coverage (points) selection reaches at a fixed size: the random
+    sets' q1-q99 range (observed, and its upper end from the sd's interval), the typical arms', and the directed
+    selector's with its shift in make-up; ``qualifying`` counts the cells where a selector at fixed make-up
+    moves (or, within the sd's interval, might move) MIN_CONTRAST_GAP points."""
     g = gaps(table)
     below = g[g["mean"] < SATURATED]
     nan = float("nan")
-    out = {"cells": len(g), "cells_below_saturation": len(below), "max_typical_gap": nan, "typical_N": nan,
-           "typical_n": nan, "max_directed_gap": nan, "directed_N": nan, "directed_n": nan, "directed_shift": nan,
-           "qualifying": 0}
-    if below["typical_gap"].notna().any():
-        best = below.loc[below["typical_gap"].idxmax()]
-        out |= {"max_typical_gap": best.typical_gap, "typical_N": best.N, "typical_n": best.n_unique}
-    if len(below):
-        best = below.loc[below["directed_gap"].idxmax()]
-        out |= {"max_directed_gap": best.directed_gap, "directed_N": best.N, "directed_n": best.n_unique,
-                "directed_shift": best.directed_entropy_shift}
-    fixed = (below["typical_gap"] >= MIN_CONTRAST_GAP) | ((below["directed_gap"] >= MIN_CONTRAST_GAP)
-                                                         & (below["directed_entropy_shift"] <= MAX_MAKEUP_SHIFT))
+    out = {"cells": len(g), "cells_below_saturation": len(below), "max_quantile_gap": nan,
+           "max_quantile_gap_upper": nan, "quantile_N": nan, "quantile_n": nan, "quantile_sets": nan,
+           "max_typical_gap": nan, "max_directed_gap": nan, "directed_N": nan, "directed_n": nan,
+           "directed_shift": nan, "qualifying": 0}
+    if not len(below):
+        return out
+    best = below.loc[below["quantile_gap_upper"].idxmax()]
+    out |= {"max_quantile_gap": below["quantile_gap"].max(), "max_quantile_gap_upper": best.quantile_gap_upper,
+            "quantile_N": best.N, "quantile_n": best.n_unique, "quantile_sets": best.candidates,
+            "max_typical_gap": below["typical_gap"].max()}
+    best = below.loc[below["directed_gap"].idxmax()]
+    out |= {"max_directed_gap": best.directed_gap, "directed_N": best.N, "directed_n": best.n_unique,
+            "directed_shift": best.directed_entropy_shift}
+    fixed = ((below["quantile_gap_upper"] >= MIN_CONTRAST_GAP) | (below["typical_gap"] >= MIN_CONTRAST_GAP)
+             | ((below["directed_gap"] >= MIN_CONTRAST_GAP) & (below["directed_entropy_shift"] <= MAX_MAKEUP_SHIFT)))
     out["qualifying"] = int(fixed.sum())
     return out
 
@@ -172,15 +190,17 @@ def range_finding(summary: dict[str, float], Ns: Sequence[int]) -> str:
     s = summary
     if not s["cells_below_saturation"]:
         return "Every size measured here is saturated: no contrast of 3-coverage is possible at these sizes."
-    head = (f"Below saturation (mean 3-coverage under {SATURATED:.0%}), the study's selection, the {MIN_CONTRAST_GAP:.0f}"
-            f"-point test's natural candidate, moves exact 3-coverage of the ID test by at most "
-            f"{s['max_typical_gap']:.1f} points between its arms (N = {s['typical_N']:.0f}, {s['typical_n']:,.0f} "
-            f"examples); a selector that draws examples by how many test fragments they share reaches "
-            f"{s['max_directed_gap']:.1f} points (N = {s['directed_N']:.0f}, {s['directed_n']:,.0f} examples), by "
-            f"shifting the sets' make-up {s['directed_shift']:.1f} sd away from random sets'. ")
+    head = (f"Below saturation (mean 3-coverage under {SATURATED:.0%}), random training sets of one size differ in "
+            f"exact 3-coverage of the ID test by at most {s['max_quantile_gap']:.1f} points from their 1st to their "
+            f"99th percentile (the study's q1 against q99); where they vary most (N = {s['quantile_N']:.0f}, "
+            f"{s['quantile_n']:,.0f} examples, {s['quantile_sets']:.0f} sets) the sd's 95% interval allows at most "
+            f"{s['max_quantile_gap_upper']:.1f} points. A selector that draws examples by how many test fragments "
+            f"they share reaches {s['max_directed_gap']:.1f} points (N = {s['directed_N']:.0f}, "
+            f"{s['directed_n']:,.0f} examples), but only by shifting the sets' make-up {s['directed_shift']:.1f} sd "
+            "away from random sets': a contrast of coverage and make-up together. ")
     if s["qualifying"]:
-        return head + (f"{s['qualifying']} size(s) allow a contrast of {MIN_CONTRAST_GAP:.0f} points or more at fixed "
-                       "make-up: that contrast is what tests coverage at fixed diversity.")
+        return head + (f"{s['qualifying']} size(s) may allow a contrast of {MIN_CONTRAST_GAP:.0f} points at fixed "
+                       "make-up: a contrast there is what would test coverage at fixed diversity.")
     return head + (f"No size at N = {', '.join(map(str, Ns))} lets selection at fixed diversity and make-up move "
                    f"3-coverage by {MIN_CONTRAST_GAP:.0f} points: exact coverage follows diversity, and a contrast "
                    "at fixed diversity cannot test it on this task.")
@@ -198,6 +218,9 @@ RANGE_PRESETS = {
 RANGE_COMMAND = ("python -c \"from covlib.chapters.ch09_diversity_exposure_coverage.coverage_range import "
                  "coverage_range, write_range, RANGE_PLAN; write_range(coverage_range(**RANGE_PLAN), "
                  "'data/diversity/coverage_range.csv')\"")
+REFINE_COMMAND = ("python -c \"import pandas as pd; from covlib.chapters.ch09_diversity_exposure_coverage.coverage_range "
+                  "import refine_cells, write_range, RANGE_PLAN as P; p = 'data/diversity/coverage_range.csv'; "
+                  "write_range(refine_cells(pd.read_csv(p), P['refine'], P['per_arm'], P['strength']), p)\"")
 
 
 def range_for(preset: str, cache_root: Path, recompute: bool = False) -> tuple[pd.DataFrame, dict]:
