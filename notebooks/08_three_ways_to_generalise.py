@@ -40,7 +40,7 @@ n_train = None  # composed training examples per condition; None takes the prese
 steps = None  # training steps per model; None takes the preset's value
 data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
-recompute = False  # True: retrain the three models (about 20 minutes on one core at default)
+recompute = False  # True: retrain the three models and the four of 8.4 per seed (hours on one core at default)
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
@@ -198,7 +198,7 @@ display(Markdown(reuse.reuse_verdict(reuse_result, model_runs.ROLES_COMMAND)))
 # %%
 own = readings.own_role(per_type, reuse.own_role_numbers(roles))
 display(tables.taxonomy_reader_table(prop, own, reuse_result))
-record_metrics(readings.taxonomy_metrics(prop, shared, meta, own, reuse_result))
+record_metrics(readings.taxonomy_metrics(prop, shared, meta, own, reuse_result, per_type))
 
 # %% [markdown]
 # ## What the paper says, and what we found

@@ -263,9 +263,9 @@ chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
 # %%
 k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
 k3_effects = audit_stats.effect_numbers(k3_runs)
-print(audit_stats.describe_effect("3-coverage", k3_effects)
-      + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage --table "
-                                 f"{audit.K3_TABLE} --jobs 1"))
+k3_text = audit_stats.describe_effect("3-coverage", k3_effects)
+print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage "
+                                         f"--table {audit.K3_TABLE} --jobs 1"))
 
 # %% [markdown]
 # ## 9.6 The answer
@@ -280,14 +280,17 @@ display(audit_figures.side_by_side_table(side_by_side))
 
 # %%
 display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs,
-                                    effects, coverage_range.range_finding(range_numbers, range_plan["Ns"]))))
+                                    effects, coverage_range.range_finding(range_numbers, range_plan["Ns"]),
+                                    range_allows=bool(range_numbers["qualifying"]), k3_text=k3_text)))
 
 # %%
 record_metrics({
     "dose_response_r2": dose_r2, "eta2_diversity": eta2_diversity, "eta2_exposure": eta2_exposure,
     **contrast_numbers, "runs_per_arm": runs_per_arm, "seeds_per_cell": seeds_per_cell, "runs": len(runs), "training_minutes": float(minutes),
     "coverage_k3_mean_at_contrast_n": float(cov3["mean"]), "measures_spearman": rho_measures, **effects,
-    "max_selection_gap_pts": range_numbers["max_typical_gap"], "max_directed_gap_pts": range_numbers["max_directed_gap"],
+    "max_selection_gap_pts": range_numbers["max_quantile_gap"],
+    "max_selection_gap_upper_pts": range_numbers["max_quantile_gap_upper"],
+    "max_typical_arms_gap_pts": range_numbers["max_typical_gap"], "max_directed_gap_pts": range_numbers["max_directed_gap"],
     "directed_makeup_shift_sd": range_numbers["directed_shift"], "contrast_sizes_qualifying": range_numbers["qualifying"],
     **{f"k3_{key}": value for key, value in k3_effects.items() if not key.startswith("surface_")},
 })

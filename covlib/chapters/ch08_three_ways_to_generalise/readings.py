@@ -145,8 +145,8 @@ def own_role(per_type: dict[str, float], roles_own: dict[str, float]) -> dict:
             "control": "distinct tables, no atomic facts", "control_reach": "nothing (it lacks the atomic facts too)"}
 
 
-def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dict, own: dict, reuse: dict
-                     ) -> dict[str, float]:
+def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dict, own: dict, reuse: dict,
+                     per_type: dict[str, float] | None = None) -> dict[str, float]:
     """The numbers the chapter records for sweeps (record_metrics), under their metric keys."""
     return {
         "acc_property_reachable": prop["acc_reachable"], "acc_property_control": prop["acc_control"],
@@ -159,6 +159,8 @@ def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dic
         "N": meta["num_tokens"], "n_train": meta["n_train"], **reuse_metrics(reuse),
         "acc_own_role_atomic": own["acc"], "acc_own_role_atomic_control": own["acc_control"],
         "own_role_control_has_atomic": int("same atomic" in own["control"]),
+        **({"acc_shared_type_3": per_type["shared_type_3"], "acc_shared_type_3_control": per_type["control_type_3"],
+            "p_shared_type_3": per_type["p_type_3"]} if per_type else {}),
     }
 
 
