@@ -165,6 +165,9 @@ def test_the_reuse_verdict_follows_the_numbers_whichever_way_they_fall():
     assert np.isnan(reuse_metrics(empty)["acc_reuse_second_role_control"])
     assert own_role_numbers(_roles([0.2], [0.05])) == {"shared_atomic": 0.5, "distinct_atomic": 0.25}
     assert role_table_frame(pd.DataFrame(columns=ROLE_COLUMNS)).empty
+    alone = _roles([0.2], [0.05])
+    alone = alone[alone.condition == "shared_first_role"]
+    assert "no control to read it against" in reuse_verdict(reuse_test(alone, 30), "CMD")
 
 
 def test_the_one_seed_cache_split_by_type():
@@ -178,3 +181,6 @@ def test_the_one_seed_cache_split_by_type():
     assert "no sign of reuse in the second hop's role" in text
     rows[2]["acc"] = 0.10  # the shared model now beats the control on type_3
     assert "a sign of second-role reuse" in per_type_sentence(per_type_reading(pd.DataFrame(rows)))
+    assert "atomic facts used in their own role" in text
+    rows[1]["acc"] = 0.07  # type_2 no better than the control
+    assert "no clear use of atomic facts" in per_type_sentence(per_type_reading(pd.DataFrame(rows)))

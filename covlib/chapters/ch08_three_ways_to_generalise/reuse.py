@@ -91,12 +91,15 @@ def p_text(p: float) -> str:
 def reuse_verdict(test: dict, command: str) -> str:
     """Whether a fact taught in the first hop's role is reused in the second, from the test's numbers."""
     if not test["n"] or not test["control"]:
+        partial = (f" So far the shared first-role model gets {test['acc']:.1%} of its {test['n']:,} reuse inputs, with "
+                   "no control to read it against." if test["n"] else "")
         return ("**Not measured yet:** the runs that separate reuse across roles from atomic facts used in their own "
-                f"role are not in the cache. Fill it with `{command}`; until then this chapter does not claim reuse.")
+                f"role are not all in the cache.{partial} Fill it with `{command}`; until then this chapter does not "
+                "claim reuse.")
     seeds = test["seeds"]
     one_seed = (" With one training seed this is an anecdote until the second seed is in." if seeds < 2 else "")
     line = (f"Inputs whose second-hop fact the shared table was taught only in the first hop's role: "
-            f"{test['acc']:.1%} correct ({test['n']:,} input-runs over {seeds} seed(s); per seed "
+            f"{test['acc']:.1%} correct ({test['n']:,} input-runs over {seeds} seed{'s' if seeds != 1 else ''}; per seed "
             f"{', '.join(f'{a:.1%}' for a in test['per_seed'])}), against {test['acc_control']:.1%} for the best "
             f"control ({CONDITION_NAMES[test['control']]}, its inputs with the second fact held out) and chance "
             f"{test['chance']:.1%}; one-sided two-proportion test {p_text(test['p'])}"
@@ -165,6 +168,7 @@ def per_type_sentence(reading: dict[str, float]) -> str:
     """What the one-seed cache shows once its OOD inputs are split by test type (the conclusion follows p)."""
     r = reading
     reuse = r["p_type_3"] < ALPHA and r["shared_type_3"] > r["control_type_3"]
+    own = r["p_type_2"] < ALPHA and r["shared_type_2"] > r["control_type_2"]
     return (f"Split by test type, {r['type_2_share_of_correct']:.0%} of the shared model's correct OOD answers are "
             f"type_2 inputs (first fact held out, taught as an atomic item in the first hop's own slots): "
             f"{r['shared_type_2']:.1%} against {r['control_type_2']:.1%} for a control that had no atomic facts. Where "
@@ -172,7 +176,8 @@ def per_type_sentence(reading: dict[str, float]) -> str:
             f"would have to be reused in the second hop's role, the shared model gets {r['shared_type_3']:.1%} against "
             f"the control's {r['control_type_3']:.1%} (one-sided {p_text(r['p_type_3'])}); type_1, where both facts "
             f"are held out and the first is again taught in its own slots, mixes the two: {r['shared_type_1']:.1%} "
-            f"against {r['control_type_1']:.1%} ({p_text(r['p_type_1'])}). So these models show atomic facts used in "
-            "their own role" + (", and a sign of second-role reuse against a control that also lacks the atomic "
+            f"against {r['control_type_1']:.1%} ({p_text(r['p_type_1'])}). So these models show "
+            + ("atomic facts used in their own role" if own else "no clear use of atomic facts even in their own role")
+            + (", and a sign of second-role reuse against a control that also lacks the atomic "
                                 "facts" if reuse else ", and no sign of reuse in the second hop's role")
             + "; the conditions below separate the two at equal data and steps.")

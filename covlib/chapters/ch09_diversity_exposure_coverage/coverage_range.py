@@ -192,9 +192,9 @@ def range_finding(summary: dict[str, float], Ns: Sequence[int]) -> str:
         return "Every size measured here is saturated: no contrast of 3-coverage is possible at these sizes."
     head = (f"Below saturation (mean 3-coverage under {SATURATED:.0%}), random training sets of one size differ in "
             f"exact 3-coverage of the ID test by at most {s['max_quantile_gap']:.1f} points from their 1st to their "
-            f"99th percentile (the study's q1 against q99); where they vary most (N = {s['quantile_N']:.0f}, "
-            f"{s['quantile_n']:,.0f} examples, {s['quantile_sets']:.0f} sets) the sd's 95% interval allows at most "
-            f"{s['max_quantile_gap_upper']:.1f} points. A selector that draws examples by how many test fragments "
+            f"99th percentile (the study's q1 against q99), and by at most {s['max_quantile_gap_upper']:.1f} points "
+            f"within the 95% interval of their sd (N = {s['quantile_N']:.0f}, {s['quantile_n']:,.0f} examples, "
+            f"{s['quantile_sets']:.0f} sets). A selector that draws examples by how many test fragments "
             f"they share reaches {s['max_directed_gap']:.1f} points (N = {s['directed_N']:.0f}, "
             f"{s['directed_n']:,.0f} examples), but only by shifting the sets' make-up {s['directed_shift']:.1f} sd "
             "away from random sets': a contrast of coverage and make-up together. ")
