@@ -598,3 +598,13 @@ def test_exercise_extreme_draws_keep_ties_and_agree_with_the_selection():
     assert "select_extremes" in check_extremes(None, truth)
     with pytest.raises(CovlibError, match="not a column"):
         extreme_draws(c, "cov_99")
+
+
+def test_the_k3_plan_contrasts_3_coverage_where_random_sets_vary_most():
+    from covlib.chapters.ch09_diversity_exposure_coverage.audit import K3_PLAN
+    from covlib.cli.diversity import plan_named
+
+    assert plan_named("k3") is K3_PLAN and K3_PLAN.selection_column("coverage") == "cov_3"
+    assert K3_PLAN.setup.N == 20 and K3_PLAN.candidates >= 40 * K3_PLAN.per_arm
+    pool = make_pool(K3_PLAN.setup)
+    assert K3_PLAN.contrast_n == round(0.5 * pool.size)  # the refined cell of data/diversity/coverage_range.csv
