@@ -108,7 +108,8 @@ def _shared_operator(m: Mapping[str, Any]) -> str:
            f"{_pct(m.get('acc_own_role_atomic_control', float('nan')), 1)} for distinct tables "
            f"{'with the same atomic facts' if m.get('own_role_control_has_atomic') else 'without atomic facts'}). ")
     acc, n = m.get("acc_reuse_second_role", float("nan")), m.get("n_reuse_second_role", 0)
-    if not n or acc != acc:
+    control = m.get("acc_reuse_second_role_control", float("nan"))
+    if not n or acc != acc or control != control:
         t3, c3, p3 = (m.get(k, float("nan")) for k in ("acc_shared_type_3", "acc_shared_type_3_control",
                                                          "p_shared_type_3"))
         return own + (f"Where the held-out fact would have to be reused in the second hop's role (type_3), "

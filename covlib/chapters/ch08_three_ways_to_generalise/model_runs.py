@@ -137,7 +137,7 @@ def taxonomy_tables(values: dict, root: Path, preset: str, data_seed: int, k: in
     cache = values["cache"]
     if cache and not recompute:
         table, meta = load_taxonomy(repository_path(cache))
-        note = f"read the shipped tables ({repository_path(cache)}); made by the commands in COMMANDS.txt there"
+        note = f"read the shipped tables ({cache}/); made by the commands in COMMANDS.txt there"
         return table, meta, note
     results = repository_path(cache) if cache else root / "taxonomy" / f"{preset}-tables"
     table = run_taxonomy(results, root / "taxonomy" / preset, num_tokens=values["N"], n_train=values["n_train"],
