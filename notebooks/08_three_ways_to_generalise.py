@@ -40,7 +40,7 @@ n_train: int | None = None  # composed training examples per condition; None tak
 steps: int | None = None  # training steps per model; None takes the preset's value
 data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
-recompute = False  # True: retrain the three models (about 20 minutes on one core at default)
+recompute = False  # True: retrain the three models and the four of 8.4 per seed (hours on one core at default)
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
@@ -50,6 +50,7 @@ import time
 
 from IPython.display import Markdown, display
 
+from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
 from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exercises call it
@@ -58,8 +59,10 @@ from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exerci
     model_runs,
     reach,  # noqa: F401
     readings,
+    reuse,
     tables,
 )
+from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles
 from covlib.tasks.datasets import DatasetConfig, generate
 
 chapter = setup_chapter("08", preset, model_runs.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
@@ -134,10 +137,15 @@ chapter.save(charts.reach_accuracy_chart(table, readings.property_groups(table),
 # seen somewhere. `reach.role_reach` records, per input and hop, whether its fact was used in the
 # hop's *own* role by composed training items, and whether it was used in *any* role (or taught
 # as an atomic fact): **cross-role** inputs have every fact seen somewhere and some fact never seen
-# in its own role. They are reachable only by reusing the operator.
+# in its own role. With 10,000 composed items every seen fact is used in both roles, so here
+# "cross-role" means "held out of the composed items and taught only as an atomic item". An
+# atomic item $(a,b) \to f(a,b)$ sits in the same slots as the first hop: an input whose *first*
+# fact was held out (type_2) needs the atomic fact in its own role, and only an input whose
+# *second* fact was held out (type_3) needs it in another role. The table splits them.
 #
 # The control is the distinct-table model of 8.2, where a fact "seen in another role" is only
-# a coincidence of indices in a different table.
+# a coincidence of indices in a different table. It was trained without atomic facts, so beside
+# this model it differs in two things: the sharing and the extra facts.
 
 # %%
 shared = readings.shared_numbers(table, meta["num_tokens"])
@@ -145,17 +153,52 @@ display(tables.shared_reader_table(table))
 print(readings.shared_sentence(shared, k))
 
 # %%
-display(Markdown(readings.shared_verdict(shared)))
+per_type = reuse.per_type_reading(table)
+display(Markdown(reuse.per_type_sentence(per_type)))
 chapter.save(charts.reach_accuracy_chart(table, readings.shared_groups(table),
                                              "Shared operator: one table for both hops", chance=shared["chance"]),
              "08_shared_reach")
 
 # %% [markdown]
-# ## 8.4 The taxonomy, measured
+# ## 8.4 Reuse across roles, at equal data and steps
+#
+# To tell a fact used in its own role from a fact reused in another, four models are trained on
+# the same 10,000 composed items plus $N^2$ extra items each, for the same steps, over two training
+# seeds (`roles.role_conditions`):
+#
+# * **distinct tables + atomic facts** and **one table + atomic facts**: every fact of the first
+#   table as an atomic item;
+# * **one table + first-role items**: $N^2$ composed items whose *first* fact is one of the held-out
+#   facts and whose second fact is seen (`DatasetConfig(..., first_role_items=...)`). A held-out
+#   fact is then taught only in the first hop's role, and an input that needs it as its *second*
+#   fact (type_3) can be answered only by reusing it in the other role;
+# * **distinct tables + first-role items**: the same extra items with a table per hop; there the
+#   held-out second-hop facts belong to another table and are never taught.
+#
+# `roles.fact_status` marks, per input and hop, how training taught the fact: in its own role, in
+# the other role only, as an atomic item, or never. The test types are counted from the composed ID
+# items alone, so a type holds the same inputs in every condition of one data seed (less the
+# extra items themselves). The test is one-sided: the treated model's accuracy on inputs whose
+# second fact it was taught only in the first hop's role, against the best control on inputs with
+# the second fact held out, pooled over seeds and per seed (a two-proportion z-test).
 
 # %%
-display(tables.taxonomy_reader_table(prop, shared))
-metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta))
+roles = reuse.load_roles(repository_path(chapter.values["cache"])) if chapter.values["cache"] and not recompute \
+    else run_roles(chapter.root / "taxonomy" / f"{preset}-roles", chapter.root / "taxonomy" / preset,
+                   num_tokens=N, n_train=n_train, preset=chapter.values["model"], steps=steps,
+                   seeds=chapter.values["role_seeds"])
+if len(roles):
+    display(tables.role_reader_table(roles))
+reuse_result = reuse.reuse_test(roles, N)
+display(Markdown(reuse.reuse_verdict(reuse_result, model_runs.ROLES_COMMAND)))
+
+# %% [markdown]
+# ## 8.5 The taxonomy, measured
+
+# %%
+own = readings.own_role(per_type, reuse.own_role_numbers(roles))
+display(tables.taxonomy_reader_table(prop, own, reuse_result))
+metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta, own, reuse_result, per_type))
 
 # %% [markdown]
 # ## What the paper says, and what we found
@@ -165,7 +208,8 @@ metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta))
 # The closing cell prints every number this chapter measured.
 
 # %%
-print(readings.findings(prop, shared, meta, seconds=time.perf_counter() - started))
+print(readings.findings(prop, shared, meta, time.perf_counter() - started, reuse.per_type_sentence(per_type),
+                        reuse.reuse_verdict(reuse_result, model_runs.ROLES_COMMAND)))
 
 # %% [markdown]
 # ## Exercises

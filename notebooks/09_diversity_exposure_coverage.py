@@ -57,7 +57,7 @@ from IPython.display import Markdown, display
 from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch09_diversity_exposure_coverage import audit
+from covlib.chapters.ch09_diversity_exposure_coverage import audit, coverage_range
 from covlib.chapters.ch09_diversity_exposure_coverage import figures as audit_figures
 from covlib.chapters.ch09_diversity_exposure_coverage import stats as audit_stats
 
@@ -226,7 +226,49 @@ chapter.save(audit_figures.contrast_chart(contrast_runs) if len(contrast_runs)
              else audit_figures.pending_figure("Coverage at fixed diversity", "coverage surface"), "09_contrasts")
 
 # %% [markdown]
-# ## 9.5 The answer
+# ## 9.5 Did the contrast move coverage?
+#
+# A contrast tests a variable only as far as its arms differ in it. The arms above were chosen at a
+# threshold where coverage still varies between sets of 4,500 examples, but the reader's question
+# is about exact coverage at the paper's threshold, k = 3. Per contrast: how far its arms differ in
+# exact 3-coverage of the ID test, and the accuracy difference per point of that gap, with the 95%
+# interval of the difference divided by the gap (no estimate is given when the gap is under half a
+# point: a design that does not move a variable cannot say what that variable does).
+
+# %%
+effects = audit_stats.effect_numbers(contrast_runs)
+print(audit_stats.describe_effect("coverage", effects))
+print(audit_stats.describe_effect("surface", effects, "surface_"))
+
+# %% [markdown]
+# How far can selection move exact 3-coverage at a fixed size at all? For three values of N and
+# sizes from sparse to saturated, `coverage_range` scores random training sets (the arms the study's
+# selection would take: the lowest and highest among sets of typical make-up) and a directed
+# selector that draws examples with weights $e^{2z}$ or $e^{-2z}$, $z$ the standardised number of
+# test fragments an example shares (its make-up shift, in sd of the two entropies, is printed
+# beside it). Coverage only, no training; the default preset reads the table from the cache.
+
+# %%
+ranges, range_plan = coverage_range.range_for(preset, repository_path(""), recompute=recompute)
+range_numbers = coverage_range.range_summary(ranges)
+display(audit_figures.range_table(ranges))
+print(coverage_range.range_finding(range_numbers, range_plan["Ns"]))
+chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
+
+# %% [markdown]
+# Where random sets vary most (N = 20, about half the pool), the extremes of many random training
+# sets of typical make-up come near the bar. That contrast (`audit.K3_PLAN`: six sets per arm, chosen
+# among a thousand, trained like the others) reads the effect of exact 3-coverage itself per point moved:
+
+# %%
+k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
+k3_effects = audit_stats.effect_numbers(k3_runs)
+k3_text = audit_stats.describe_effect("3-coverage", k3_effects)
+print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage "
+                                         f"--table {audit.K3_TABLE} --jobs 1"))
+
+# %% [markdown]
+# ## 9.6 The answer
 #
 # Beside the companion study's COGS numbers (its Experiments 3 to 5; T5-small, exact match on the
 # easy split):
@@ -237,13 +279,20 @@ side_by_side = audit_stats.side_by_side(dose_r2, eta2_diversity, eta2_exposure, 
 display(audit_figures.side_by_side_table(side_by_side))
 
 # %%
-display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs)))
+display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs,
+                                    effects, coverage_range.range_finding(range_numbers, range_plan["Ns"]),
+                                    range_allows=bool(range_numbers["qualifying"]), k3_text=k3_text)))
 
 # %%
 record_metrics({
     "dose_response_r2": dose_r2, "eta2_diversity": eta2_diversity, "eta2_exposure": eta2_exposure,
     **contrast_numbers, "runs_per_arm": runs_per_arm, "seeds_per_cell": seeds_per_cell, "runs": len(runs), "training_minutes": float(minutes),
-    "coverage_k3_mean_at_contrast_n": float(cov3["mean"]), "measures_spearman": rho_measures,
+    "coverage_k3_mean_at_contrast_n": float(cov3["mean"]), "measures_spearman": rho_measures, **effects,
+    "max_selection_gap_pts": range_numbers["max_quantile_gap"],
+    "max_selection_gap_upper_pts": range_numbers["max_quantile_gap_upper"],
+    "max_typical_arms_gap_pts": range_numbers["max_typical_gap"], "max_directed_gap_pts": range_numbers["max_directed_gap"],
+    "directed_makeup_shift_sd": range_numbers["directed_shift"], "contrast_sizes_qualifying": range_numbers["qualifying"],
+    **{f"k3_{key}": value for key, value in k3_effects.items() if not key.startswith("surface_")},
 })
 print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 

@@ -40,16 +40,17 @@ from covlib.chapters.ch08_three_ways_to_generalise.reach import (
 from covlib.chapters.ch08_three_ways_to_generalise.readings import (
     covered_share,
     findings,
+    own_role,
     property_groups,
     property_numbers,
     property_table,
     shared_groups,
     shared_numbers,
     shared_table,
-    shared_verdict,
     taxonomy_metrics,
     taxonomy_summary,
 )
+from covlib.chapters.ch08_three_ways_to_generalise.reuse import reuse_test
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, generate_command
 
 
@@ -269,26 +270,29 @@ def test_pivots_and_figure_groups():
 def test_summary_metrics_and_findings():
     table = _groups_table()
     prop, shared = property_numbers(table), shared_numbers(table, 8)
-    summary = taxonomy_summary(prop, shared)
-    assert len(summary) == 5 and summary["measured accuracy"].tolist()[1] == pytest.approx(0.01)  # as below
-    metrics = taxonomy_metrics(prop, shared, META)
-    assert list(metrics) == ["acc_property_reachable", "acc_property_control", "acc_shared_ood", "acc_shared_control",
-                             "acc_covered", "acc_id", "n_property_reachable", "n_shared_ood",
-                             "shared_ood_covered_share", "training_minutes", "acc_shared_uncovered",
-                             "acc_shared_uncovered_control", "n_shared_uncovered", "chance_shared", "N", "n_train"]
+    per_type = {"shared_type_2": 0.4, "control_type_2": 0.07}
+    own = own_role(per_type, {"shared_atomic": float("nan"), "distinct_atomic": float("nan")})
+    assert own["acc"] == 0.4 and own["control"] == "distinct tables, no atomic facts"  # the cache's bundle, named
+    own_equal = own_role(per_type, {"shared_atomic": 0.5, "distinct_atomic": 0.45})
+    assert own_equal["acc_control"] == 0.45 and "same atomic facts" in own_equal["control"]
+    reuse = reuse_test(pd.DataFrame(columns=["condition", "seed", "group", "n", "correct", "acc"]), 8)
+    summary = taxonomy_summary(prop, own, reuse)
+    assert len(summary) == 7 and summary["measured accuracy"].tolist()[1] == pytest.approx(0.01)  # as below
+    assert summary["coverage's verdict"].tolist()[-1] == "not measured yet" and np.isnan(summary.iloc[-2, 3])
+    metrics = taxonomy_metrics(prop, shared, META, own, reuse)
+    assert list(metrics)[:16] == ["acc_property_reachable", "acc_property_control", "acc_shared_ood",
+                                  "acc_shared_control", "acc_covered", "acc_id", "n_property_reachable",
+                                  "n_shared_ood", "shared_ood_covered_share", "training_minutes",
+                                  "acc_shared_uncovered", "acc_shared_uncovered_control", "n_shared_uncovered",
+                                  "chance_shared", "N", "n_train"]
+    assert {"acc_reuse_second_role", "acc_reuse_second_role_control", "n_reuse_second_role"} <= set(metrics)
     assert metrics["N"] == 8 and metrics["training_minutes"] == pytest.approx(0.75)
-    text = findings(prop, shared, META, seconds=12.4)
-    assert len(text.splitlines()) == 5 and text.endswith("this chapter ran in 12 s.")
+    assert metrics["acc_own_role_atomic"] == 0.4 and metrics["n_reuse_second_role"] == 0
+    text = findings(prop, shared, META, 12.4, "PER TYPE.", "REUSE.")
+    assert len(text.splitlines()) == 6 and text.endswith("this chapter ran in 12 s.")
+    assert "PER TYPE." in text.splitlines()[3] and text.splitlines()[4].endswith("REUSE.")
     # the commutative model's symmetry_reachable row is the table's fourth: n = 10 + 3, acc = 0.1 * 3 / 30
     assert "13 inputs lie outside 3-coverage" in text and "the commutative model gets 0.010 of them" in text
-
-
-def test_the_shared_operator_verdict_follows_the_numbers_whichever_way_they_fall():
-    base = {"chance": 1 / 30, "acc_uncovered_control": 0.05}
-    assert "not demonstrated" in shared_verdict(base | {"n_uncovered": 11_000, "acc_uncovered": 0.06})
-    assert "generalises beyond coverage" in shared_verdict(base | {"n_uncovered": 11_000, "acc_uncovered": 0.19})
-    assert "not demonstrated" in shared_verdict(base | {"n_uncovered": 12, "acc_uncovered": 0.17})  # 2 of 12: noise
-    assert shared_verdict(base | {"n_uncovered": 0, "acc_uncovered": float("nan")}).startswith("Not measured yet")
 
 
 def test_property_groups_keep_covered_inputs_with_an_unseen_fact_apart():

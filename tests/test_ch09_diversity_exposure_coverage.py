@@ -47,6 +47,15 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     surface_profile,
     typical_mask,
 )
+from covlib.chapters.ch09_diversity_exposure_coverage.coverage_range import (
+    RANGE_COLUMNS,
+    directed_subset,
+    fragment_overlap,
+    gaps,
+    range_cell,
+    range_finding,
+    range_summary,
+)
 from covlib.chapters.ch09_diversity_exposure_coverage.figures import pending_figure
 from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
     ACC,
@@ -54,12 +63,16 @@ from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
     arm_accuracies,
     contrast,
     contrast_numbers,
+    coverage_gap,
     describe_contrast,
+    describe_effect,
     describe_logit,
     describe_mixture,
     dose_curve,
     dose_levels,
     dose_response,
+    effect_numbers,
+    effect_per_point,
     escape_logit,
     escape_mixture,
     exposure_effect,
@@ -462,11 +475,74 @@ def test_side_by_side_and_the_answer():
     assert table.loc["seeds per factorial cell"].tolist() == [5, 3]
     assert np.isnan(side_by_side(0.9, 0.8, 0.1, None, numbers, 3).iloc[3, 2])
     cov3 = pd.Series({"mean": 1.0, "sd": 0.0})
+    effects = effect_numbers(pd.DataFrame({"experiment": [], "selection": [], ACC: [], "coverage": []}))
     text = answer(SMOKE_PLAN, None, 0, None, pd.DataFrame(), {"coverage": None, "surface": None}, cov3, cov3,
-                  pd.DataFrame({ACC: []}))
+                  pd.DataFrame({ACC: []}), effects, "RANGE.")
     lines = text.splitlines()
-    assert len(lines) == 3 and lines[0].startswith("* **Coverage at fixed diversity.** The exact 3-coverage contrast")
+    assert len(lines) == 4 and lines[0].startswith("* **Selection on exact 3-coverage.** The exact 3-coverage contrast")
+    assert "The coverage contrast has no runs in both arms yet." in lines[2]
     assert "Every candidate set of 120 3-covers 100.0% of the ID test" in lines[2]
+    assert "moved accuracy by 0.37 points (p = 0.97)" in lines[2] and "effects beyond" not in text
+    assert lines[3] == "* **How far selection can move exact coverage.** RANGE."
+
+
+def _arms(high_acc, low_acc, high_cov, low_cov, experiment="coverage") -> pd.DataFrame:
+    n_h, n_l = len(high_acc), len(low_acc)
+    return pd.DataFrame({"experiment": [experiment] * (n_h + n_l), "selection": ["high"] * n_h + ["low"] * n_l,
+                         ACC: [*high_acc, *low_acc], "coverage": [*high_cov, *low_cov]})
+
+
+def test_a_contrast_is_read_per_point_of_the_coverage_it_moved():
+    runs = _arms([0.5, 0.6, 0.7], [0.3, 0.4, 0.5], [0.70, 0.70, 0.70], [0.50, 0.50, 0.50])
+    assert coverage_gap(runs, "coverage") == pytest.approx(20.0)
+    e = effect_numbers(runs)
+    assert e["coverage_gap_between_arms"] == pytest.approx(20.0)
+    assert e["effect_per_coverage_point"] == pytest.approx(1.0)  # 20 pp of accuracy over 20 points of coverage
+    welch = stats.ttest_ind([0.5, 0.6, 0.7], [0.3, 0.4, 0.5], equal_var=False).confidence_interval(0.95)
+    assert e["effect_per_coverage_point_ci_low"] == pytest.approx(100 * welch.low / 20)
+    assert describe_effect("coverage", e).endswith(f"(95% interval {e['effect_per_coverage_point_ci_low']:+.2f} to "
+                                                   f"{e['effect_per_coverage_point_ci_high']:+.2f}).")
+    flipped = effect_per_point([0.5, 0.6, 0.7], [0.3, 0.4, 0.5], -20.0)  # arms ordered against coverage
+    assert flipped["effect"] == pytest.approx(-1.0) and flipped["ci_low"] < flipped["ci_high"]
+    tiny = effect_numbers(_arms([0.5, 0.6], [0.5, 0.62], [0.999, 0.999], [0.9995, 0.9995]))
+    assert abs(tiny["effect_per_coverage_point_ci_high"] - tiny["effect_per_coverage_point_ci_low"]) > 100
+    assert "too wide to say anything" in describe_effect("coverage", tiny)
+    none = effect_numbers(_arms([0.5, 0.6], [0.4, 0.5], [1.0, 1.0], [1.0, 1.0]))
+    assert np.isnan(none["effect_per_coverage_point"]) and "did not move 3-coverage" in describe_effect("coverage", none)
+    assert np.isnan(effect_numbers(runs)["surface_coverage_gap_between_arms"])
+
+
+def test_fragment_overlap_and_directed_sets(pool):
+    overlap = fragment_overlap(pool)
+    i = 7
+    brute = sum(int(np.all(pool.test[:, list(p)] == pool.pool[i, list(p)], axis=1).sum())
+                for p in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2)))
+    assert overlap[i] == brute
+    near, far = (directed_subset(pool, 100, s, 0, overlap) for s in (3.0, -3.0))
+    assert len(np.unique(near)) == 100 and np.array_equal(near, directed_subset(pool, 100, 3.0, 0, overlap))
+    assert overlap[near].mean() > overlap.mean() > overlap[far].mean()
+    with pytest.raises(CovlibError, match="n_unique=0"):
+        directed_subset(pool, 0, 1.0, 0)
+
+
+def test_the_range_of_coverage_and_what_it_allows(pool):
+    cell = range_cell(pool, 200, 16, 2, 2.0)
+    assert cell["q01"] <= cell["mean"] <= cell["q99"] and cell["min"] <= cell["q01"]
+    draws = [coverage_profile(pool, pool.pool[draw_subset(pool, 200, d)], [3])[3] for d in range(16)]
+    assert cell["mean"] == pytest.approx(np.mean(draws)) and cell["max"] == max(draws)
+    table = pd.DataFrame([cell | {"N": 10}])
+    assert gaps(table)["quantile_gap"].iloc[0] == pytest.approx(100 * (cell["q99"] - cell["q01"]))
+    base = {c: 0.0 for c in RANGE_COLUMNS} | {"N": 20, "n_unique": 1000, "candidates": 200, "mean": 0.5,
+                                              "directed_low": 0.4, "directed_high": 0.6, "directed_entropy_shift": 5.0}
+    narrow = pd.DataFrame([base | {"sd": 0.02, "q01": 0.45, "q99": 0.55, "typical_low": 0.47, "typical_high": 0.52}])
+    s = range_summary(narrow)
+    assert s["qualifying"] == 0 and s["max_directed_gap"] == pytest.approx(20.0)  # only by changing make-up
+    assert "exact coverage follows diversity" in range_finding(s, (20,))
+    wide = narrow.assign(sd=0.05, q01=0.38, q99=0.62)  # 4.65 sd of 5 points: a 15-point contrast is reachable
+    assert range_summary(wide)["qualifying"] == 1 and "may allow a contrast" in range_finding(range_summary(wide), (20,))
+    fixed = narrow.assign(directed_entropy_shift=0.5)  # the directed selector now keeps the make-up
+    assert range_summary(fixed)["qualifying"] == 1
+    assert range_finding(range_summary(narrow.assign(mean=0.99)), (20,)).startswith("Every size measured here")
 
 
 def test_pending_figure_names_the_command():
@@ -522,3 +598,13 @@ def test_exercise_extreme_draws_keep_ties_and_agree_with_the_selection():
     assert "select_extremes" in check_extremes(None, truth)
     with pytest.raises(CovlibError, match="not a column"):
         extreme_draws(c, "cov_99")
+
+
+def test_the_k3_plan_contrasts_3_coverage_where_random_sets_vary_most():
+    from covlib.chapters.ch09_diversity_exposure_coverage.audit import K3_PLAN
+    from covlib.cli.diversity import plan_named
+
+    assert plan_named("k3") is K3_PLAN and K3_PLAN.selection_column("coverage") == "cov_3"
+    assert K3_PLAN.setup.N == 20 and K3_PLAN.candidates >= 40 * K3_PLAN.per_arm
+    pool = make_pool(K3_PLAN.setup)
+    assert K3_PLAN.contrast_n == round(0.5 * pool.size)  # the refined cell of data/diversity/coverage_range.csv

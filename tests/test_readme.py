@@ -126,3 +126,20 @@ def test_refresh_blocks_writes_both_blocks_and_nothing_else(tmp_path):
     text = readme.read_text()
     assert text.startswith("top\n") and "\nmiddle\n" in text and text.endswith(f"{TIMINGS_BLOCK[1]}\nend\n")
     assert "old" not in text and "`01_a` 3 s" in text and refresh_blocks(readme, timings) is False
+
+
+def test_the_shared_operator_sentence_follows_the_reuse_numbers():
+    from covlib.book.readme import _per_point, _shared_operator
+
+    base = {"acc_own_role_atomic": 0.44, "acc_own_role_atomic_control": 0.07, "own_role_control_has_atomic": 0}
+    assert _shared_operator(base).endswith("the controls at equal data and steps are not measured yet.")
+    assert "for distinct tables without atomic facts" in _shared_operator(base)
+    run = base | {"acc_reuse_second_role": 0.20, "acc_reuse_second_role_control": 0.05, "n_reuse_second_role": 5000,
+                  "p_reuse_second_role": 1e-9, "seeds_reuse_second_role": 2, "own_role_control_has_atomic": 1}
+    assert _shared_operator(run).endswith("(2 seeds, one-sided p = 1e-09): reuse shown.")
+    assert _shared_operator(run | {"p_reuse_second_role": 0.4}).endswith("reuse not shown.")
+    no_control = run | {"acc_reuse_second_role_control": float("nan"), "p_reuse_second_role": float("nan")}
+    assert _shared_operator(no_control).endswith("the controls at equal data and steps are not measured yet.")
+    assert _per_point({"effect_per_coverage_point": float("nan")}, "") == "not estimable"
+    assert _per_point({"x_effect_per_coverage_point": 5.09, "x_effect_per_coverage_point_ci_low": -123.7,
+                       "x_effect_per_coverage_point_ci_high": 133.9}, "x_") == "+5.1 pp, 95% interval -124 to +134"

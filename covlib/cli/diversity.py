@@ -7,6 +7,7 @@ import dataclasses
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     BOOK_PLAN,
+    K3_PLAN,
     SMOKE_PLAN,
     ensure_candidates,
     pending,
@@ -14,7 +15,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     run_audit,
 )
 
-PLANS = ("book", "smoke")
+PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,7 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, help_text in (("run", "train every run of the chosen experiments not yet in the table (resumes)"),
                             ("status", "how many runs of each experiment the table holds (no training)")):
         s = sub.add_parser(name, help=help_text, description=help_text)
-        s.add_argument("--plan", choices=PLANS, default="book", help="book: chapter 9's grids; smoke: tiny ones")
+        s.add_argument("--plan", choices=list(PLANS), default="book",
+                       help="book: chapter 9's grids; smoke: tiny ones; k3: the contrast of exact 3-coverage at N = 20 "
+                            "(run its coverage experiment only)")
         s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
                        help="any of: dose factorial coverage surface (default: all, in that order)")
         s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")
@@ -36,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def plan_named(name: str, per_arm: int | None = None):
     """The named plan, with ``per_arm`` training sets per contrast arm when given (the arms of a smaller plan
     are the most extreme of a larger one: its runs are kept)."""
-    plan = BOOK_PLAN if name == "book" else SMOKE_PLAN
+    plan = PLANS[name]
     if per_arm is not None and per_arm < 2:
         raise CovlibError(f"--per-arm {per_arm}: a contrast needs at least 2 training sets per arm")
     return dataclasses.replace(plan, per_arm=per_arm) if per_arm else plan

@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fake-bridge", action="store_true", help="targets hold a </b> placeholder per bridge")
     p.add_argument("--same-functions", action="store_true", help="every hop uses one primitive table")
     p.add_argument("--include-atomic", action="store_true", help="add every f1 fact as a 2-token training item")
+    p.add_argument("--first-role-items", type=int, default=0, metavar="K",
+                   help="add K composed training items whose first fact is held out and later facts seen: held-out "
+                        "facts taught only in the first hop's role")
     p.add_argument("--commutative", nargs="+", default=[], metavar="F",
                    help="draw these binary primitives symmetric, f(a,b) = f(b,a) (e.g. f1); the seen split stays per fact")
     p.add_argument("--out", required=True, help="parent folder; the dataset folder is named in the authors' style")
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         same_functions=args.same_functions,
         include_atomic=args.include_atomic,
         commutative=tuple(args.commutative),
+        first_role_items=args.first_role_items,
     )
     start = time.perf_counter()
     folder = ensure_dataset(config, args.out)

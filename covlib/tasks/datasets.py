@@ -40,6 +40,9 @@ class DatasetConfig:
     same_functions: bool = False
     include_atomic: bool = False
     commutative: tuple[str, ...] = ()  # primitives drawn symmetric: f(a,b) = f(b,a); seen split stays per fact
+    # composed items added to training whose first hop uses a held-out fact of its table and every later hop a
+    # seen fact: held-out facts taught only in the first hop's role (test types still describe the ID items)
+    first_role_items: int = 0
 
     def __post_init__(self) -> None:
         task = get_task(self.task)  # raises on an unknown task
@@ -58,6 +61,8 @@ class DatasetConfig:
             raise CovlibError(f"seen_ratio={self.seen_ratio} must lie in (0, 1]")
         if self.n_train < 1:
             raise CovlibError(f"n_train={self.n_train} must be at least 1")
+        if self.first_role_items < 0:
+            raise CovlibError(f"first_role_items={self.first_role_items} must be 0 or more")
         if self.test_size_per_type < 0:
             raise CovlibError(f"test_size_per_type={self.test_size_per_type} must be 0 or more")
         task.table_of_hop(self.same_functions)  # raises when the tables cannot be shared
@@ -87,6 +92,8 @@ class DatasetConfig:
             parts.append("include-atomic")
         if self.commutative:
             parts.append("comm-" + "".join(self.commutative))
+        if self.first_role_items:
+            parts.append(f"first-role-{self.first_role_items}")
         if self.seen_ratio != 0.7:
             parts.append(f"seen-{self.seen_ratio:g}")
         if self.seed != 42:
@@ -98,6 +105,8 @@ class DatasetConfig:
         d["commutative"] = list(self.commutative)
         if not self.commutative:  # keep covlib.json of every existing config unchanged
             del d["commutative"]
+        if not self.first_role_items:
+            del d["first_role_items"]
         return d
 
 
@@ -109,7 +118,7 @@ class Dataset:
     tables: dict[str, np.ndarray]  # primitive table name -> int array of shape (N,)*arity
     seen_split: dict[str, np.ndarray]  # bool, same shape: may appear in training
     seen_used: dict[str, np.ndarray]  # bool: used by at least one training example
-    train_inputs: np.ndarray  # (n_train, m), in training order
+    train_inputs: np.ndarray  # (n_train + first_role_items, m), in training order (the first-role items last)
     test_inputs: np.ndarray  # (n_test, m)
     test_types: np.ndarray  # (n_test,) str
     eligible_count: int = 0
@@ -200,6 +209,28 @@ def sample_by_label(
     return {lab: np.concatenate(parts) for lab, parts in picked.items()}, counts
 
 
+def first_role_codes(config: DatasetConfig, tables: dict, seen_split: dict, rng: np.random.Generator) -> np.ndarray:
+    """Codes of ``config.first_role_items`` composed inputs drawn uniformly (in random order) among those whose
+    first hop uses a held-out fact of its table and every later hop a seen fact: they teach held-out facts in
+    the first hop's role only. Raises CovlibError when fewer such inputs exist."""
+    task = config.task_spec
+    n_tok, m = config.num_tokens, task.n_inputs
+    hop_tables = task.table_of_hop(config.same_functions)
+
+    def label(codes: np.ndarray) -> np.ndarray:
+        _, facts = task.evaluate(decode(codes, n_tok, m), tables, config.same_functions)
+        ok = ~seen_split[hop_tables[0]].reshape(-1)[facts[0]]
+        for flat, name in zip(facts[1:], hop_tables[1:]):
+            ok &= seen_split[name].reshape(-1)[flat]
+        return np.where(ok, 0, -1)
+
+    picked, counts = sample_by_label(n_tok**m, label, {0: config.first_role_items}, rng)
+    if config.first_role_items > counts[0]:
+        raise CovlibError(f"first_role_items={config.first_role_items} exceeds the {counts[0]} inputs of {task.name} at "
+                          f"N={n_tok} whose first fact is held out and later facts seen; lower it")
+    return picked[0][rng.permutation(len(picked[0]))]
+
+
 def generate(config: DatasetConfig) -> Dataset:
     """Build a dataset exactly as SPEC §1 describes; raises CovlibError on impossible requests."""
     task = config.task_spec
@@ -237,6 +268,11 @@ def generate(config: DatasetConfig) -> Dataset:
     _, facts = task.evaluate(train_inputs, tables, config.same_functions)
     for flat, name in zip(facts, task.table_of_hop(config.same_functions)):
         seen_used[name].reshape(-1)[flat] = True
+
+    if config.first_role_items:  # after seen_used: the test types keep describing the ID items
+        extra = first_role_codes(config, tables, seen_split, rng)
+        train_codes = np.concatenate([train_codes, extra])
+        train_inputs = decode(train_codes, n_tok, m)
 
     train_sorted = np.sort(train_codes)
 
@@ -331,6 +367,8 @@ def generate_command(cfg: DatasetConfig) -> str:
     for name in ("cot", "fake_bridge", "same_functions", "include_atomic"):
         if getattr(cfg, name):
             parts.append("--" + name.replace("_", "-"))
+    if cfg.first_role_items:
+        parts.append(f"--first-role-items {cfg.first_role_items}")
     if cfg.commutative:
         parts.append("--commutative " + " ".join(cfg.commutative))
     return " ".join(parts)

@@ -25,12 +25,18 @@ from covlib.training.shipped import train_or_load
 
 PRESETS = {
     # smoke trains three tiny models in seconds; default reads the shipped tables (data/taxonomy/)
-    "smoke": {"model": "smoke", "N": 8, "n_train": 200, "steps": 300, "cache": "", "steps_of": {}},
+    "smoke": {"model": "smoke", "N": 8, "n_train": 200, "steps": 300, "cache": "", "steps_of": {}, "role_seeds": (0,)},
     # every model gets the same 2,000 steps, so that no control is weaker for being trained less
     "default": {"model": "default", "N": 30, "n_train": 10_000, "steps": 2000, "cache": "data/taxonomy",
-                "steps_of": {}},
-    "paper": {"model": "paper", "N": 30, "n_train": 10_000, "steps": 62_500, "cache": "", "steps_of": {}},
+                "steps_of": {}, "role_seeds": (0, 1)},
+    "paper": {"model": "paper", "N": 30, "n_train": 10_000, "steps": 62_500, "cache": "", "steps_of": {},
+              "role_seeds": (0, 1)},
 }
+
+
+# fills data/taxonomy/roles.csv (resumes: a condition and seed already there is skipped); see COMMANDS.txt there
+ROLES_COMMAND = ("python -c \"from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles; "
+                 "run_roles('data/taxonomy', 'build/taxonomy-roles')\"")
 
 
 def item_correct(run_dir: str | os.PathLike, dataset: Dataset, queries: np.ndarray) -> np.ndarray:

@@ -3,11 +3,10 @@ reaches, against the covered and uncovered groups, the chapter's metrics and fin
 from __future__ import annotations
 
 import pandas as pd
-from scipy import stats
 
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch08_three_ways_to_generalise.model_runs import steps_text, training_minutes
-from covlib.figures.text import p_value
+from covlib.chapters.ch08_three_ways_to_generalise.reuse import reuse_metrics
 
 
 def acc_of(table: pd.DataFrame, condition: str, group: str) -> tuple[float, int]:
@@ -89,25 +88,6 @@ def shared_numbers(table: pd.DataFrame, num_tokens: int) -> dict[str, float]:
                       "n_uncovered_control": n_unc_control}
 
 
-def shared_verdict(numbers: dict[str, float]) -> str:
-    """Whether the shared table reaches cross-role inputs that coverage does not: its accuracy on them against
-    the larger of chance and the control's, by a one-sided binomial test (the conclusion follows the numbers)."""
-    n, acc = int(numbers["n_uncovered"]), numbers["acc_uncovered"]
-    if not n or acc != acc:
-        return ("Not measured yet: the cache predates the uncovered cross-role group; regenerate it with the command "
-                "in data/taxonomy/COMMANDS.txt.")
-    baseline = max(numbers["chance"], numbers["acc_uncovered_control"])
-    p = stats.binomtest(round(acc * n), n, baseline, alternative="greater").pvalue
-    if p < 0.01 and acc > 2 * baseline:
-        return (f"On the {n:,} cross-role inputs that coverage does not reach, the shared-table model gets {acc:.1%}, "
-                f"against {baseline:.1%} for the better of chance and the control (one-sided binomial {p_value(p, digits=1)}): "
-                "reusing a fact in another role generalises beyond coverage.")
-    return (f"On the {n:,} cross-role inputs that coverage does not reach, the shared-table model gets {acc:.1%}, "
-            f"against {baseline:.1%} for the better of chance and the control (one-sided binomial {p_value(p)}): the "
-            "shared operator is not demonstrated here; what it gets right on cross-role inputs is what coverage "
-            "already reaches.")
-
-
 def shared_table(table: pd.DataFrame) -> pd.DataFrame:
     """Counts, accuracies and covered shares of the shared-table and the control model by test type and role."""
     return group_pivot(table, ["shared", "distinct"], table.group.str.startswith(("type:", "cross")),
@@ -129,8 +109,10 @@ def shared_groups(table: pd.DataFrame) -> list[str]:
     return ["covered", *cross] + sorted(g for g in table.group.unique() if g.startswith("type:type_") and g != "type:type_0")
 
 
-def taxonomy_summary(prop: dict[str, float], shared: dict[str, float]) -> pd.DataFrame:
-    """The taxonomy as measured: each mechanism, what makes an item reachable, coverage's verdict, accuracy."""
+def taxonomy_summary(prop: dict[str, float], own: dict, reuse: dict) -> pd.DataFrame:
+    """The taxonomy as measured: each mechanism, what makes an item reachable, coverage's verdict, accuracy.
+    ``own``: atomic facts in their own role (keys acc, acc_control, control); ``reuse``: reuse_test's result."""
+    measured = bool(reuse["n"]) and bool(reuse["control"])
     return pd.DataFrame([
         {"mechanism": "structure-based (ID test inputs)",
          "what makes an item reachable": "substitutions equivalent in training data",
@@ -139,14 +121,32 @@ def taxonomy_summary(prop: dict[str, float], shared: dict[str, float]) -> pd.Dat
          "coverage's verdict": "outside", "measured accuracy": prop["acc_reachable"]},
         {"mechanism": "(control: no symmetry)", "what makes an item reachable": "nothing",
          "coverage's verdict": "outside", "measured accuracy": prop["acc_control"]},
-        {"mechanism": "shared-operator (one table)", "what makes an item reachable": "its facts seen in another role",
-         "coverage's verdict": f"{shared['covered_share']:.0%} covered", "measured accuracy": shared["acc_ood"]},
-        {"mechanism": "(control: distinct tables)", "what makes an item reachable": "nothing (index coincidence)",
-         "coverage's verdict": "outside", "measured accuracy": shared["acc_control"]},
+        {"mechanism": "atomic fact in its own role (first fact held out)",
+         "what makes an item reachable": "the fact taught as an atomic item in the first hop's slots",
+         "coverage's verdict": "outside (atomic items are not composed data)", "measured accuracy": own["acc"]},
+        {"mechanism": f"(control: {own['control']})", "what makes an item reachable": own["control_reach"],
+         "coverage's verdict": "outside", "measured accuracy": own["acc_control"]},
+        {"mechanism": "shared-operator (reuse in the second hop's role)",
+         "what makes an item reachable": "its second fact taught only in the first hop's role",
+         "coverage's verdict": "measured per input" if measured else "not measured yet",
+         "measured accuracy": reuse["acc"]},
+        {"mechanism": "(control: distinct tables, same extra data)", "what makes an item reachable": "nothing",
+         "coverage's verdict": "outside" if measured else "not measured yet", "measured accuracy": reuse["acc_control"]},
     ])
 
 
-def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dict) -> dict[str, float]:
+def own_role(per_type: dict[str, float], roles_own: dict[str, float]) -> dict:
+    """Atomic facts in their own role (type_2): from the equal-data conditions where they have run, else from the
+    one-seed cache, whose control had no atomic facts (then the comparison is of that bundle, and says so)."""
+    if roles_own.get("shared_atomic") == roles_own.get("shared_atomic"):  # not NaN
+        return {"acc": roles_own["shared_atomic"], "acc_control": roles_own["distinct_atomic"],
+                "control": "distinct tables, the same atomic facts", "control_reach": "the same atomic fact"}
+    return {"acc": per_type["shared_type_2"], "acc_control": per_type["control_type_2"],
+            "control": "distinct tables, no atomic facts", "control_reach": "nothing (it lacks the atomic facts too)"}
+
+
+def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dict, own: dict, reuse: dict,
+                     per_type: dict[str, float] | None = None) -> dict[str, float]:
     """The numbers the chapter records for sweeps (record_metrics), under their metric keys."""
     return {
         "acc_property_reachable": prop["acc_reachable"], "acc_property_control": prop["acc_control"],
@@ -156,11 +156,16 @@ def taxonomy_metrics(prop: dict[str, float], shared: dict[str, float], meta: dic
         "shared_ood_covered_share": shared["covered_share"], "training_minutes": training_minutes(meta),
         "acc_shared_uncovered": shared["acc_uncovered"], "acc_shared_uncovered_control": shared["acc_uncovered_control"],
         "n_shared_uncovered": shared["n_uncovered"], "chance_shared": shared["chance"],
-        "N": meta["num_tokens"], "n_train": meta["n_train"],
+        "N": meta["num_tokens"], "n_train": meta["n_train"], **reuse_metrics(reuse),
+        "acc_own_role_atomic": own["acc"], "acc_own_role_atomic_control": own["acc_control"],
+        "own_role_control_has_atomic": int("same atomic" in own["control"]),
+        **({"acc_shared_type_3": per_type["shared_type_3"], "acc_shared_type_3_control": per_type["control_type_3"],
+            "p_shared_type_3": per_type["p_type_3"]} if per_type else {}),
     }
 
 
-def findings(prop: dict[str, float], shared: dict[str, float], meta: dict, seconds: float) -> str:
+def findings(prop: dict[str, float], shared: dict[str, float], meta: dict, seconds: float, per_type: str,
+             reuse: str) -> str:
     """The closing lines: every number the chapter measured, in sentences."""
     k, n_tok = meta["k"], meta["num_tokens"]
     return "\n".join([
@@ -171,8 +176,8 @@ def findings(prop: dict[str, float], shared: dict[str, float], meta: dict, secon
         f"the commutative model gets {prop['acc_reachable']:.3f} of them, the control {prop['acc_control']:.3f} "
         f"of its {prop['n_control']} inputs of the same kind (chance {1 / n_tok:.3f}).",
         f"Shared operator: {shared['n_ood']} cross-role inputs ({shared['covered_share']:.1%} of them {k}-covered); "
-        f"shared-table model {shared['acc_ood']:.3f}, distinct-table control {shared['acc_control']:.3f}. "
-        + shared_verdict(shared),
+        f"shared-table model {shared['acc_ood']:.3f}, distinct-table control {shared['acc_control']:.3f}. " + per_type,
+        "Reuse across roles, at equal data and steps: " + reuse,
         f"Compute: {training_minutes(meta):.1f} minutes of training for the three models; this chapter ran in "
         f"{seconds:.0f} s.",
     ])

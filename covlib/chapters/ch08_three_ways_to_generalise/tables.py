@@ -10,6 +10,7 @@ from covlib.chapters.ch08_three_ways_to_generalise.readings import (
     shared_table,
     taxonomy_summary,
 )
+from covlib.chapters.ch08_three_ways_to_generalise.reuse import role_table_frame
 from covlib.figures.tables import ReaderTable, reader_table
 
 VALUE_HEADERS = {"n": ("inputs", ",.0f"), "acc": ("accuracy", ".1%"), "covered_share": ("k-covered", ".1%")}
@@ -42,7 +43,19 @@ def shared_reader_table(table: pd.DataFrame) -> ReaderTable:
     return pivot_reader_table(shared_table(table), "Shared-table model and control, per test type and role")
 
 
-def taxonomy_reader_table(prop: dict[str, float], shared: dict[str, float]) -> ReaderTable:
+def taxonomy_reader_table(prop: dict[str, float], own: dict, reuse: dict) -> ReaderTable:
     """``taxonomy_summary`` for the reader: accuracy as a percentage."""
-    summary = taxonomy_summary(prop, shared)
+    summary = taxonomy_summary(prop, own, reuse)
     return reader_table(summary, {c: c for c in summary.columns}, {"measured accuracy": ".1%"})
+
+
+def role_reader_table(roles: pd.DataFrame) -> ReaderTable:
+    """``role_table_frame`` for the reader: per test type (which hop's fact is held out of the composed ID items)
+    and condition, how training taught each fact, inputs, seeds, mean accuracy and its range over seeds."""
+    frame = role_table_frame(roles)
+    columns = {"unseen fact": "held-out fact", "model": "model", "first fact taught": "first fact taught",
+               "second fact taught": "second fact taught", "n": "inputs", "seeds": "seeds",
+               "acc": "accuracy (mean over seeds)", "seed range": "range over seeds", "covered_share": "3-covered"}
+    return reader_table(frame, columns, {"n": ",.0f", "acc": ".1%", "covered_share": ".1%"},
+                        caption="Accuracy per test type and per role of the held-out fact, four conditions at equal data "
+                                "and steps")

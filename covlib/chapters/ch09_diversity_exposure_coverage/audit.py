@@ -371,6 +371,13 @@ SMOKE_PLAN = AuditPlan(
     factorial_seeds=(0, 1), contrast_n=120, contrast_steps=40, contrast_k=3, surface_min=2, candidates=24, per_arm=2)
 
 
+# the contrast of exact 3-coverage itself, where selection at fixed make-up can move it most (coverage_range: N = 20,
+# 1,304 examples, mean 3-coverage 64%): the extremes of 1,000 random sets, six per arm
+K3_PLAN = AuditPlan(setup=AuditSetup(N=20), contrast_n=1304, contrast_steps=1200, contrast_k=3, surface_min=1,
+                    candidates=1000, per_arm=6)
+K3_TABLE = "data/diversity/contrast_k3.csv"
+
+
 EXPERIMENTS = ("dose", "factorial", "coverage", "surface")
 
 

@@ -232,3 +232,57 @@ def _p_value(p: float) -> str:
 
 def _three_digits(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}"
+
+
+def range_chart(table: pd.DataFrame) -> alt.HConcatChart:
+    """Per N: the spread of exact 3-coverage over random training sets of each size (band: 1st to 99th
+    percentile, line: mean), the arms the study's selection takes and the directed selector's (points)."""
+    data = table.sort_values(["N", "n_unique"]).assign(
+        typical_gap=100 * (table.typical_high - table.typical_low),
+        directed_gap=100 * (table.directed_high - table.directed_low))
+    tips = [alt.Tooltip("N:Q", title="N"), alt.Tooltip("n_unique:Q", title="distinct examples", format=",d"),
+            alt.Tooltip("mean:Q", title="mean over random sets", format=".1%"),
+            alt.Tooltip("q01:Q", title="1st percentile", format=".1%"),
+            alt.Tooltip("q99:Q", title="99th percentile", format=".1%"),
+            alt.Tooltip("typical_gap:Q", title="typical arms' gap (points)", format=".1f"),
+            alt.Tooltip("directed_gap:Q", title="directed arms' gap (points)", format=".1f"),
+            alt.Tooltip("directed_entropy_shift:Q", title="directed sets' make-up shift (sd)", format=".1f")]
+    long = data.melt(id_vars=["N", "n_unique"], value_vars=["typical_low", "typical_high", "directed_low",
+                                                            "directed_high"], var_name="arm", value_name="coverage")
+    long = long.dropna(subset=["coverage"])
+    long["selector"] = np.where(long.arm.str.startswith("typical"), "random sets of typical make-up (the study's)",
+                                "directed by shared test fragments")
+    y = alt.Y("coverage:Q", title="exact 3-coverage of the ID test", axis=alt.Axis(format="%"),
+              scale=alt.Scale(domain=[0, 1]))
+    charts = []
+    for N in sorted(data.N.unique()):
+        cell, arms_n = data[data.N == N], long[long.N == N]
+        x = alt.X("n_unique:Q", title="distinct training examples")
+        band = alt.Chart(cell).mark_area(opacity=0.3, color="steelblue").encode(
+            x=x, y=alt.Y("q01:Q", title="exact 3-coverage of the ID test", axis=alt.Axis(format="%"),
+                         scale=alt.Scale(domain=[0, 1])), y2="q99:Q", tooltip=tips)
+        mean = alt.Chart(cell).mark_line(color="steelblue", point=True).encode(x=x, y="mean:Q", tooltip=tips)
+        arms = alt.Chart(arms_n).mark_point(filled=True, size=45, opacity=0.8).encode(
+            x=x, y=y, shape=alt.Shape("selector:N", title="arms (low and high)",
+                                      legend=alt.Legend(orient="bottom", labelLimit=400)),
+            color=alt.Color("selector:N", title="arms (low and high)", scale=alt.Scale(range=["darkorange", "black"])),
+            tooltip=[alt.Tooltip("selector:N", title="selector"), alt.Tooltip("arm:N", title="arm"),
+                     alt.Tooltip("n_unique:Q", title="distinct examples", format=",d"),
+                     alt.Tooltip("coverage:Q", title="mean 3-coverage of the arm", format=".1%")])
+        charts.append(alt.layer(band, mean, arms).properties(width=220, height=200, title=f"N = {N}"))
+    return alt.hconcat(*charts).properties(title=alt.TitleParams(
+        "How far selection at a fixed size moves exact 3-coverage", anchor="start",
+        subtitle="band: 1st to 99th percentile of random sets; line: their mean; points: the arms of two selectors"))
+
+
+def range_table(table: pd.DataFrame) -> ReaderTable:
+    """The range table for the reader: per N and size, random sets' coverage and the two selectors' gaps."""
+    data = table.assign(typical_gap=100 * (table.typical_high - table.typical_low),
+                        directed_gap=100 * (table.directed_high - table.directed_low))
+    columns = {"N": "N", "n_unique": "distinct examples", "candidates": "random sets", "mean": "mean 3-coverage",
+               "sd": "sd", "q01": "1st percentile", "q99": "99th percentile",
+               "typical_gap": "typical arms' gap (points)", "directed_gap": "directed arms' gap (points)",
+               "directed_entropy_shift": "directed make-up shift (sd)"}
+    return reader_table(data, columns, {"n_unique": ",.0f", "mean": ".1%", "sd": ".3f", "q01": ".1%", "q99": ".1%",
+                                        "typical_gap": ".1f", "directed_gap": ".1f", "directed_entropy_shift": ".1f"},
+                        max_rows=20, caption="Exact 3-coverage of the ID test by training sets of one size")
