@@ -63,6 +63,15 @@ RECHECK=(--give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs
 # cell's probes ran (under three workers on two cores, so an upper estimate).
 # 1. two-hop, plain and CoT (22 reruns): ~125 CPU-minutes
 step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L4-d128 "${RECHECK[@]}"
+# Controls that can tell (chapters 8 and 9), run side by side as two one-thread processes: ~95 and ~55 CPU-minutes
+# (chapter 8: 150 steps of each condition timed; chapter 9: from the 1,200-step runs of data/diversity/runs.csv)
+# - chapter 8: reuse across roles against atomic facts in their own role, four conditions at equal data and steps,
+#   two seeds (data/taxonomy/roles.csv; one run of eight is done)
+# - chapter 9: the contrast of exact 3-coverage where selection can move it (N = 20, 1,304 examples)
+step controls
+"$PY" -c "import torch; torch.set_num_threads(1); from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles; run_roles('$DATA/taxonomy', '$WORK/taxonomy-roles')" &
+covlib diversity run --plan k3 --experiments coverage --table "$DATA/diversity/contrast_k3.csv" --work "$WORK/diversity-k3" --jobs 1 &
+wait
 # 2. three-hop with CoT (10 reruns): ~145 CPU-minutes (the book's 1.45 against the paper's 1.76)
 step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
 # 3. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes

@@ -30,7 +30,7 @@ def covlib_commands(text: str) -> list[list[str]]:
             array = re.fullmatch(r"\$\{(\w+)\[@\]\}", word)
             words.extend(arrays[array.group(1)] if array else [word])
         resolved = [re.sub(r"\$\{?(\w+)\}?", lambda m: scalars.get(m.group(1), "X"), w) for w in words]
-        commands.append([w.strip('"') for w in resolved])
+        commands.append([w.strip('"') for w in resolved if w != "&"])  # a trailing & runs it in the background
     return commands
 
 
