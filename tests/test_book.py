@@ -11,8 +11,8 @@ from figure_checks import boolean_tooltips, missing_tooltips, overlay_params, un
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, select_chapters
 from covlib.book.sweep import notebook_parameters
-from covlib.figures.style import MAX_CHART_WIDTH, drawn_width
 from covlib.cli.main import main
+from covlib.figures.style import MAX_CHART_WIDTH, drawn_width
 
 CHAPTERS = discover_chapters()
 
