@@ -23,6 +23,7 @@ COLUMN_WIDTH = 784
 MAX_CHART_WIDTH = 720
 # a title's average character width (px): Vega's default title is 13 px bold, its subtitle 11 px
 CHAR_WIDTH = {"text": 7.6, "subtitle": 6.4}
+TITLE_MIN_WIDTH = 440  # a title may run past a narrow view's plot (over its legend, say) up to this width (px)
 
 SPECS_ENV = "COVLIB_SPECS_DIR"  # where save_figure also writes each chart's Vega-Lite spec (tests set it)
 TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
@@ -103,8 +104,9 @@ def wrap_line(text: str, chars: int) -> list[str]:
 
 
 def wrap_titles(spec: Any, width: float | None = None) -> Any:
-    """Every title and subtitle of a chart spec broken into lines that fit the width of its view: Vega draws a
-    title on one line, however long, and a long one would widen the chart past the page."""
+    """Every title and subtitle of a chart spec broken into lines that fit the width of its view (or
+    TITLE_MIN_WIDTH, if wider): Vega draws a title on one line, however long, and a long one would widen the
+    chart past the page."""
     if not isinstance(spec, dict):
         return spec
     own = view_width(spec) or width
@@ -116,7 +118,7 @@ def wrap_titles(spec: Any, width: float | None = None) -> Any:
             value = title.get(key)
             if isinstance(value, (str, list)):
                 lines = [value] if isinstance(value, str) else [str(v) for v in value]
-                chars = max(20, int(own / px))
+                chars = int(max(own, TITLE_MIN_WIDTH) / px)
                 wrapped = [part for line in lines for part in wrap_line(line, chars)]
                 title[key] = wrapped if len(wrapped) > 1 else wrapped[0]
         out["title"] = title
