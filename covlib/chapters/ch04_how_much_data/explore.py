@@ -63,7 +63,11 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
                                          "seed": int(first["seed"])}])
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(values=sorted(int(n) for n in cells["N"].unique())))
-    y = alt.Y("shown_n:Q", title="training examples", scale=alt.Scale(type="log", padding=12))
+    # one domain for every experiment: a chosen experiment may have no bracket yet, and an empty layer has no extent
+    sizes = cells[["shown_n", "low", "high"]].to_numpy(dtype=float)
+    sizes = sizes[np.isfinite(sizes) & (sizes > 0)]
+    y = alt.Y("shown_n:Q", title="training examples",
+              scale=alt.Scale(type="log", padding=12, domain=[float(sizes.min()), float(sizes.max())]))
     # unfinished cells have no estimate or bracket: their tooltip says so rather than "null"
     shown = {f: f"isValid(datum.{f}) ? format(datum.{f}, ',.0f') : 'none yet'" for f in ("n_req", "low", "high")}
     base = alt.Chart(cells).transform_filter(alt.datum.experiment == experiment).transform_calculate(
