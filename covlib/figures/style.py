@@ -68,10 +68,17 @@ def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     return value
 
 
+AXIS_LABEL_SEPARATION = 6  # px between two axis labels, or one of them is left out ("280300" read as one number)
+
+
 def reader_spec(spec: dict) -> dict:
     """A chart spec as the book shows it, live and in print: floats rounded (``rounded``), titles wrapped to the
-    width of their view (``wrap_titles``)."""
-    return wrap_titles(rounded(spec))
+    width of their view (``wrap_titles``), axis labels kept apart (AXIS_LABEL_SEPARATION)."""
+    out = wrap_titles(rounded(spec))
+    config = dict(out.get("config", {}))
+    config["axis"] = {"labelSeparation": AXIS_LABEL_SEPARATION, **config.get("axis", {})}
+    out["config"] = config
+    return out
 
 
 def view_width(spec: Mapping[str, Any]) -> float | None:
