@@ -234,9 +234,12 @@ def run_all(context, url: str, token: str, name: str, shots: Path | None = None)
         tracebacks = notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").evaluate_all(
             "outputs => outputs.map(o => o.textContent).filter(t => t.includes('Traceback'))")
         shown = notebook.evaluate(OUTPUTS)
-        if shots:
+        if shots:  # the window after Run All, and each chart as JupyterLab drew it
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / f"lab-{Path(name).stem}.png"))
+            for number, chart in enumerate(notebook.locator(".jp-RenderedVegaLite").all(), start=1):
+                chart.scroll_into_view_if_needed()
+                chart.screenshot(path=str(shots / f"lab-{Path(name).stem}-chart{number}.png"))
         return LabRun(prompts, tracebacks, shown["errors"], shown["drawn"], shown["undrawn"], list(seen.errors),
                       list(seen.external))
     finally:
