@@ -155,7 +155,7 @@ for graph in graphs:
     print(f"input {center}: neighbours at k=3 per P = {coverage_chapter.neighbour_counts(graph)}")
     graph_charts.append(coverage_chapter.neighbourhood_chart(
         graph, seed=seed, width=380, height=300, title=f"{center}: {graph.nodes[center]['status']} at k=3"))
-chapter.save(alt.hconcat(*graph_charts).resolve_scale(color="independent"), "02_substitution_graph")
+chapter.save(alt.vconcat(*graph_charts).resolve_scale(color="independent"), "02_substitution_graph")
 
 # %% [markdown]
 # ## 2.3 Coverage by k, per test type

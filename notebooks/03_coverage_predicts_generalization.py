@@ -140,7 +140,7 @@ halfway = result.first_step_above("acc/type_0", 0.5) or int(metrics["step"].iloc
 snapshot = curves.cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)
 snapshot_chart = accuracy_by_cutoff_chart(
     snapshot, title=f"At step {halfway} (numbers: test items)", y_title=f"accuracy at step {halfway}")
-evidence_chart = chapter.save(alt.hconcat(curves_chart, snapshot_chart).resolve_scale(color="independent"),
+evidence_chart = chapter.save(alt.vconcat(curves_chart, snapshot_chart).resolve_scale(color="independent"),
                               "03_learned_sooner")
 bin_steps = curves.first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9))
 display(generalization.steps_table(bin_steps, "k-cutoff bin"))

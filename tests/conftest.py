@@ -34,8 +34,8 @@ def smoke_book(tmp_path_factory) -> tuple[Path, dict[str, ChapterResult]]:
 
 # Fixtures that train models, execute notebooks, start a cluster or a browser: every test using one is slow,
 # so that `pytest -m "not slow"` is a quick loop while developing (make test runs everything).
-SLOW_FIXTURES = {"smoke_book", "default_metrics", "site", "served", "browser_context", "partition", "run", "shipped",
-                 "sanity_datasets"}
+SLOW_FIXTURES = {"smoke_book", "default_book", "default_metrics", "site", "served", "browser_context", "partition", "run", "shipped",
+                 "sanity_datasets", "smoke_build", "jupyter_lab", "lab_browser"}
 
 
 def pytest_collection_modifyitems(config, items):

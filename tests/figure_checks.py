@@ -24,6 +24,12 @@ def _mark(layer: dict) -> str:
     return mark.get("type", "") if isinstance(mark, dict) else str(mark or "")
 
 
+def _invisible(layer: dict) -> bool:
+    """A mark drawn fully transparent: a hover target that carries a tooltip (e.g. points along a line)."""
+    mark = layer.get("mark")
+    return isinstance(mark, dict) and mark.get("opacity") == 0
+
+
 def _has_subtitle(spec: dict) -> bool:
     title = spec.get("title")
     return isinstance(title, dict) and bool(title.get("subtitle"))
@@ -42,7 +48,7 @@ def unexplained_layers(spec: dict, path: str = "chart", explained_above: bool = 
         problems += unexplained_layers(spec["spec"], f"{path}.spec", explained)
     layers = spec.get("layer")
     if layers:
-        data = [(i, layer) for i, layer in enumerate(layers) if _mark(layer) != "text"]
+        data = [(i, layer) for i, layer in enumerate(layers) if _mark(layer) != "text" and not _invisible(layer)]
         if len(data) > 1 and not explained:
             seen: set = set()
             for i, layer in data:
@@ -91,3 +97,60 @@ def svg_with_params(chart, **values) -> str:
         if param["name"] in values:
             param["value"] = values[param["name"]]
     return vlc.vegalite_to_svg(json.dumps(spec))
+
+
+def _tooltip_fields(spec, found: set | None = None) -> set:
+    """Every field a tooltip of the spec shows (any depth)."""
+    found = set() if found is None else found
+    if isinstance(spec, dict):
+        tip = spec.get("tooltip")
+        for item in tip if isinstance(tip, list) else [tip] if isinstance(tip, dict) else []:
+            if isinstance(item, dict) and "field" in item:
+                found.add(item["field"])
+        for value in spec.values():
+            _tooltip_fields(value, found)
+    elif isinstance(spec, list):
+        for value in spec:
+            _tooltip_fields(value, found)
+    return found
+
+
+def boolean_tooltips(spec: dict) -> list[str]:
+    """Tooltip fields whose inline data holds true/false: a reader would read "false" where a word belongs."""
+    fields = _tooltip_fields(spec)
+    rows = [row for data in spec.get("datasets", {}).values() for row in data if isinstance(row, dict)]
+    return sorted({f for row in rows for f in fields if isinstance(row.get(f), bool)})
+
+
+def _param_views(spec, found: set | None = None) -> set:
+    """The names of the views that selection parameters are bound to (altair lifts a layer's parameters to the
+    top with ``views``), at any depth."""
+    found = set() if found is None else found
+    if isinstance(spec, dict):
+        for param in spec.get("params", []):
+            if isinstance(param, dict) and "select" in param:
+                found.update(param.get("views", []))
+        for value in spec.values():
+            _param_views(value, found)
+    elif isinstance(spec, list):
+        for value in spec:
+            _param_views(value, found)
+    return found
+
+
+def overlay_params(spec: dict, path: str = "chart", nested: bool = False, views: set | None = None) -> list[str]:
+    """Views that JupyterLab's Vega-Lite (5.6) cannot draw: a selection parameter on a mark with a point or line
+    overlay (``mark_line(point=...)``) inside a layer or concat, which it gives to both parts ("Duplicate signal
+    name"). covlib.figures.live says more."""
+    views = _param_views(spec) if views is None else views
+    problems = []
+    mark = spec.get("mark")
+    selects = any("select" in p for p in spec.get("params", []) if isinstance(p, dict)) or spec.get("name") in views
+    if nested and selects and isinstance(mark, dict) and (mark.get("point") or mark.get("line")):
+        problems.append(f"{path} ({_mark(spec)} with an overlay): a parameter JupyterLab cannot draw")
+    for key in ("hconcat", "vconcat", "concat", "layer"):
+        for i, part in enumerate(spec.get(key, [])):
+            problems += overlay_params(part, f"{path}.{key}[{i}]", True, views)
+    if isinstance(spec.get("spec"), dict):
+        problems += overlay_params(spec["spec"], f"{path}.spec", True, views)
+    return problems

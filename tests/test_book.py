@@ -6,12 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
-from figure_checks import missing_tooltips, unexplained_layers
+from figure_checks import boolean_tooltips, missing_tooltips, overlay_params, unexplained_layers
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, select_chapters
 from covlib.book.sweep import notebook_parameters
 from covlib.cli.main import main
+from covlib.figures.style import MAX_CHART_WIDTH, drawn_width
 
 CHAPTERS = discover_chapters()
 
@@ -46,6 +47,10 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, smoke_book):
     for spec in sorted((build / "specs").glob(f"{prefix}*.vl.json")):
         assert not unexplained_layers(json.loads(spec.read_text())), f"{spec.name}: a mark nothing explains"
         assert not missing_tooltips(json.loads(spec.read_text())), f"{spec.name}: a data mark without a tooltip"
+        assert not boolean_tooltips(json.loads(spec.read_text())), f"{spec.name}: a tooltip shows true/false"
+        assert not overlay_params(json.loads(spec.read_text())), f"{spec.name}: JupyterLab's Vega-Lite fails on it"
+        width = drawn_width(json.loads(spec.read_text()))
+        assert width <= MAX_CHART_WIDTH, f"{spec.name}: {width:.0f} px wide, wider than the page ({MAX_CHART_WIDTH})"
     metrics = json.loads(metrics_path(chapter.stem, "smoke", build).read_text())
     assert metrics, f"{chapter.stem} recorded no metrics"
     assert not out_of_range(metrics), f"{chapter.stem} recorded impossible values: {out_of_range(metrics)}"

@@ -5,27 +5,61 @@ of a result rewrites the snapshot in the same commit:
 """
 from __future__ import annotations
 
+import json
 import math
+import os
 from pathlib import Path
 
 import pytest
+from figure_checks import boolean_tooltips, overlay_params
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, run_book
 from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
+from covlib.figures.style import MAX_CHART_WIDTH, SPECS_ENV, drawn_width
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "metrics_default.json"
 CACHED_CHAPTERS = ["02", "03", "04", "05", "06", "07", "08", "09"]  # deterministic at default: they read caches
 
 
 @pytest.fixture(scope="session")
-def default_metrics(tmp_path_factory):
-    """Chapters 02-09 executed at the default preset (they read caches: about a minute each here)."""
+def default_book(tmp_path_factory) -> Path:
+    """Chapters 02-09 executed at the default preset (they read caches: about a minute each here), with each
+    chart's Vega-Lite spec in specs/."""
     out = tmp_path_factory.mktemp("default-book")
-    results = run_book("default", CACHED_CHAPTERS, out, out / "figures", progress=False)
+    saved = os.environ.get(SPECS_ENV)
+    os.environ[SPECS_ENV] = str(out / "specs")  # save_figure also writes each chart's spec (kernels inherit it)
+    try:
+        results = run_book("default", CACHED_CHAPTERS, out, out / "figures", progress=False)
+    finally:
+        if saved is None:
+            os.environ.pop(SPECS_ENV, None)
+        else:
+            os.environ[SPECS_ENV] = saved
     failed = {r.name: r.error for r in results if r.status != "done"}
     assert not failed, f"chapters failed at the default preset: {failed}"
-    return read_metrics(out / "default" / "metrics")
+    return out
+
+
+@pytest.fixture(scope="session")
+def default_metrics(default_book: Path):
+    return read_metrics(default_book / "default" / "metrics")
+
+
+@pytest.mark.slow
+def test_every_chart_of_the_default_book_fits_the_page_and_draws_in_jupyterlab(default_book: Path):
+    """Charts a smoke run does not draw (chapter 4's failing probe, say) checked as tests/test_book.py checks the
+    smoke book's: no wider than the page, nothing JupyterLab's Vega-Lite cannot draw, no true/false in a tooltip."""
+    specs = sorted((default_book / "specs").glob("*.vl.json"))
+    assert specs, "the default book saved no chart spec"
+    problems = []
+    for path in specs:
+        spec = json.loads(path.read_text())
+        width = drawn_width(spec)
+        problems += [f"{path.name}: {width:.0f} px wide"] if width > MAX_CHART_WIDTH else []
+        problems += [f"{path.name}: {p}" for p in overlay_params(spec)]
+        problems += [f"{path.name}: tooltip shows true/false for {f}" for f in boolean_tooltips(spec)]
+    assert problems == []
 
 
 @pytest.mark.slow

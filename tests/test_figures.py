@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import vl_convert as vlc
-from figure_checks import missing_tooltips, unexplained_layers
+from figure_checks import boolean_tooltips, missing_tooltips, overlay_params, unexplained_layers
 from IPython.core.interactiveshell import InteractiveShell
 
 from covlib.base.errors import CovlibError
@@ -34,7 +34,18 @@ from covlib.figures.charts import (
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
 from covlib.figures.live import LIVE_MIMETYPE, chart_title, enable_live_charts
 from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
-from covlib.figures.style import TRAIN_LABEL, legend_highlight, pending_chart, rounded, save_figure
+from covlib.figures.style import (
+    MAX_CHART_WIDTH,
+    TRAIN_LABEL,
+    drawn_width,
+    legend_highlight,
+    pending_chart,
+    reader_spec,
+    rounded,
+    save_figure,
+    wrap_titles,
+    zoom,
+)
 from covlib.figures.tables import reader_table
 from covlib.tasks.datasets import DatasetConfig, generate
 from covlib.tasks.graphs import TASKS
@@ -76,7 +87,10 @@ def test_task_graphs_chart_is_a_valid_spec():
     chart = task_graphs_chart(list(TASKS.values()))
     assert isinstance(chart, alt.VConcatChart)
     spec = chart.to_dict()
-    assert len(spec["vconcat"]) == 2
+    rows = [[part["title"]["text"] for part in row["hconcat"]] for row in spec["vconcat"]]
+    assert sum(rows, []) == list(TASKS), "every task once, in order"
+    assert len(rows) < len(TASKS), "graphs share rows where they fit"
+    assert drawn_width(reader_spec(spec)) <= MAX_CHART_WIDTH
 
 
 def test_preimage_frame_counts(dataset):
@@ -308,7 +322,39 @@ def shared_charts():
 def test_every_data_mark_of_a_shared_chart_has_a_tooltip_and_is_explained(name):
     spec = shared_charts()[name].to_dict()
     assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
+    assert overlay_params(spec) == [] and boolean_tooltips(spec) == []
+    assert drawn_width(reader_spec(spec)) <= MAX_CHART_WIDTH
     vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")  # JupyterLab's Vega-Lite 5 draws it too
+
+
+def test_the_jupyterlab_check_finds_a_parameter_on_a_line_with_points_inside_a_layer():
+    """The pattern JupyterLab's Vega-Lite 5.6 fails on ("Duplicate signal name"), as the learning curves had it."""
+    frame = pd.DataFrame({"step": [0, 1], "acc": [0.1, 0.9]})
+    line = alt.Chart(frame).mark_line(point=True).encode(x="step:Q", y="acc:Q", tooltip=["acc:Q"])
+    assert overlay_params(alt.layer(line.add_params(zoom(["x"]))).to_dict()) == [
+        "chart.layer[0] (line with an overlay): a parameter JupyterLab cannot draw"]
+    assert overlay_params(line.add_params(zoom(["x"])).to_dict()) == []  # alone, it draws
+    assert overlay_params(alt.layer(line, line.mark_point().add_params(zoom(["x"]))).to_dict()) == []
+
+
+def test_the_tooltip_check_finds_true_and_false_in_a_tooltip():
+    frame = pd.DataFrame({"x": [1, 2], "escaped": [True, False], "word": ["yes", "no"]})
+    flagged = alt.Chart(frame).mark_point().encode(x="x:Q", tooltip=["x:Q", "escaped:N"]).to_dict()
+    worded = alt.Chart(frame).mark_point().encode(x="x:Q", tooltip=["x:Q", "word:N"]).to_dict()
+    assert boolean_tooltips(flagged) == ["escaped"] and boolean_tooltips(worded) == []
+
+
+def test_the_width_check_finds_a_chart_wider_than_the_page_and_long_titles_wrap():
+    frame = pd.DataFrame({"x": [1, 2], "y": [1, 2]})
+    point = alt.Chart(frame).mark_point().encode(x="x:Q", y="y:Q", tooltip=["x:Q"])
+    assert drawn_width(alt.hconcat(point.properties(width=400), point.properties(width=400)).to_dict()) > MAX_CHART_WIDTH
+    long = "a subtitle that says what every mark of the chart is, in more words than its width holds " * 3
+    titled = point.properties(width=300, title=alt.TitleParams("A title", subtitle=long)).to_dict()
+    assert drawn_width(titled) > MAX_CHART_WIDTH  # Vega draws a title on one line, however long
+    wrapped = wrap_titles(titled)
+    assert isinstance(wrapped["title"]["subtitle"], list) and " ".join(wrapped["title"]["subtitle"]) == long.strip()
+    assert drawn_width(wrapped) < 400
+    assert wrap_titles({"title": "short", "width": 300}) == {"title": {"text": "short"}, "width": 300}
 
 
 def test_log_and_line_charts_zoom_and_the_k_slider_starts_where_asked():
@@ -319,7 +365,8 @@ def test_log_and_line_charts_zoom_and_the_k_slider_starts_where_asked():
     (slider,) = [p for p in charts["coverage_by_k"].to_dict()["params"] if p["name"] == "chosen_k"]
     assert slider["value"] == 3 and slider["bind"]["input"] == "range" and (slider["bind"]["min"], slider["bind"]["max"]) == (1, 4)
     tips = charts["heatmap"].to_dict()["spec"]["layer"][0]["encoding"]["tooltip"]
-    assert [t["title"] for t in tips] == ["panel", "layer", "position", "iicg", "fixed by construction", "items (n)"]
+    assert [t["title"] for t in tips] == ["panel", "layer", "position", "IICG (within - between)",
+                                          "fixed by construction", "items (n)"]
 
 
 def test_legend_highlight_dims_the_other_marks():

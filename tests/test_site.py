@@ -40,6 +40,7 @@ CHAPTERS = discover_chapters()
 LOADS = re.compile(r'<(?:script|img|link|iframe|source)\b[^>]*?(?:src|href)="(https?:)?//', re.I)
 CSS_IMPORT = re.compile(r"(?:@import|url\()\s*['\"]?https?://", re.I)
 CONTROLS = ".vega-bindings input, .vega-bindings select"
+WINDOW = {"width": 1400, "height": 1000}  # a reader's window: the text column is 784 px wide there
 
 
 @pytest.fixture(scope="session")
@@ -185,9 +186,18 @@ def chart_output(bundle: dict, result: bool = False) -> nbformat.NotebookNode:
     return nbformat.v4.new_output("display_data", data=bundle)
 
 
+def wide_chart() -> alt.HConcatChart:
+    """Two scatters side by side, together wider than the site's text column."""
+    return alt.hconcat(squares_chart("Wide, left").properties(width=520), squares_chart("Wide, right").properties(width=520))
+
+
+GENERATED_MATH = "The bridge $b$ depends on $x_2$, so the pair $(b, x_2)$ groups the items."
+
+
 def write_synthetic_book(root: Path) -> None:
-    """notebooks/ with two chapter sources and build/smoke/ with them "executed": chapter 01 holds two live charts
-    (as covlib.figures.live writes them) and math; chapter 02 one chart whose spec cannot be drawn."""
+    """notebooks/ with three chapter sources and build/smoke/ with them "executed": chapter 01 holds two live charts
+    (as covlib.figures.live writes them) and math; chapter 02 one chart whose spec cannot be drawn; chapter 03 a
+    chart wider than the page, and Markdown with math that a cell displayed (as chapters display generated prose)."""
     (root / "notebooks").mkdir(parents=True)
     (root / "build" / "smoke").mkdir(parents=True)
     kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
@@ -200,7 +210,12 @@ def write_synthetic_book(root: Path) -> None:
     second = nbformat.v4.new_notebook(metadata=kernel, cells=[
         nbformat.v4.new_markdown_cell("# 2. A chart that cannot be drawn\n\nIts PNG stays, math stays: $x$."),
         nbformat.v4.new_code_cell("broken", outputs=[chart_output(broken)])])
-    for stem, notebook in (("01_live", first), ("02_broken", second)):
+    third = nbformat.v4.new_notebook(metadata=kernel, cells=[
+        nbformat.v4.new_markdown_cell("# 3. A wide chart and generated prose\n\nBoth from code cells."),
+        nbformat.v4.new_code_cell("display(Markdown(text))", outputs=[nbformat.v4.new_output(
+            "display_data", data={"text/markdown": GENERATED_MATH, "text/plain": "<IPython.core.display.Markdown>"})]),
+        nbformat.v4.new_code_cell("wide", outputs=[chart_output(live_bundle(wide_chart().to_dict()))])])
+    for stem, notebook in (("01_live", first), ("02_broken", second), ("03_wide", third)):
         nbformat.write(notebook, root / "build" / "smoke" / f"{stem}.ipynb")
         (root / "notebooks" / f"{stem}.py").write_text(f"# %% [markdown]\n# # {stem}\n\n# %%\n1\n")
 
@@ -262,13 +277,13 @@ def test_the_site_serves_the_vega_bundle_itself_and_only_chart_pages_load_it(syn
     assert [m.group(1) for m in scripts.finditer(page)] == ["vega-bundle", "covlib-charts"]
     assert not scripts.search((synthetic_site / "index.html").read_text(encoding="utf-8"))
     assert sorted(p.name for p in (synthetic_site / "charts").iterdir()) == [
-        "01_live-1.png", "01_live-2.png", "02_broken-1.png"]
+        "01_live-1.png", "01_live-2.png", "02_broken-1.png", "03_wide-1.png"]
 
 
 @pytest.fixture(scope="module")
 def browser_context():
     with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        context = browser.new_context(viewport=WINDOW, accept_downloads=True)
         yield context
         context.close()
 
@@ -297,6 +312,35 @@ MARK_POINTS = """(chart) => {
   }
   return points;
 }"""
+
+
+# Each drawn chart against its column: the widths of the column and of what vega-embed drew (the chart and its action
+# button beside it), whether the column must scroll sideways to show it, whether the button covers the chart, and
+# whether the chart says it is wide (the note above it, visible).
+CHART_FIT = """() => [...document.querySelectorAll('.covlib-chart.covlib-chart-drawn')].map(chart => {
+  const svg = chart.querySelector('svg.marks').getBoundingClientRect();
+  const button = chart.querySelector('.vega-embed details summary');
+  const box = button ? button.getBoundingClientRect() : null;
+  const note = getComputedStyle(chart, '::before');
+  return {id: chart.id, column: chart.clientWidth, drawn: chart.scrollWidth, chart: Math.round(svg.width),
+          scrolls: chart.scrollWidth > chart.clientWidth + 1,
+          covered: !!box && box.left < svg.right - 1 && box.bottom > svg.top && box.width > 0,
+          says_wide: chart.classList.contains('covlib-chart-wide') && note.content.includes('wider than the page')
+                     && note.display !== 'none'};
+})"""
+
+
+def misfits(page) -> list[str]:
+    """The drawn charts of a page that do not fit their column at this window: too wide (and whether they say
+    so), or under their action button."""
+    problems = []
+    for fit in page.evaluate(CHART_FIT):
+        if fit["scrolls"]:
+            cue = "says so" if fit["says_wide"] else "and does not say so"
+            problems.append(f"{fit['id']}: {fit['drawn']} px wide in a {fit['column']} px column ({cue})")
+        elif fit["covered"]:
+            problems.append(f"{fit['id']}: its action button covers the chart")
+    return problems
 
 
 def drawn_charts(page) -> list[bool]:
@@ -420,7 +464,7 @@ def test_the_download_links_hand_over_the_chapter(browser_context, synthetic_ser
     with page.expect_download() as download:
         page.locator(f'a[href="downloads/{NOTEBOOKS_ZIP}"]').click()
     with zipfile.ZipFile(io.BytesIO(Path(download.value.path()).read_bytes())) as archive:
-        assert [Path(n).name for n in archive.namelist()] == ["01_live.ipynb", "02_broken.ipynb"]
+        assert [Path(n).name for n in archive.namelist()] == ["01_live.ipynb", "02_broken.ipynb", "03_wide.ipynb"]
     assert seen.external == [] and seen.errors == []
     page.close()
 
@@ -450,6 +494,7 @@ def test_page_renders_in_chromium_with_live_charts_math_and_no_errors(browser_co
     charts = 0 if notebook is None else count_charts(notebook)
     assert drawn_charts(page) == [True] * charts, "a chart was not drawn"
     assert page.locator(".covlib-chart svg.marks").count() == charts
+    assert misfits(page) == [], f"charts that do not fit the page at {WINDOW['width']} px"
     images = page.evaluate("""async () => {
         const imgs = [...document.images]; imgs.forEach(i => i.loading = 'eager');
         await Promise.all(imgs.map(i => i.decode().catch(() => null)));
@@ -467,4 +512,38 @@ def test_page_renders_in_chromium_with_live_charts_math_and_no_errors(browser_co
     assert typeset > 0, "no math was typeset"
     assert seen.external == [], f"requests leaving the machine: {seen.external}"
     assert seen.errors == [], seen.errors
+    page.close()
+
+
+@pytest.mark.slow
+def test_a_chart_wider_than_the_column_is_found_and_says_so_and_the_rest_fit(browser_context, synthetic_served: str):
+    """The width check of every smoke page (test_page_renders_...), on the planted wide chart; and the cue a
+    reader sees when a chart must be wider than the page."""
+    seen = visit(browser_context, synthetic_served)
+    page = seen.page
+    assert page.goto(f"{synthetic_served}/03_wide.html", wait_until="load").ok
+    assert drawn_charts(page) == [True]
+    (problem,) = misfits(page)
+    assert problem.startswith("chart-1: ") and problem.endswith("(says so)"), problem
+    assert page.locator(".covlib-chart.covlib-chart-wide").evaluate(
+        "c => getComputedStyle(c, '::before').content").startswith('"This chart is wider than the page')
+    page.evaluate("() => document.querySelector('.covlib-chart').classList.remove('covlib-chart-wide')")
+    assert misfits(page)[0].endswith("(and does not say so)")
+    assert page.goto(f"{synthetic_served}/01_live.html", wait_until="load").ok
+    assert drawn_charts(page) == [True, True] and misfits(page) == []
+    assert seen.external == [] and seen.errors == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_math_in_markdown_a_cell_displays_is_typeset(browser_context, synthetic_served: str):
+    """Chapters display generated prose as Markdown from code: its $...$ is typeset like the chapter's own text."""
+    seen = visit(browser_context, synthetic_served)
+    page = seen.page
+    assert page.goto(f"{synthetic_served}/03_wide.html", wait_until="load").ok
+    page.evaluate("async () => { await MathJax.startup.promise; }")
+    output = page.locator(".cell_output", has_text="The bridge")
+    assert output.locator("mjx-container").count() == 3
+    assert "$" not in output.inner_text()
+    assert seen.external == [] and seen.errors == []
     page.close()

@@ -47,6 +47,7 @@ author = "the covlib authors"
 extensions = ["myst_nb"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 nb_execution_mode = "off"  # the chapters were executed by `covlib book`
+nb_render_markdown_format = "myst"  # Markdown a cell displays (generated prose) gets its $math$ typeset too
 exclude_patterns = ["_build", "_static", "_extra", "**.ipynb_checkpoints"]
 html_theme = "sphinx_book_theme"
 html_title = project
@@ -85,7 +86,8 @@ def setup(app):
 '''
 
 # Draws every chart of a page with vega-embed. `window.covlibCharts` is a promise of the charts' Vega views (null
-# for a chart that failed, whose PNG then stays), which the browser tests await.
+# for a chart that failed, whose PNG then stays), which the browser tests await. A chart wider than its column
+# (the book's charts are made to fit one at a 1400 px window) says so above itself and scrolls sideways.
 CHARTS_JS = '''"use strict";
 window.covlibCharts = (() => {
   const options = {mode: "vega-lite", renderer: "svg", tooltip: true,
@@ -95,8 +97,13 @@ window.covlibCharts = (() => {
     const result = await vegaEmbed(container.querySelector(".covlib-chart-live"), spec, options);
     container.querySelector("img.covlib-chart-png")?.remove();
     container.classList.add("covlib-chart-drawn");
+    markWide(container);
     return result.view;
   }
+  function markWide(container) {
+    container.classList.toggle("covlib-chart-wide", container.scrollWidth > container.clientWidth + 1);
+  }
+  window.addEventListener("resize", () => document.querySelectorAll(".covlib-chart-drawn").forEach(markWide));
   const charts = [...document.querySelectorAll(".covlib-chart")];
   return Promise.all(charts.map(chart => draw(chart).catch(error => {
     console.error(`chart ${chart.id} could not be drawn: ${error}`);
@@ -105,9 +112,11 @@ window.covlibCharts = (() => {
 })();
 '''
 
-CHARTS_CSS = '''.covlib-chart { overflow-x: auto; margin: 0.5em 0; }
+CHARTS_CSS = '''.covlib-chart { overflow-x: auto; margin: 0.5em 0; scrollbar-width: auto; scrollbar-color: #888 #eee; }
+.covlib-chart.covlib-chart-wide { border-bottom: 1px solid #ccc; }
+.covlib-chart.covlib-chart-wide::before { content: "This chart is wider than the page: scroll sideways to see all of it \\2192";
+  display: block; position: sticky; left: 0; font-size: 0.85em; color: #555; font-style: italic; }
 .covlib-chart img.covlib-chart-png { max-width: 100%; height: auto; }
-.covlib-chart .vega-embed { max-width: 100%; }
 .covlib-chart .vega-bindings { margin-top: 0.4em; font-size: 0.9em; }
 .covlib-chart .vega-bind-radio label { margin: 0 0.9em 0 0.25em; }
 .covlib-downloads { font-size: 0.9em; }

@@ -11,7 +11,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import default_root, readable_path
-from covlib.figures.style import TRAIN_LABEL, _type_scale, legend_highlight
+from covlib.figures.style import MAX_CHART_WIDTH, TRAIN_LABEL, _type_scale, legend_highlight
 from covlib.figures.tables import ReaderTable, readable, reader_table
 from covlib.tasks.datasets import Dataset, DatasetConfig, ensure_dataset, generate
 from covlib.tasks.folders import DatasetFolder, load_dataset
@@ -88,7 +88,7 @@ def task_graph_frames(task: Task) -> tuple[pd.DataFrame, pd.DataFrame]:
     return nodes, edges
 
 
-def task_graph_chart(task: Task, unit: float = 95.0) -> alt.LayerChart:
+def task_graph_chart(task: Task, unit: float = 85.0) -> alt.LayerChart:
     """One task's graph: nodes x.. (inputs), b.. (bridges), t (output); edges labelled by primitive."""
     nodes, edges = task_graph_frames(task)
     n_layers = int(nodes["layer"].max()) + 1
@@ -135,11 +135,22 @@ def task_graph_chart(task: Task, unit: float = 95.0) -> alt.LayerChart:
     )
 
 
-def task_graphs_chart(tasks: Sequence[Task], per_row: int = 3) -> alt.VConcatChart:
-    """Every task's computation graph, a few per row."""
+def task_graphs_chart(tasks: Sequence[Task], width: float = MAX_CHART_WIDTH - 90) -> alt.VConcatChart:
+    """Every task's computation graph, in order, as many per row as fit in ``width`` px (the legends beside them
+    take the rest of the page)."""
     charts = [task_graph_chart(task) for task in tasks]
-    rows = [alt.hconcat(*charts[i : i + per_row], spacing=30) for i in range(0, len(charts), per_row)]
-    return alt.vconcat(*rows, spacing=25).configure_view(stroke=None).resolve_scale(color="shared", fill="shared")
+    spacing = 30
+    rows: list[list[alt.LayerChart]] = []
+    used = 0.0
+    for chart in charts:
+        if rows and used + spacing + chart.width <= width:
+            rows[-1].append(chart)
+            used += spacing + chart.width
+        else:
+            rows.append([chart])
+            used = chart.width
+    return alt.vconcat(*[alt.hconcat(*row, spacing=spacing) for row in rows], spacing=25).configure_view(
+        stroke=None).resolve_scale(color="shared", fill="shared")
 
 
 def preimage_frame(table: np.ndarray) -> pd.DataFrame:
@@ -261,7 +272,7 @@ def type_share_chart(frame: pd.DataFrame) -> alt.LayerChart:
         .encode(alt.X("mid:Q"), text=alt.Text("share:Q", format=".0%"), tooltip=tooltip)  # covers the bar's middle
     )
     return alt.layer(bars, text).properties(
-        width=560, height=130,
+        width=480, height=130,
         title=alt.TitleParams("Test types: their share of all inputs, and of the test set", anchor="start"),
     )
 

@@ -186,7 +186,8 @@ def neighbourhood_chart(graph: nx.Graph, seed: int = 0, width: int = 420, height
                  alt.Tooltip("k_cutoff:Q", title="k-cutoff")],
     )
     labels = alt.Chart(nodes).mark_text(dy=-12, fontSize=10).encode(x=x, y=y, text="node:N")
-    chart = alt.layer(rules, points, labels).resolve_scale(color="independent").properties(width=width, height=height)
+    parts = [rules, points, labels] if len(edges) else [points, labels]  # an empty layer has no extent to draw
+    chart = alt.layer(*parts).resolve_scale(color="independent").properties(width=width, height=height)
     if title:
         chart = chart.properties(title=title)
     return chart
@@ -200,7 +201,7 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
     return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
         alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
-        alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types),
+        alt.Color("type:N", title="test type", scale=_type_scale(types), sort=types, legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("mode:N", title="algorithm"), alt.Tooltip("type:N", title="test type"),
                  alt.Tooltip("k:O", title="k"), alt.Tooltip("percent:Q", title="covered (%)", format=".1f"),
                  alt.Tooltip("n:Q", title="test items", format=",d")],
@@ -212,10 +213,16 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
 def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
     """Share of merged fragment pairs that truly share a bridge (line) and how many pairs merged (bars), per k."""
     base = alt.Chart(frame).encode(alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)))
+    merged = frame["merged_pairs"][frame["merged_pairs"] > 0]
+    low, high = (float(merged.min()), float(merged.max())) if len(merged) else (1.0, 10.0)
     tooltip = [alt.Tooltip("k:O", title="k"), alt.Tooltip("merged_pairs:Q", title="fragment pairs merged", format=","),
                alt.Tooltip("purity:Q", title="share with the same bridge", format=".1%")]
-    bars = base.mark_bar(color="#c9d6e8", opacity=0.9).encode(
-        alt.Y("merged_pairs:Q", title="fragment pairs merged into one class (log)", scale=alt.Scale(type="log")),
+    # a log axis has no zero: a k without merged pairs draws no bar (and would stretch the scale to zero)
+    bars = base.transform_filter("datum.merged_pairs > 0").mark_bar(color="#c9d6e8", opacity=0.9).encode(
+        alt.Y("merged_pairs:Q", title="fragment pairs merged into one class (log)", stack=None,  # no zero on a log axis
+              scale=alt.Scale(type="log", domain=[low / 2, high * 2], nice=False),
+              axis=alt.Axis(values=[10 ** e for e in range(int(np.floor(np.log10(low / 2))),
+                                                           int(np.ceil(np.log10(high * 2))) + 1)], format=",")),
         tooltip=tooltip)
     line = base.mark_line(point=alt.OverlayMarkDef(size=50), color="#2e7d32", strokeWidth=2.5).encode(
         alt.Y("purity:Q", title="share of merged pairs with the same bridge", axis=alt.Axis(format="%"),

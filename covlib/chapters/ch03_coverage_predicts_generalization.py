@@ -257,9 +257,9 @@ def cutoff_over_seeds(runs: Mapping[int, pd.DataFrame], dataset: str | os.PathLi
 
 
 def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[str, str],
-                     chance: float) -> alt.HConcatChart:
-    """The edge run over seeds. Left: each group's accuracy over training, the mean over seeds (line) and their
-    range (band); a dropdown adds one seed's own curves. Right: final accuracy per k-cutoff, the mean over seeds
+                     chance: float) -> alt.VConcatChart:
+    """The edge run over seeds. Top: each group's accuracy over training, the mean over seeds (line) and their
+    range (band); a dropdown adds one seed's own curves. Below: final accuracy per k-cutoff, the mean over seeds
     (bar), their range (whisker) and each seed (dots; the chosen seed larger)."""
     seeds = sorted(set(curves["seed"]) - {SEED_LABEL}, key=int)
     pick = alt.param(name="seed_shown", value=SEED_LABEL,
@@ -267,7 +267,9 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
     groups = list(dict.fromkeys(curves["group"]))
     scale = alt.Scale(domain=groups, range=[colors[g] for g in groups])
     color = alt.Color("group:N", title="ID items / OOD", sort=groups, scale=scale)
-    x = alt.X("step:Q", title="training step")
+    # the domain is set: the chosen seed's layer starts empty, and an empty layer has no extent of its own
+    x = alt.X("step:Q", title="training step", scale=alt.Scale(domain=[int(curves["step"].min()),
+                                                                       int(curves["step"].max())]))
     y = alt.Y("accuracy:Q", title="test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     mean = alt.Chart(curves).transform_filter(alt.datum.seed == SEED_LABEL)
     summary = [alt.Tooltip("group:N", title="group"), alt.Tooltip("step:Q", title="step"),
@@ -288,7 +290,7 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
         f"ID accuracy by k-cutoff group, {len(seeds)} training seed{plural}", anchor="start",
         subtitle="line: mean over seeds; band: their range; thin dashed: the seed chosen below; black dashed: chance 1/N"))
     right = cutoff_seeds_chart(per_k, pick)
-    return alt.hconcat(left, right).resolve_scale(color="independent")
+    return alt.vconcat(left, right).resolve_scale(color="independent")  # stacked: side by side is wider than a page
 
 
 def cutoff_seeds_chart(per_k: pd.DataFrame, pick: alt.Parameter) -> alt.LayerChart:

@@ -312,14 +312,18 @@ def iicg_explorer(frame: pd.DataFrame, positions: list[str]) -> alt.LayerChart:
                alt.Tooltip("within:Q", title="cosine within groups", format=".3f"),
                alt.Tooltip("between:Q", title="cosine between groups", format=".3f"),
                alt.Tooltip("items:Q", title="items (n)"), alt.Tooltip("groups:Q", title="bridge groups"),
-               alt.Tooltip("by_construction:N", title="fixed by construction")]
+               alt.Tooltip("fixed:N", title="fixed by construction")]
+    frame = frame.assign(fixed=frame["by_construction"].astype(bool).map({True: "yes", False: "no"}))  # not "true" in a tooltip
     base = alt.Chart(frame).transform_filter(alt.datum.map == choice).encode(
         alt.X("position:N", sort=positions, axis=alt.Axis(labelAngle=0)), alt.Y("layer:O", sort="descending"))
     cells = base.mark_rect().encode(
         color=alt.condition("datum.by_construction", alt.value("#d9d9d9"),
                             alt.Color("iicg:Q", title="IICG", scale=alt.Scale(scheme="blues", domain=[-0.1, 0.6]))),
         tooltip=tooltip)
-    numbers = base.mark_text(fontSize=12).encode(alt.Text("iicg:Q", format=".2f"))
+    numbers = base.mark_text(fontSize=12).encode(  # white on the dark cells (the top 40% of the scale)
+        alt.Text("iicg:Q", format=".2f"),
+        color=alt.when("!datum.by_construction && datum.iicg > 0.32").then(alt.value("white")).otherwise(
+            alt.value("black")))
     return alt.layer(cells, numbers).add_params(choice).properties(
         width=240, height=200, title=alt.TitleParams("Explore the IICG maps: choose the items below",
                                                      subtitle="grey: fixed by construction", anchor="start"))

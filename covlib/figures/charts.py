@@ -54,7 +54,8 @@ def _chosen_k_layers(data: pd.DataFrame, x: alt.X, color: alt.Color, start: int)
 
 
 def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: str,
-                          colors: dict[str, str] | None = None, chance: float | None = None) -> alt.LayerChart:
+                          colors: dict[str, str] | None = None, chance: float | None = None,
+                          width: int = 440) -> alt.LayerChart:
     """Accuracy over training steps, one line per ``series`` (label -> metric column of load_metrics).
 
     ``chance`` draws a dashed line at the accuracy of guessing (1/N).
@@ -65,22 +66,27 @@ def accuracy_curves_chart(metrics: pd.DataFrame, series: dict[str, str], title: 
     labels = list(present)
     palette = colors or TYPE_COLORS
     scale = alt.Scale(domain=labels, range=[palette.get(lab, "#1565c0") for lab in labels])
-    # invisible points carry the tooltip: a line's own tooltip would show its first point wherever it is hovered
-    lines = alt.Chart(long).mark_line(strokeWidth=2.2, point=alt.OverlayMarkDef(opacity=0, size=60)).encode(
+    base = alt.Chart(long).encode(
         alt.X("step:Q", title="training step"),
         alt.Y("accuracy:Q", title="test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        alt.Color("series:N", title=None, scale=scale, sort=labels, legend=alt.Legend(symbolType="stroke")),
+        alt.Color("series:N", title=None, scale=scale, sort=labels,
+                  legend=alt.Legend(symbolType="stroke", orient="bottom", columns=2, labelLimit=300)))
+    # invisible points carry the tooltip: a line's own tooltip would show its first point wherever it is hovered.
+    # They are a layer of their own, not the line's point overlay: JupyterLab's Vega-Lite 5 gives the zoom
+    # parameter to both parts of such a line and fails ("Duplicate signal name"; see covlib.figures.live).
+    lines = base.mark_line(strokeWidth=2.2).encode(tooltip=[alt.Tooltip("series:N", title="curve")]).add_params(
+        zoom(["x"]))
+    points = base.mark_point(opacity=0, size=60).encode(
         tooltip=[alt.Tooltip("series:N", title="curve"), alt.Tooltip("step:Q", title="training step", format=","),
-                 alt.Tooltip("accuracy:Q", title="accuracy", format=".1%")],
-    ).add_params(zoom(["x"]))
-    layers = [lines]
+                 alt.Tooltip("accuracy:Q", title="accuracy", format=".1%")])
+    layers = [lines, points]
     if chance is not None:  # on top, so that a curve at chance does not hide it (it has a tooltip of its own)
         rule = pd.DataFrame({"accuracy": [chance], "label": [f"chance (1/N = {chance:.3f})"]})
         layers.append(alt.Chart(rule).mark_rule(color="black").encode(
             alt.Y("accuracy:Q"), tooltip=[alt.Tooltip("label:N", title="line")],
             strokeDash=alt.StrokeDash("label:N", title=None, scale=alt.Scale(range=[[5, 4]]),
                                       legend=alt.Legend(orient="bottom"))))
-    return alt.layer(*layers).properties(width=440, height=260, title=alt.TitleParams(title, anchor="start"))
+    return alt.layer(*layers).properties(width=width, height=260, title=alt.TitleParams(title, anchor="start"))
 
 
 def accuracy_by_cutoff_chart(frame: pd.DataFrame, title: str = "Accuracy rises with the k-cutoff (numbers: test items)",

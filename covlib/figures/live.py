@@ -16,10 +16,14 @@ from typing import Any
 import altair as alt
 import vl_convert as vlc
 
-from covlib.figures.style import rounded
+from covlib.figures.style import reader_spec
 
-# JupyterLab 4 draws this mimetype natively (its vega-lite 5 renderer); altair 6 writes Vega-Lite 6 specs, which
-# use nothing Vega-Lite 5 lacks (tests/test_figures.py compiles every chapter's charts with Vega-Lite 5 to check).
+# JupyterLab 4 draws this mimetype natively with the Vega-Lite it bundles (JupyterLab 4.6: vega-lite 5.6.1, vega
+# 5.33, vega-embed 6.21); the site draws the same spec with vl-convert's newest Vega-Lite (6.x). altair 6 writes
+# Vega-Lite 6, so a chart must keep to what both draw. One known difference: Vega-Lite 5.6 gives a selection
+# parameter on a line with a point overlay (mark_line(point=...)) inside a layer or concat to both the line and
+# its points, and the chart fails ("Duplicate signal name: param_..._tuple"); the book's charts draw such points
+# as a layer of their own. tests/test_lab.py draws every chapter's charts in a real JupyterLab.
 LIVE_MIMETYPE = "application/vnd.vegalite.v5+json"
 LIVE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 RENDERER = "covlib-live"
@@ -44,8 +48,9 @@ def chart_title(spec: Mapping[str, Any]) -> str:
 
 
 def live_spec(spec: Mapping[str, Any]) -> dict:
-    """The spec a notebook embeds: floats rounded as in the saved figures, data inline, Vega-Lite 5 schema."""
-    live = rounded(copy.deepcopy(dict(spec)))
+    """The spec a notebook embeds: as the saved figures show it (covlib.figures.style.reader_spec), data inline,
+    Vega-Lite 5 schema."""
+    live = reader_spec(copy.deepcopy(dict(spec)))
     live["$schema"] = LIVE_SCHEMA
     return live
 

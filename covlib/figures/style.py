@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,16 @@ import pandas as pd
 import vl_convert as vlc
 
 from covlib.base.paths import default_figures_dir
+
+# The widest a chart may draw, titles and legends included, as vl-convert measures it. The book's site sets its
+# text in a 784 px column at a 1400 px window; a browser's fonts run a few percent wider than vl-convert's, and
+# vega-embed puts its action button (38 px) beside the chart, so a chart this wide fits the column there, and
+# JupyterLab's output area (wider) too. tests/test_book.py checks every chart the book saves against it.
+COLUMN_WIDTH = 784
+MAX_CHART_WIDTH = 720
+# a title's average character width (px): Vega's default title is 13 px bold, its subtitle 11 px
+CHAR_WIDTH = {"text": 7.6, "subtitle": 6.4}
+TITLE_MIN_WIDTH = 440  # a title may run past a narrow view's plot (over its legend, say) up to this width (px)
 
 SPECS_ENV = "COVLIB_SPECS_DIR"  # where save_figure also writes each chart's Vega-Lite spec (tests set it)
 TASK_COLORS = {"twohop": "#1565c0", "nontree": "#c62828"}
@@ -26,7 +37,7 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
     """
     folder = Path(directory) if directory else default_figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    spec = json.dumps(rounded(json.loads(chart.to_json())))
+    spec = json.dumps(reader_spec(json.loads(chart.to_json())))
     outputs = {
         folder / f"{name}.png": vlc.vegalite_to_png(spec, scale=scale),
         folder / f"{name}.svg": vlc.vegalite_to_svg(spec).encode("utf-8"),
@@ -55,6 +66,81 @@ def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     if isinstance(value, dict):
         return {k: rounded(v, digits) for k, v in value.items()}
     return value
+
+
+AXIS_LABEL_SEPARATION = 6  # px between two axis labels, or one of them is left out ("280300" read as one number)
+
+
+def reader_spec(spec: dict) -> dict:
+    """A chart spec as the book shows it, live and in print: floats rounded (``rounded``), titles wrapped to the
+    width of their view (``wrap_titles``), axis labels kept apart (AXIS_LABEL_SEPARATION)."""
+    out = wrap_titles(rounded(spec))
+    config = dict(out.get("config", {}))
+    config["axis"] = {"labelSeparation": AXIS_LABEL_SEPARATION, **config.get("axis", {})}
+    out["config"] = config
+    return out
+
+
+def view_width(spec: Mapping[str, Any]) -> float | None:
+    """The width (px) of a view's plotting area(s): its own ``width``, the sum of side-by-side parts, the widest
+    of stacked or layered parts, a facet's panels times its columns; None when it has none set."""
+    if isinstance(spec.get("width"), (int, float)):
+        return float(spec["width"])
+    if "hconcat" in spec or ("concat" in spec and not spec.get("columns")):
+        parts = [view_width(p) or 0.0 for p in spec.get("hconcat", spec.get("concat", []))]
+        return sum(parts) + 20.0 * (len(parts) - 1) if any(parts) else None
+    for key in ("vconcat", "layer", "concat"):
+        if key in spec:
+            widths = [w for w in (view_width(p) for p in spec[key]) if w]
+            return max(widths) if widths else None
+    if isinstance(spec.get("spec"), Mapping):  # a facet: as many panels side by side as its columns allow
+        panel = view_width(spec["spec"])
+        return panel * int(spec.get("columns") or 1) if panel else None
+    return None
+
+
+def wrap_line(text: str, chars: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``chars`` characters (a longer word keeps its own line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def wrap_titles(spec: Any, width: float | None = None) -> Any:
+    """Every title and subtitle of a chart spec broken into lines that fit the width of its view (or
+    TITLE_MIN_WIDTH, if wider): Vega draws a title on one line, however long, and a long one would widen the
+    chart past the page."""
+    if not isinstance(spec, dict):
+        return spec
+    own = view_width(spec) or width
+    out = dict(spec)
+    title = out.get("title")
+    if own and title:
+        title = {"text": title} if isinstance(title, (str, list)) else dict(title)
+        for key, px in CHAR_WIDTH.items():
+            value = title.get(key)
+            if isinstance(value, (str, list)):
+                lines = [value] if isinstance(value, str) else [str(v) for v in value]
+                chars = int(max(own, TITLE_MIN_WIDTH) / px)
+                wrapped = [part for line in lines for part in wrap_line(line, chars)]
+                title[key] = wrapped if len(wrapped) > 1 else wrapped[0]
+        out["title"] = title
+    for key in ("hconcat", "vconcat", "concat", "layer"):
+        if key in out:
+            out[key] = [wrap_titles(part, own) for part in out[key]]
+    if isinstance(out.get("spec"), dict):
+        out["spec"] = wrap_titles(out["spec"], own)
+    return out
+
+
+def drawn_width(spec: Mapping[str, Any]) -> float:
+    """The width (px) vl-convert draws a chart spec at: plotting areas, axes, legends and titles."""
+    svg = vlc.vegalite_to_svg(json.dumps(spec))
+    return float(re.search(r'<svg[^>]*\bwidth="([\d.]+)"', svg).group(1))
 
 
 def pending_chart(title: str, command: str, lead: str = "not computed yet; fill the cache with") -> alt.Chart:

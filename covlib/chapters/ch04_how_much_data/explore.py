@@ -11,6 +11,7 @@ from covlib.chapters.ch04_how_much_data.searches import experiment_probes
 from covlib.figures.style import zoom
 from covlib.search.summary import bracket_pair
 
+PANEL = 250  # each of the explorer's two panels (px): side by side, with their axes, they fit the page
 STATUS_COLORS = {"bracketed": "#1565c0", "searching": "#ef6c00", "unreachable": "#c62828"}
 
 
@@ -62,7 +63,11 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
                                          "seed": int(first["seed"])}])
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=12),
               axis=alt.Axis(values=sorted(int(n) for n in cells["N"].unique())))
-    y = alt.Y("shown_n:Q", title="training examples", scale=alt.Scale(type="log", padding=12))
+    # one domain for every experiment: a chosen experiment may have no bracket yet, and an empty layer has no extent
+    sizes = cells[["shown_n", "low", "high"]].to_numpy(dtype=float)
+    sizes = sizes[np.isfinite(sizes) & (sizes > 0)]
+    y = alt.Y("shown_n:Q", title="training examples",
+              scale=alt.Scale(type="log", padding=12, domain=[float(sizes.min()), float(sizes.max())]))
     # unfinished cells have no estimate or bracket: their tooltip says so rather than "null"
     # an unreachable cell has no estimate and never will; a searching one has none until its search ends
     missing = {"n_req": ("none: no training set the pool allows reaches it", "unknown until the search ends"),
@@ -74,7 +79,8 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
     brackets = base.mark_rule(strokeWidth=2, color="#90a4ae").encode(x, alt.Y("low:Q"), alt.Y2("high:Q"))
     dots = base.mark_point(filled=True).encode(
         x, y, alt.Color("status:N", title="cell", scale=alt.Scale(domain=list(STATUS_COLORS),
-                                                                  range=list(STATUS_COLORS.values()))),
+                                                                  range=list(STATUS_COLORS.values())),
+                        legend=alt.Legend(orient="bottom")),
         size=alt.condition(picked, alt.value(160), alt.value(60)),
         tooltip=[alt.Tooltip("experiment:N", title="experiment"), alt.Tooltip("N:Q", title="N (tokens)"),
                  alt.Tooltip("seed:O", title="seed"), alt.Tooltip("status:N", title="search"),
@@ -83,7 +89,7 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
                  alt.Tooltip("high_text:N", title="smallest succeeding n"),
                  alt.Tooltip("probes:Q", title="probes")],
     ).add_params(picked, experiment, zoom())
-    left = alt.layer(brackets, dots).properties(width=300, height=260, title=alt.TitleParams(
+    left = alt.layer(brackets, dots).properties(width=PANEL, height=260, title=alt.TitleParams(
         "The searched cells (choose an experiment below)", anchor="start",
         subtitle=["dots: n_req, or the largest n probed while unfinished; bars: the bracket", "click a dot for its probes"]))
     chosen = alt.Chart(probes).transform_filter(picked)
@@ -93,8 +99,9 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
         alt.X("n_train:Q", title="training examples of the probe", scale=alt.Scale(type="log", padding=12),
               axis=alt.Axis(format="~s")),
         alt.Y("best_type0:Q", title="best ID (type_0) accuracy", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        alt.Color("outcome:N", title="probe", scale=outcome_scale),
-        alt.Shape("outcome:N", title="probe", scale=alt.Scale(domain=outcome_scale.domain, range=["circle", "cross"])),
+        alt.Color("outcome:N", title="probe", scale=outcome_scale, legend=alt.Legend(orient="bottom")),
+        alt.Shape("outcome:N", title="probe", scale=alt.Scale(domain=outcome_scale.domain, range=["circle", "cross"]),
+                  legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("cell:N", title="cell"), alt.Tooltip("n_train:Q", title="training examples", format=","),
                  alt.Tooltip("eligible:Q", title="ID-eligible inputs", format=","),
                  alt.Tooltip("best_type0:Q", title="best ID accuracy", format=".1%"),
@@ -105,8 +112,8 @@ def explorer_chart(cells: pd.DataFrame, probes: pd.DataFrame, start: pd.Series |
     bar = alt.Chart(pd.DataFrame({"threshold": [threshold]})).mark_rule(strokeDash=[5, 4], color="#555").encode(
         alt.Y("threshold:Q"))
     name = chosen.transform_aggregate(probes="count()", groupby=["cell"]).mark_text(
-        align="right", baseline="bottom", x=296, y=256, fontSize=11, fontWeight="bold").encode(text="cell:N")
-    right = alt.layer(runs, bar, name).properties(width=300, height=260, title=alt.TitleParams(
+        align="right", baseline="bottom", x=PANEL - 4, y=256, fontSize=11, fontWeight="bold").encode(text="cell:N")
+    right = alt.layer(runs, bar, name).properties(width=PANEL, height=260, title=alt.TitleParams(
         "Its probes", anchor="start", subtitle=f"dashed: the threshold, {threshold:.0%} ID accuracy"))
     return alt.hconcat(left, right).resolve_scale(color="independent", shape="independent")
 

@@ -38,8 +38,8 @@ def pair_coverage(pair: pd.Series) -> pd.DataFrame:
         type=f"n = {int(pair[end]):,}") for end in ("low", "high")], ignore_index=True)
 
 
-def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> alt.HConcatChart:
-    """Learning curves of the two probes beside the coverage of their ID test items."""
+def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> alt.VConcatChart:
+    """Learning curves of the two probes above the coverage of their ID test items."""
     key = cell_key(pair)
     palette = ["#90caf9", "#1565c0", "#ef9a9a", "#c62828"]
     series = {c: c for c in wide.columns if c != "step"}
@@ -47,7 +47,7 @@ def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> al
                                                         "just below and just above the required data",
                                           colors=dict(zip(series, palette)), chance=1 / key["N"])
     cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered", legend_title="training set")
-    return alt.hconcat(failure_curve, cov_chart).resolve_scale(color="independent")
+    return alt.vconcat(failure_curve, cov_chart).resolve_scale(color="independent")  # side by side: wider than a page
 
 
 def probe_row(probes: pd.DataFrame, pair: pd.Series, n_train: int) -> pd.Series:

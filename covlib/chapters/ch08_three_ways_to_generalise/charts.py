@@ -38,7 +38,7 @@ def reach_accuracy_chart(table: pd.DataFrame, groups: list[str], title: str, cha
         x=alt.X("inputs:N", sort=[group_label(g) for g in groups], title=None,
                 axis=alt.Axis(labelAngle=-20, labelLimit=300)),
         xOffset=alt.XOffset("model:N"),
-        y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1])))
+        y=alt.Y("acc:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")))
     bars = base.mark_bar().encode(
         color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", labelLimit=400)),
         opacity=opacity,

@@ -36,7 +36,8 @@ def dose_chart(runs: pd.DataFrame, fit: dict | None, budget: int) -> alt.LayerCh
     # padded, not niced: zooming clips marks at the plot's edge, so none may sit on it
     x = alt.X("n_unique:Q", scale=alt.Scale(type="log", nice=False, padding=14),
               title="distinct training examples (n_unique)")
-    y = alt.Y(f"{ACC}:Q", title="ID test accuracy (end of budget)", scale=alt.Scale(domain=[0, 1], padding=8))
+    y = alt.Y(f"{ACC}:Q", title="ID test accuracy (end of budget)", scale=alt.Scale(domain=[0, 1], padding=8),
+              axis=alt.Axis(format="%"))
     points = alt.Chart(runs).mark_circle(size=45, opacity=0.6).encode(
         x=x, y=y, tooltip=run_tooltip("n_unique", "seed", ACC, "exposure"))
     means = runs.groupby("n_unique", as_index=False).agg(**{ACC: (ACC, "mean"), "runs": (ACC, "size")})
@@ -58,7 +59,8 @@ def dose_chart(runs: pd.DataFrame, fit: dict | None, budget: int) -> alt.LayerCh
 def factorial_chart(runs: pd.DataFrame, escaped: np.ndarray | None = None) -> alt.Chart:
     """Every run of the factorial: accuracy by diversity (columns) and exposure (colour); filled
     points are runs the mixture calls escaped. A dropdown picks out the runs of one exposure."""
-    data = runs.assign(escaped=escaped if escaped is not None else False,
+    flags = pd.Series(np.asarray(escaped, dtype=bool) if escaped is not None else False, index=runs.index)
+    data = runs.assign(escaped=flags, escaped_text=flags.map({True: "yes", False: "no"}),  # not "true" in a tooltip
                        exposure_label=runs["exposure"].map(lambda e: f"{e:g} passes"))
     labels = data.sort_values("exposure")["exposure_label"].drop_duplicates().tolist()
     shown = alt.param(name="exposure_shown", value=ALL_EXPOSURES,
@@ -68,7 +70,7 @@ def factorial_chart(runs: pd.DataFrame, escaped: np.ndarray | None = None) -> al
         .mark_point(size=55)
         .encode(
             x=alt.X("exposure_label:N", title=None, sort=alt.SortField("exposure"), axis=alt.Axis(labelAngle=-30)),
-            y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
             color=alt.Color("exposure_label:N", title="exposure per example", sort=alt.SortField("exposure")),
             fill=alt.condition("datum.escaped", alt.Color("exposure_label:N", sort=alt.SortField("exposure")),
                                alt.value("transparent")),
@@ -77,7 +79,7 @@ def factorial_chart(runs: pd.DataFrame, escaped: np.ndarray | None = None) -> al
             xOffset=alt.XOffset("seed:N"),
             column=alt.Column("n_unique:O", title="distinct training examples"),
             tooltip=[*run_tooltip("n_unique", "exposure", "seed", "steps", ACC),
-                     alt.Tooltip("escaped:N", title="escaped the floor")],
+                     alt.Tooltip("escaped_text:N", title="escaped the floor")],
         )
         .add_params(shown)
         .properties(width=110, height=240)
@@ -93,9 +95,10 @@ def spread_chart(spread: pd.DataFrame, chosen: dict[str, int]) -> alt.LayerChart
     base = alt.Chart(spread).encode(
         x=alt.X("threshold:O", title="threshold (coverage: k; surface: pair count m)"),
         y=alt.Y("sd:Q", title="sd across candidate sets"), color=alt.Color("measure:N"))
-    marks = spread.assign(chosen=[chosen.get(m) == t for m, t in zip(spread["measure"], spread["threshold"])])
-    ring = alt.Chart(marks[marks["chosen"]]).mark_point(size=220, shape="circle", filled=False, color="black").encode(
-        x="threshold:O", y="sd:Q", tooltip=[*tooltip[:2], alt.Tooltip("chosen:N", title="the contrast selects here")])
+    picked = [chosen.get(m) == t for m, t in zip(spread["measure"], spread["threshold"])]
+    marks = spread[picked].assign(selects=[f"the {m} contrast selects here" for m in spread[picked]["measure"]])
+    ring = alt.Chart(marks).mark_point(size=220, shape="circle", filled=False, color="black").encode(
+        x="threshold:O", y="sd:Q", tooltip=[*tooltip[:2], alt.Tooltip("selects:N", title="marked")])
     title = alt.TitleParams("Where the measures tell sets of one size apart", anchor="start",
                             subtitle="open black circles: the threshold each contrast selects on")
     return alt.layer(base.mark_line(point=True).encode(tooltip=tooltip), ring, title=title).properties(
@@ -139,7 +142,7 @@ def contrast_chart(runs: pd.DataFrame) -> alt.Chart:
     data = runs.assign(arm=runs["selection"].map({"low": "lowest", "high": "highest"}))
     base = alt.Chart(data).encode(
         x=alt.X("arm:N", sort=["lowest", "highest"], title="selected for the measure"),
-        y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
         detail="seed:N")
     dots = base.mark_circle(size=60).encode(
         color=alt.Color("arm:N", legend=None),
