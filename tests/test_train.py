@@ -71,6 +71,42 @@ def test_fast_forward_is_the_bridge_function():
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("preset", ["smoke", "default"])
+def test_logits_at_labelled_positions_are_bit_identical_to_the_full_forward(preset):
+    """Training runs the last block's output projection, MLP, final norm and head at the labelled positions only
+    (FastForward.at): the logits there are the same floats as the full forward's, and so are their gradients."""
+    model = build_model(MODEL_PRESETS[preset], 31, 6, seed=2, device=CPU)
+    fast = FastForward(model)
+    tokens = torch.randint(0, 31, (96, 5), generator=torch.Generator().manual_seed(0))
+    labelled = torch.zeros(96, 5, dtype=torch.bool)
+    labelled[:, 2] = True
+    labelled[::3, 3:] = True  # CoT-like items: several labelled positions, not the same in every row
+    rows, cols = torch.nonzero(labelled, as_tuple=True)
+    full, pruned = fast(tokens)[rows, cols], fast.at(tokens, rows, cols)
+    assert pruned.shape == (len(rows), 31) and torch.equal(pruned, full)
+    assert torch.equal(fast.tail(tokens, 3), fast(tokens)[:, 3:])
+    params = list(model.parameters())
+    g_full = torch.autograd.grad(fast(tokens)[rows, cols].square().sum(), params)
+    g_pruned = torch.autograd.grad(fast.at(tokens, rows, cols).square().sum(), params)
+    for a, b in zip(g_pruned, g_full):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)  # the same sums, added in another order
+
+
+@pytest.mark.parametrize("cot", [False, True])
+def test_evaluation_through_the_fast_forward_gives_the_bridge_metrics(data_root, cot):
+    folder = ensure_dataset(DatasetConfig("twohop", 6, 60, test_size_per_type=40, cot=cot, seed=3), data_root)
+    ds = load_dataset(folder)
+    model = build_model(MODEL_PRESETS["smoke"], len(ds.vocab), 6, seed=4, device=CPU)
+    es = eval_set(ds, CPU)
+    slow, fast = evaluate(model, es), evaluate(model, es, forward=FastForward(model))
+    assert slow.keys() == fast.keys() and any(k.startswith("greedy/") for k in fast) == cot
+    for key in slow:
+        if key.startswith("loss/"):
+            assert fast[key] == pytest.approx(slow[key], rel=1e-5)
+        else:
+            assert fast[key] == slow[key], key
+
+
 # ----------------------------------------------------------------------------- batches
 
 
