@@ -11,8 +11,10 @@ from covlib.coverage.requirement import coverage_requirement
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
+from covlib.search.recheck import flip_counts, floor_recheck, recheck_brackets
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
+from covlib.tasks.graphs import TASKS
 from covlib.training.pool import SlurmOptions
 from covlib.training.shapes import MODEL_SHAPES, model_overrides
 
@@ -36,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--threshold", type=float, default=0.99, help="type_0 accuracy that counts as success")
         s.add_argument("--give-up-epochs", type=float, default=100.0,
                        help="give up after the training set has been fitted this many epochs (default 100)")
+        s.add_argument("--give-up-floor", type=int, default=0, metavar="STEPS",
+                       help="give up only after max(--give-up-epochs epochs, STEPS steps) past the fit; probes of "
+                            "each floor form their own brackets (default 0: the authors' rule alone)")
         s.add_argument("--step-cap", type=int, default=6000, help="most optimiser steps per probe (default 6000)")
         s.add_argument("--weight-decay", type=float, default=0.1)
         s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
@@ -48,6 +53,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             s.add_argument("--partition", default=None, help="SLURM partition")
             s.add_argument("--time-min", type=int, default=120, help="SLURM time limit per probe, minutes")
             s.add_argument("--cpus", type=int, default=1, help="SLURM cpus per probe")
+    r = sub.add_parser("recheck", help="rerun, under a step floor, the lower end of every finished bracket it reopens",
+                       description="Rerun, under --give-up-floor, the failing lower end of every bracket the authors' "
+                                   "rule finished, fewest steps past the fit first; a lower end that flips to success "
+                                   "is searched downward again under the floor. Resumable. Without --run, print the "
+                                   "brackets, what the floor reopens and the flips so far.")
+    r.add_argument("--give-up-floor", type=int, required=True, metavar="STEPS")
+    r.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
+    r.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
+    r.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+    r.add_argument("--task", nargs="+", default=None, metavar="TASK",
+                   help="only these tasks; TASK-cot names a task's chain-of-thought cells (default: every one)")
+    r.add_argument("--model", nargs="+", default=None, help="only these model shapes (default: every one)")
+    r.add_argument("--exclude-model", nargs="+", default=[], help="leave these model shapes out")
+    r.add_argument("--run", action="store_true", help="train the reruns (default: only report)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     c.add_argument("--task", required=True)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -58,8 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rules(args: argparse.Namespace):
+    if args.give_up_floor < 0:
+        raise CovlibError(f"--give-up-floor {args.give_up_floor}: a step floor is 0 (the authors' rule) or more steps")
     return ProbeRules(threshold=args.threshold, give_up_epochs=args.give_up_epochs, step_cap=args.step_cap,
-                      weight_decay=args.weight_decay)
+                      weight_decay=args.weight_decay, give_up_floor=args.give_up_floor)
 
 
 def _check_fake_bridge(args: argparse.Namespace) -> None:
@@ -97,19 +118,43 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
         print(table.to_string(index=False))
         return 0
+    if args.action == "recheck":
+        return _recheck(args)
     for model in args.model:
         model_overrides(model)  # an unknown shape fails here, before any work
     _check_fake_bridge(args)
+    rules = _rules(args)
     cells = [Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
              for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
-        print(summarise(search_states(cells, read_probes(args.table), step_cap=args.step_cap)).to_string(index=False))
+        states = search_states(cells, read_probes(args.table), step_cap=args.step_cap, give_up_floor=rules.give_up_floor)
+        print(summarise(states).to_string(index=False))
         return 0
 
     slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
-    result = search(cells, args.table, args.work, _rules(args), jobs=args.jobs,
+    result = search(cells, args.table, args.work, rules, jobs=args.jobs,
                        max_probes=args.max_probes, log=lambda line: print(line, flush=True),
                        executor=args.executor, slurm=slurm)
     print(result.summary().to_string(index=False))
     sys.stdout.flush()
     return 1 if result.crashed else 0
+
+
+def _recheck(args: argparse.Namespace) -> int:
+    """`covlib scaling recheck`: the floor's reruns (with --run), then where every bracket stands."""
+    if args.give_up_floor < 1:
+        raise CovlibError(f"--give-up-floor {args.give_up_floor}: recheck needs a floor of 1 step or more")
+    for model in [*(args.model or []), *args.exclude_model]:
+        model_overrides(model)
+    for task in args.task or []:
+        if task.removesuffix("-cot") not in TASKS:
+            raise CovlibError(f"--task {task}: unknown task; choose from {', '.join(TASKS)} (add -cot for CoT cells)")
+    crashed = False
+    if args.run:
+        results = recheck_brackets(args.table, args.work, args.give_up_floor, args.jobs, args.model,
+                                   args.exclude_model, tasks=args.task, log=lambda line: print(line, flush=True))
+        crashed = any(r.crashed for r in results)
+    recheck = floor_recheck(read_probes(args.table), args.give_up_floor)
+    print(recheck.to_string(index=False))
+    print(flip_counts(recheck).to_string(index=False))
+    return 1 if crashed else 0

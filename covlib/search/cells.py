@@ -19,10 +19,13 @@ class ProbeRules:
     batch_size: int = 512
     weight_decay: float = 0.1
     test_size_per_type: int = 1000  # test items per type of each probe's dataset
+    # a step floor on the give-up rule: give up only after max(give_up_epochs epochs, this many steps) past the
+    # fit, so that a small training set is not given up after a few hundred steps; 0 = the authors' rule alone
+    give_up_floor: int = 0
 
     def train_overrides(self) -> dict:
         return {"steps": self.step_cap, "early_stop": True, "threshold": self.threshold,
-                "give_up_epochs": self.give_up_epochs, "eval_every": self.eval_every, "batch_size": self.batch_size,
+                "give_up_epochs": self.give_up_epochs, "give_up_floor": self.give_up_floor, "eval_every": self.eval_every, "batch_size": self.batch_size,
                 "weight_decay": self.weight_decay, "checkpoint_every": 500}
 
 
@@ -99,4 +102,5 @@ class Probe:
     def run_dir(self) -> Path:
         c = self.cell
         style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
-        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
+        floor = f"_floor-{self.rules.give_up_floor}" if self.rules.give_up_floor else ""
+        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}"

@@ -16,13 +16,17 @@ from covlib.training.runs import load_metrics
 PROBE_COLUMNS = [
     "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
     "final_type0", "final_train", "first_fit_step", "minutes", "threshold", "give_up_epochs", "step_cap",
-    "cot", "weight_decay",
+    "cot", "weight_decay", "give_up_floor",
 ]
+# rule columns added after the first probes were run: the value every older row was run under
+# (give_up_floor 0 is the authors' rule alone)
+RULE_DEFAULTS = {"give_up_floor": 0}
 
 
 def read_probes(path: str | os.PathLike) -> pd.DataFrame:
     """The probe table (empty with the right columns when the file does not exist yet)."""
-    df = read_table(path, PROBE_COLUMNS)
+    df = read_table(path, PROBE_COLUMNS, RULE_DEFAULTS)
+    df["give_up_floor"] = df["give_up_floor"].astype(int)
     df["success"] = df["success"].astype(bool)
     df["cot"] = df["cot"].astype(bool)
     return df
@@ -31,13 +35,15 @@ def read_probes(path: str | os.PathLike) -> pd.DataFrame:
 def append_probe(path: str | os.PathLike, row: dict) -> None:
     """Add one finished probe to the table atomically, under an exclusive lock (safe across processes);
     a probe of the same cell and n_train is replaced."""
-    upsert_row(path, row, PROBE_COLUMNS, PROBE_KEY, sort=["task", "cot", "model", "N", "seed", "n_train"])
+    upsert_row(path, row, PROBE_COLUMNS, PROBE_KEY, sort=["task", "cot", "model", "N", "seed", "n_train", "give_up_floor"],
+               defaults=RULE_DEFAULTS)
 
 
 CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
 
 
-PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train"]
+# a probe is one cell at one n_train under one give-up rule: a rerun under a step floor keeps the authors'-rule row
+PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train", "give_up_floor"]
 
 
 def curves_path(table: str | os.PathLike) -> Path:
@@ -53,7 +59,7 @@ def append_curve(path: str | os.PathLike, row: dict, metrics: pd.DataFrame) -> N
     curve = metrics[["step", *cols]].copy()
     for k in PROBE_KEY:
         curve.insert(0, k, row[k])
-    replace_rows(path, curve, list(curve.columns), PROBE_KEY, float_format="%.4g")
+    replace_rows(path, curve, list(curve.columns), PROBE_KEY, float_format="%.4g", defaults=RULE_DEFAULTS)
 
 
 def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> int:
@@ -62,13 +68,15 @@ def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> in
 
     probes = read_probes(table)
     path = curves_path(table)
-    have = pd.read_csv(path)[PROBE_KEY].drop_duplicates().astype(str) if path.is_file() else None
+    have = (read_table(path, PROBE_KEY, RULE_DEFAULTS)[PROBE_KEY].drop_duplicates().astype(str)
+            if path.is_file() else None)
     added = 0
     for row in probes.to_dict("records"):
         if have is not None and (have == pd.Series({k: str(row[k]) for k in PROBE_KEY})).all(axis=1).any():
             continue
         cell = Cell(row["task"], int(row["N"]), row["model"], int(row["seed"]), bool(row["cot"]))
-        run_dir = Probe(cell, int(row["n_train"]), int(row["eligible"]), ProbeRules(), str(table), str(work_dir)).run_dir()
+        rules = ProbeRules(give_up_floor=int(row["give_up_floor"]))
+        run_dir = Probe(cell, int(row["n_train"]), int(row["eligible"]), rules, str(table), str(work_dir)).run_dir()
         if (run_dir / "metrics.jsonl").is_file():
             append_curve(path, row, load_metrics(run_dir))
             added += 1
@@ -80,7 +88,8 @@ def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
     path = curves_path(table)
     if not path.is_file():
         raise CovlibError(f"{path} does not exist: the probes of {table} kept no curves")
-    curves = pd.read_csv(path)
+    curves = read_table(path, PROBE_KEY, RULE_DEFAULTS)
+    key.setdefault("give_up_floor", 0)
     mask = np.ones(len(curves), dtype=bool)
     for k, v in key.items():
         mask &= (curves[k].astype(str) == str(v)).to_numpy()
@@ -89,13 +98,38 @@ def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
     return curves[mask].drop(columns=PROBE_KEY).sort_values("step").reset_index(drop=True)
 
 
-def cell_rows(table: pd.DataFrame, cell: Cell) -> pd.DataFrame:
-    """The rows of the probe table that belong to ``cell``."""
+def cell_rows(table: pd.DataFrame, cell: Cell, give_up_floor: int | None = 0) -> pd.DataFrame:
+    """The rows of the probe table that belong to ``cell`` and count under the give-up rule with
+    ``give_up_floor`` (see rule_rows; None: the rows of every rule)."""
     if not len(table):
         return table
     mask = ((table["task"] == cell.task) & (table["N"] == cell.N) & (table["model"] == cell.model)
             & (table["seed"] == cell.seed) & (table["cot"] == cell.cot))
-    return table[mask].sort_values("n_train")
+    rows = table[mask].sort_values("n_train")
+    return rows if give_up_floor is None else rule_rows(rows, give_up_floor)[0]
+
+
+def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split probe rows by what they say under the give-up rule with a step floor of ``give_up_floor``
+    (give up only once the training set has been fitted for max(give_up_epochs, floor steps)): the rows
+    that count under it, and the failures it would reopen.
+
+    Rows run under that rule count. So do rows run under the authors' rule (floor 0) whose outcome a floor
+    cannot change, because training is the same run until the rule gives up: a success (the floor only
+    postpones giving up), a run the step cap stopped, and a give-up that came at least ``give_up_floor``
+    steps after the fit. The authors' other give-ups are reopened: the floor might have let them succeed.
+    A row run under the rule replaces the authors' row at its n_train; rows of any other floor never count."""
+    if not len(rows):
+        return rows, rows
+    floor = rows["give_up_floor"].astype(int) if "give_up_floor" in rows else pd.Series(0, index=rows.index)
+    own = rows[floor == give_up_floor]
+    if give_up_floor == 0:
+        return own, rows.iloc[:0]
+    authors = rows[(floor == 0) & ~rows["n_train"].isin(own["n_train"])]
+    past_fit = authors["steps"].astype(float) - authors["first_fit_step"].astype(float)
+    settled = authors["success"].astype(bool) | (authors["stopped"] != "gave_up") | (past_fit >= give_up_floor)
+    counted = pd.concat([own, authors[settled]]).sort_values("n_train", kind="stable")
+    return counted, authors[~settled]
 
 
 def metrics_n_ctx(run_dir: Path) -> int:

@@ -22,6 +22,7 @@ from covlib.search.probes import (
     curves_path,
     metrics_n_ctx,
     read_probes,
+    rule_rows,
 )
 from covlib.search.summary import summarise
 from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset
@@ -32,12 +33,15 @@ from covlib.training.shapes import model_overrides, model_params
 
 
 def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int,
-               step_cap: int | None = None) -> CellState:
+               step_cap: int | None = None, reopened: Sequence[int] = ()) -> CellState:
     """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows).
 
     With ``step_cap`` (the cap of the probes to come), a failure that stopped at a lower cap, before the
     give-up rule could decide, is probed again (its run resumes) before the search steps up from it or
-    ends on it: raising the cap keeps every decided probe and reopens only the undecided ones it rests on."""
+    ends on it: raising the cap keeps every decided probe and reopens only the undecided ones it rests on.
+    ``reopened`` are sizes whose failures another give-up rule decided (rule_rows): below the smallest
+    success, with no failure of this rule beneath it, the largest of them is probed again before the search
+    steps down, so that a step floor reruns a bracket's lower end first and walks on down only if it flips."""
     most = rules.largest_n(eligible)
     rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
     ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
@@ -71,6 +75,10 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         if high <= rules.min_n:
             state.status = "below_min"
             return state
+        again = [int(n) for n in reopened if n < high]
+        if again:
+            state.next_n = max(again)
+            return state
         state.next_n = int(max(round(high / rules.step_factor), rules.min_n))
         return state
     state.low = max(below)
@@ -96,7 +104,7 @@ def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_ta
         return eligible_count(task, N, seed, cot) // 2
 
 
-def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules()) -> int:
+def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules(), give_up_floor: int = 0) -> int:
     """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
     target style with another model (the paper finds the requirement does not move with model size,
     so this saves the probes that walk up from coverage); else that of the same model with other seeds
@@ -105,7 +113,9 @@ def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRule
     A CoT cell with none of these starts from the same model's finished plain estimate, or else the
     coverage guess, divided by COT_START_DIVISOR (the paper's CoT models need 5-10 times less data: this
     saves the probes that walk down). Else starting_size's coverage guess.
-    The start changes how many probes a search takes, never the bracket it ends with."""
+    The start changes how many probes a search takes, never the bracket it ends with. Only the probes that
+    count under the give-up rule with ``give_up_floor`` are read (rule_rows)."""
+    table = _under_rule(table, give_up_floor)
     estimates = _finished_estimates(table, cell, rules) if len(table) else []
     if not estimates and len(table):
         estimates = _other_seed_estimates(table, cell, rules)
@@ -166,19 +176,35 @@ def _bracket_estimates(rows: pd.DataFrame, cell: Cell, by: str, rules: SearchRul
     return estimates
 
 
+def _under_rule(table: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
+    """The rows of a whole probe table that count under the give-up rule with ``give_up_floor``."""
+    if not len(table):
+        return table
+    parts = [rule_rows(rows, give_up_floor)[0] for _, rows in table.groupby(["task", "N", "model", "seed", "cot"])]
+    return pd.concat(parts) if parts else table.iloc[:0]
+
+
+def cell_state(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None, step_cap: int | None,
+               give_up_floor: int = 0) -> CellState:
+    """One cell's state under the give-up rule with ``give_up_floor`` (its reopened failures guide the walk)."""
+    rows, reopened = rule_rows(cell_rows(table, cell, None), give_up_floor)
+    if start is None and not len(rows) and not len(reopened):
+        start = first_guess(cell, table, rules, give_up_floor)
+    anyrows = rows if len(rows) else reopened
+    eligible = int(anyrows["eligible"].iloc[0]) if len(anyrows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
+    if not len(rows) and len(reopened) and not start:
+        start = int(reopened["n_train"].max())  # nothing counts yet: rerun the largest reopened size first
+    return next_probe(cell, rows, eligible, rules, start or 0, step_cap, reopened["n_train"].astype(int).tolist())
+
+
 def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules = SearchRules(),
-                  starts: dict[tuple, int] | None = None, step_cap: int | None = None) -> list[CellState]:
+                  starts: dict[tuple, int] | None = None, step_cap: int | None = None,
+                  give_up_floor: int = 0) -> list[CellState]:
     """The state of every cell given the probe table (starting sizes from ``starts`` or the cell; with
-    ``step_cap``, failures a lower cap stopped are reopened as next_probe says)."""
-    states = []
-    for cell in cells:
-        start = cell.start or (starts or {}).get(cell.key())
-        rows = cell_rows(table, cell)
-        if start is None and not len(rows):
-            start = first_guess(cell, table, rules)
-        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
-        states.append(next_probe(cell, rows, eligible, rules, start or 0, step_cap))
-    return states
+    ``step_cap``, failures a lower cap stopped are reopened as next_probe says), under the give-up rule
+    with ``give_up_floor`` (0: the authors' rule)."""
+    return [cell_state(cell, table, rules, cell.start or (starts or {}).get(cell.key()), step_cap, give_up_floor)
+            for cell in cells]
 
 
 def run_probe(probe: Probe) -> dict:
@@ -203,7 +229,7 @@ def run_probe(probe: Probe) -> dict:
         "first_fit_step": int(fitted.iloc[0]) if len(fitted) else None,
         "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
         "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
-        "cot": c.cot, "weight_decay": rules.weight_decay,
+        "cot": c.cot, "weight_decay": rules.weight_decay, "give_up_floor": rules.give_up_floor,
     }
     append_probe(probe.table, row)
     append_curve(curves_path(probe.table), row, metrics)
@@ -251,17 +277,16 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     backfill_curves(table, work_dir)
     starts: dict[tuple, int] = {}
 
+    floor = probe_rules.give_up_floor
+
     def next_of(cell: Cell) -> Probe | None:
         probes = read_probes(table)
-        rows = cell_rows(probes, cell)
-        if cell.start is None and not len(rows) and cell.key() not in starts:
-            starts[cell.key()] = first_guess(cell, probes, search_rules)
-        eligible = int(rows["eligible"].iloc[0]) if len(rows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
-        state = next_probe(cell, rows, eligible, search_rules, cell.start or starts.get(cell.key(), 0),
-                           probe_rules.step_cap)
+        if cell.start is None and cell.key() not in starts and not len(cell_rows(probes, cell, None)):
+            starts[cell.key()] = first_guess(cell, probes, search_rules, floor)
+        state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap, floor)
         if state.next_n is None:
             return None
-        return Probe(cell, state.next_n, eligible, probe_rules, table, str(work_dir))
+        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir))
 
     def report(row: dict) -> None:
         if log:
@@ -312,7 +337,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
                         report(fut.result())
                     except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
                         crashed(cell, exc)
-    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap, floor)
     return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
 
 
@@ -323,7 +348,8 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
     starts: dict[tuple, int] = {}
     launched, crashed = 0, []
     while max_probes is None or launched < max_probes:
-        states = [s for s in search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+        states = [s for s in search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap,
+                                           probe_rules.give_up_floor)
                   if s.next_n is not None and s.cell.label() not in crashed]
         if max_probes is not None:
             states = states[: max_probes - launched]
@@ -341,7 +367,8 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
                 crashed.append(o.name)
                 if log:
                     log(f"{o.name}: probe {o.status} ({o.error}); the other cells go on")
-    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap)
+    final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap,
+                          probe_rules.give_up_floor)
     return SearchResult(final, read_probes(table), launched, crashed)
 
 
@@ -360,7 +387,7 @@ def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> N
             raise CovlibError(f"{table} holds probes with {col}={other[0]:g}, not {value:g}; use another table "
                               "(--table) for other probe rules")
     for cell in cells:
-        higher = cell_rows(df, cell)["step_cap"].astype(int)
+        higher = cell_rows(df, cell, rules.give_up_floor)["step_cap"].astype(int)
         higher = higher[higher > rules.step_cap]
         if len(higher):
             raise CovlibError(f"{table} holds probes of {cell.label()} with step_cap={int(higher.max())}, above "

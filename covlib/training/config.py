@@ -32,6 +32,9 @@ class TrainConfig:
     # the authors' give-up rule (SPEC §5.2): stop once the training set has been fitted (acc/train_inferred
     # >= fit_threshold) for this many epochs without reaching the threshold; 0 = never give up
     give_up_epochs: float = 0.0
+    # with give_up_epochs: also wait at least this many steps after the fit (a floor that does not shrink with
+    # the training set: 100 epochs of a small set are a few hundred steps); 0 = the authors' rule alone
+    give_up_floor: int = 0
     fit_threshold: float = 0.99
     fast_forward: bool = True  # train through model.FastForward (same function, fused ops, no hook wrappers)
 
@@ -45,6 +48,8 @@ class TrainConfig:
             raise CovlibError(f"batch_size={self.batch_size} must be a multiple of grad_accum={self.grad_accum}")
         if self.give_up_epochs < 0:
             raise CovlibError(f"give_up_epochs={self.give_up_epochs} must be 0 (never give up) or more")
+        if not isinstance(self.give_up_floor, int) or self.give_up_floor < 0:
+            raise CovlibError(f"give_up_floor={self.give_up_floor!r} must be a whole number of steps, 0 or more")
         if self.checkpoint_every < 0 or self.warmup_steps < 0:
             raise CovlibError("checkpoint_every and warmup_steps must be 0 or more")
         if not self.lr > 0 or self.weight_decay < 0 or not self.grad_clip > 0:
@@ -64,7 +69,7 @@ PRESETS = tuple(TRAIN_PRESETS)
 
 
 RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
-                     "give_up_epochs", "fit_threshold")
+                     "give_up_epochs", "give_up_floor", "fit_threshold")
 
 
 @dataclass(frozen=True)

@@ -253,13 +253,15 @@ def train(
 
 def gave_up(rows: list[dict], tc: TrainConfig, n_train: int) -> bool:
     """The authors' give-up rule: the training set has been fitted (acc/train_inferred >= fit_threshold)
-    since an evaluation at least ``give_up_epochs`` epochs ago, and type_0 never reached the threshold."""
+    since an evaluation at least ``give_up_epochs`` epochs ago, and type_0 never reached the threshold.
+    With ``give_up_floor``, that evaluation must also lie at least that many steps back."""
     if not tc.give_up_epochs or not rows:
         return False
     fitted = [r["step"] for r in rows if r.get("acc/train_inferred", 0.0) >= tc.fit_threshold]
     if not fitted or any(r.get("acc/type_0", 0.0) >= tc.threshold for r in rows):
         return False
-    return (rows[-1]["step"] - fitted[0]) * tc.batch_size >= tc.give_up_epochs * n_train
+    past_fit = rows[-1]["step"] - fitted[0]
+    return past_fit * tc.batch_size >= tc.give_up_epochs * n_train and past_fit >= tc.give_up_floor
 
 
 def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None) -> dict:

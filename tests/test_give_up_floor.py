@@ -1,0 +1,109 @@
+"""The give-up rule with a step floor: a probe gives up only after max(100 epochs, F steps) past its fit, its
+rows form their own brackets, and the authors'-rule rows it cannot change count under it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from covlib.search.cells import Cell, Probe, ProbeRules, SearchRules
+from covlib.search.probes import PROBE_COLUMNS, append_probe, cell_rows, read_probes, rule_rows
+from covlib.search.required_data import search_states
+from covlib.training.config import TrainConfig
+from covlib.training.loop import gave_up
+
+CELL = Cell("twohop", 20, "smoke", 0)
+
+
+def row(n: int, ok: bool, steps: int = 400, fit: float | None = 100, floor: int = 0, stopped: str | None = None) -> dict:
+    base = {c: 0 for c in PROBE_COLUMNS}
+    return base | {"task": "twohop", "N": 20, "model": "smoke", "seed": 0, "cot": False, "n_train": n,
+                   "eligible": 4000, "success": ok, "stopped": stopped or ("early_stop" if ok else "gave_up"),
+                   "steps": steps, "first_fit_step": fit, "threshold": 0.99, "give_up_epochs": 100.0,
+                   "step_cap": 6000, "weight_decay": 0.1, "give_up_floor": floor}
+
+
+def test_the_floor_postpones_giving_up_until_that_many_steps_past_the_fit():
+    evals = [{"step": s, "acc/train_inferred": 1.0 if s >= 100 else 0.5, "acc/type_0": 0.5} for s in range(0, 2200, 50)]
+    authors = TrainConfig(batch_size=100, give_up_epochs=2)
+    floored = TrainConfig(batch_size=100, give_up_epochs=2, give_up_floor=2000)
+    n_train = 500  # two epochs are 10 steps: the authors' rule gives up at the first evaluation after the fit
+    assert gave_up(evals[:4], authors, n_train)
+    assert not gave_up(evals[:4], floored, n_train)
+    assert not gave_up(evals[:42], floored, n_train)  # step 2050: 1,950 steps past the fit
+    assert gave_up(evals[:43], floored, n_train)  # step 2100: 2,000 steps past it
+    big = 10**6  # when 100 epochs are longer than the floor, the epochs decide, as before
+    assert gave_up(evals, floored, big) == gave_up(evals, authors, big) is False
+
+
+def test_authors_rows_count_under_a_floor_only_where_the_floor_cannot_change_them():
+    rows = pd.DataFrame([row(100, False, steps=300, fit=100),   # gave up 200 steps past the fit: reopened
+                         row(200, False, steps=2600, fit=500),  # 2,100 steps past the fit: stands
+                         row(300, False, steps=6000, fit=None, stopped="steps"),  # the cap stopped it: stands
+                         row(400, True, steps=900)])            # a success: stands
+    counted, reopened = rule_rows(rows, 2000)
+    assert counted["n_train"].tolist() == [200, 300, 400] and reopened["n_train"].tolist() == [100]
+    assert rule_rows(rows, 0)[0]["n_train"].tolist() == [100, 200, 300, 400]  # the authors' rule reads its own rows
+    rerun = pd.concat([rows, pd.DataFrame([row(100, True, steps=1500, floor=2000)])])
+    counted, reopened = rule_rows(rerun, 2000)
+    assert counted.loc[counted["n_train"] == 100, "give_up_floor"].tolist() == [2000] and reopened.empty
+    assert rule_rows(rerun, 0)[0].loc[lambda d: d["n_train"] == 100, "success"].tolist() == [False]
+    assert rule_rows(rerun, 1000)[0]["give_up_floor"].eq(0).all()  # another floor's rows never count
+
+
+def test_a_floor_search_reruns_the_lower_end_first_and_walks_down_only_if_it_flips():
+    rules = SearchRules(step_factor=1.6, bracket_ratio=1.3)
+    old = pd.DataFrame([row(1000, False, steps=300), row(1600, False, steps=400), row(2000, True, steps=900)])
+    authors = search_states([CELL], old, rules)[0]
+    assert (authors.status, authors.low, authors.high) == ("bracketed", 1600, 2000)
+    first = search_states([CELL], old, rules, give_up_floor=2000)[0]
+    assert (first.status, first.next_n, first.high) == ("searching", 1600, 2000)
+    held = pd.concat([old, pd.DataFrame([row(1600, False, steps=2500, fit=400, floor=2000)])])
+    state = search_states([CELL], held, rules, give_up_floor=2000)[0]
+    assert (state.status, state.low, state.high) == ("bracketed", 1600, 2000)
+    flipped = pd.concat([old, pd.DataFrame([row(1600, True, steps=1200, floor=2000)])])
+    state = search_states([CELL], flipped, rules, give_up_floor=2000)[0]
+    assert (state.status, state.next_n, state.high) == ("searching", 1000, 1600)  # the next old failure below
+    assert search_states([CELL], flipped, rules)[0].low == 1600  # the authors' bracket is untouched
+
+
+def test_floor_rows_keep_the_authors_rows_and_run_in_their_own_folders(tmp_path: Path):
+    table = tmp_path / "probes.csv"
+    append_probe(table, row(1600, False))
+    append_probe(table, row(1600, True, floor=2000))
+    df = read_probes(table)
+    assert sorted(df["give_up_floor"]) == [0, 2000]
+    assert cell_rows(df, CELL)["success"].tolist() == [False]
+    assert cell_rows(df, CELL, 2000)["success"].tolist() == [True]
+    old = Probe(CELL, 1600, 4000, ProbeRules(), str(table), str(tmp_path)).run_dir()
+    new = Probe(CELL, 1600, 4000, ProbeRules(give_up_floor=2000), str(table), str(tmp_path)).run_dir()
+    assert old != new and new.name.endswith("_floor-2000")
+
+
+def test_a_table_written_before_the_floor_existed_reads_as_the_authors_rule(tmp_path: Path):
+    table = tmp_path / "old.csv"
+    pd.DataFrame([row(1600, False)]).drop(columns="give_up_floor").to_csv(table, index=False)
+    assert read_probes(table)["give_up_floor"].tolist() == [0]
+    append_probe(table, row(1600, True, floor=2000))  # and resumes: the old row stays, the new one joins it
+    assert sorted(read_probes(table)["give_up_floor"]) == [0, 2000]
+
+
+def test_the_books_floor_is_the_step_by_which_95_percent_of_small_successes_had_succeeded():
+    from covlib.base.paths import repository_path
+    from covlib.search.recheck import BOOK_FLOOR, floor_from_probes
+
+    floor, quantile, n = floor_from_probes(read_probes(repository_path("data/scaling/probes.csv")))
+    assert floor == BOOK_FLOOR and quantile <= floor < quantile + 500 and n >= 80
+    made_up = pd.DataFrame([row(100 * i, True, steps=s) for i, s in enumerate([100, 200, 300, 400, 1700], 1)])
+    assert floor_from_probes(made_up, share=0.5)[0] == 500  # the median, 300 steps, rounded up to 500
+
+
+def test_recheck_counts_reruns_and_flips_per_task():
+    from covlib.search.recheck import flip_counts, floor_recheck
+
+    old = pd.DataFrame([row(1000, False, steps=300), row(1600, False, steps=400), row(2000, True, steps=900)])
+    before = floor_recheck(old, 2000)
+    assert before[["reopened", "rerun", "flipped", "floor_status"]].values.tolist() == [[True, False, False, "searching"]]
+    flipped = pd.concat([old, pd.DataFrame([row(1600, True, steps=1200, floor=2000)])])
+    counts = flip_counts(floor_recheck(flipped, 2000)).iloc[0]
+    assert (counts["brackets"], counts["reopened"], counts["reruns"], counts["flips"]) == (1, 1, 1, 1)
