@@ -54,8 +54,11 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
                          & (longest["step_cap"].astype(int) < step_cap)]
         undecided = set(capped["n_train"].astype(int))
     state = CellState(cell, rows, eligible, None, "searching")
+    guided = rules.policy == "guided"
     if not ok and not bad:
-        state.next_n = int(min(max(start, rules.min_n), most))
+        # guided: just above the guess, so that a success there and a failure at the guess / bracket_ratio end it
+        first = start * np.sqrt(rules.bracket_ratio) if guided else start
+        state.next_n = int(min(max(round(first), rules.min_n), most))
         return state
     if not ok:
         top = max(bad)
@@ -65,7 +68,8 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         if top >= most:
             state.status, state.low = "unreachable", top
             return state
-        state.next_n = int(min(round(top * rules.step_factor), most))
+        step = rules.bracket_ratio if guided and _close(rows, top, rules) else rules.step_factor
+        state.next_n = int(min(round(top * step), most))
         return state
     high = min(ok)
     state.high = high
@@ -79,7 +83,9 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         if again:
             state.next_n = max(again)
             return state
-        state.next_n = int(max(round(high / rules.step_factor), rules.min_n))
+        # guided: the first probe sat just above the guess, so the next one goes just below it
+        step = rules.bracket_ratio if guided and len(rows) == 1 else rules.step_factor
+        state.next_n = int(max(round(high / step), rules.min_n))
         return state
     state.low = max(below)
     if high / state.low <= rules.bracket_ratio or high - state.low <= 1:
@@ -88,8 +94,20 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
             return state
         state.status = "bracketed"
         return state
+    if guided and high / state.low > rules.bracket_ratio**2 and _close(rows, state.low, rules):
+        state.next_n = int(round(state.low * rules.bracket_ratio))  # a success there ends it; bisecting would not
+        return state
     state.next_n = int(round(np.sqrt(state.low * high)))
     return state
+
+
+def _close(rows: pd.DataFrame, n: int, rules: SearchRules) -> bool:
+    """Whether the failure at ``n`` came close: its best ID accuracy reached rules.close_accuracy (on replay of the
+    finished cells, such failures sat within one bracket_ratio below n_req; benchmarks/bench_search_replay.py)."""
+    if "best_type0" not in rows:
+        return False
+    acc = rows.loc[rows["n_train"] == n, "best_type0"].astype(float)
+    return bool(len(acc)) and float(acc.max()) >= rules.close_accuracy
 
 
 def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.99,
