@@ -84,6 +84,8 @@ class MambaLM(nn.Module):
         self.norm_f = RMSNorm(cfg.d_model, self.config.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.d_model, d_vocab, bias=False)
         self._init_like_mambapy()
+        for layer in self.mamba.layers:  # short sequences: the sequential scan (the same function, less memory)
+            layer.mixer.selective_scan = _scan_by_length(layer.mixer, layer.mixer.selective_scan)
 
     def _init_like_mambapy(self) -> None:
         """mambapy LM's (non-muP) initialisation: every Linear and the embedding N(0, base_std), Linear biases
@@ -101,6 +103,38 @@ class MambaLM(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens [batch, pos] -> logits [batch, pos, vocab] (causal: position i sees tokens up to i)."""
         return self.lm_head(self.norm_f(self.mamba(self.embedding(tokens))))
+
+
+# sequences up to this many tokens take the sequential scan (sequential_scan), longer ones mambapy's parallel
+# scan: measured with benchmarks/bench_mamba_scan.py (one thread, default shape, batch 512), the sequential
+# scan is faster at 3 tokens and slower from 6 (and at 12) on
+SEQUENTIAL_UP_TO = 4
+
+
+def sequential_scan(x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor,
+                    D: torch.Tensor) -> torch.Tensor:
+    """The selective scan y_t = C_t . h_t + D x_t with h_t = exp(delta_t A) h_{t-1} + delta_t B_t x_t, one position
+    at a time: each step's [batch, inner, state] terms are made and used at once, and only y is stacked (mambapy's
+    scans build deltaA, BX and every h_t as [batch, pos, inner, state] tensors first). Same maths as mambapy's
+    selective_scan; shapes as there: x, delta [b, l, inner], A [inner, state], B, C [b, l, state], D [inner]."""
+    h, ys = None, []
+    for t in range(x.shape[1]):
+        d = delta[:, t].unsqueeze(-1)  # [b, inner, 1]
+        bx = d * B[:, t].unsqueeze(1) * x[:, t].unsqueeze(-1)  # [b, inner, state]
+        h = bx if h is None else torch.exp(d * A) * h + bx  # h_0 = 0: the first step is its input alone
+        ys.append(torch.bmm(h, C[:, t].unsqueeze(-1)).squeeze(-1))
+    return torch.stack(ys, dim=1) + D * x
+
+
+def _scan_by_length(block, parallel):
+    """A MambaBlock's selective_scan that takes sequential_scan up to SEQUENTIAL_UP_TO tokens, else ``parallel``."""
+
+    def scan(x, delta, A, B, C, D):
+        if x.shape[1] <= SEQUENTIAL_UP_TO:
+            return sequential_scan(x, delta, A, B, C, D)
+        return parallel(x, delta, A, B, C, D)
+
+    return scan
 
 
 def build_mamba(cfg: MambaModelConfig, d_vocab: int, seed: int, device: torch.device) -> MambaLM:
