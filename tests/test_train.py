@@ -10,6 +10,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from covlib.base.device import cpu_threads
 from covlib.base.errors import CovlibError
 from covlib.cli.main import main
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
@@ -365,3 +366,16 @@ def test_a_run_killed_after_an_evaluation_that_follows_its_checkpoint_resumes_ex
     assert straight.metrics.drop(columns="elapsed").equals(resumed.metrics.drop(columns="elapsed"))
     wa, wb = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_cpu_threads_are_one_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv("COVLIB_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert cpu_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert cpu_threads() == 2
+    monkeypatch.setenv("COVLIB_THREADS", "3")  # covlib's own setting wins
+    assert cpu_threads() == 3
+    monkeypatch.setenv("COVLIB_THREADS", "many")
+    with pytest.raises(CovlibError, match="COVLIB_THREADS='many' is not a number of threads"):
+        cpu_threads()
