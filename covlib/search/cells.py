@@ -111,6 +111,7 @@ class Probe:
     rules: ProbeRules
     table: str  # the probe table this probe appends its row to
     work_dir: str  # datasets/ and runs/ go here (build/scaling for the book)
+    policy: str = "bisect"  # the search policy that chose n_train (SearchRules.policy), recorded in the probe's row
 
     def run_dir(self) -> Path:
         c = self.cell

@@ -248,6 +248,7 @@ def run_probe(probe: Probe) -> dict:
         "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
         "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
         "cot": c.cot, "weight_decay": rules.weight_decay, "give_up_floor": rules.give_up_floor,
+        "policy": probe.policy,
     }
     append_probe(probe.table, row)
     append_curve(curves_path(probe.table), row, metrics)
@@ -304,7 +305,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
         state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap, floor)
         if state.next_n is None:
             return None
-        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir))
+        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir), search_rules.policy)
 
     def report(row: dict) -> None:
         if log:
@@ -373,7 +374,8 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
             states = states[: max_probes - launched]
         if not states:
             break
-        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in states]
+        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir), search_rules.policy)
+                  for s in states]
         if log:
             log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
         jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]
