@@ -7,7 +7,10 @@ Usage: .venv/bin/python benchmarks/bench_mamba_scan.py [--lengths 3 4 6 12] [--r
 Times are this process's CPU seconds (the machine is shared), one thread, the default shapes (4 layers, width
 128), batch 512: a forward and backward of the model per scan and length (best of --reps), then --steps
 training steps of `covlib train`'s own step for the Mamba (its scan chosen by length) and the transformer
-(FastForward), on the two-hop shape (3 tokens fed).
+(FastForward), on the two-hop shape (3 tokens fed); the Mamba's step is also timed with the parallel scan.
+glibc's allocator settings change the Mamba's figures (its [batch, inner, state] tensors are fresh mmaps that the
+kernel zero-fills): compare a run under MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
+MALLOC_TOP_PAD_=268435456.
 """
 from __future__ import annotations
 
@@ -45,9 +48,11 @@ def use_scan(model, which: str) -> None:
             mixer.selective_scan = lambda x, delta, A, B, C, D: sequential_scan(x, delta, A, B, C, D)
 
 
-def step_seconds(name: str, steps: int) -> float:
+def step_seconds(name: str, steps: int, scan: str | None = None) -> float:
     cfg = make_config("default", model_overrides(name))
     model = build_model(cfg.model, D_VOCAB, N_CTX, seed=0, device="cpu").train()
+    if scan is not None:
+        use_scan(model, scan)
     forward = FastForward(model) if FastForward.supports(model) else model
     opt, data = make_optimizer(model, cfg.train), random_batches()
     train_step(model, opt, data, 0, cfg.train, forward)
@@ -76,9 +81,11 @@ def main() -> None:
         print(f"{length:>7}{res['parallel']:>12.3f}{res['sequential']:>14.3f}{res['parallel'] / res['sequential']:>20.2f}x",
               flush=True)
     print(f"covlib takes the sequential scan up to {SEQUENTIAL_UP_TO} tokens", flush=True)
+    before = step_seconds("mamba-L4-d128", args.steps, "parallel")
     mamba, transformer = step_seconds("mamba-L4-d128", args.steps), step_seconds("L4-d128", args.steps)
-    print(f"training step, two-hop shape: Mamba {mamba:.3f} s, transformer {transformer:.3f} s: "
-          f"{mamba / transformer:.1f}x; {load()}")
+    print(f"training step, two-hop shape: Mamba with the parallel scan {before:.3f} s, with covlib's choice "
+          f"{mamba:.3f} s ({before / mamba:.2f}x), transformer {transformer:.3f} s; Mamba / transformer "
+          f"{before / transformer:.1f}x before, {mamba / transformer:.1f}x now; {load()}")
 
 
 if __name__ == "__main__":

@@ -194,7 +194,7 @@ def test_transformerlens_analyses_refuse_a_mamba_run(tiny_run, tmp_path, capsys)
     assert "TransformerLens analyses" in capsys.readouterr().err and not (tmp_path / "lens.csv").exists()
 
 
-@pytest.mark.parametrize("length", [1, 3, SEQUENTIAL_UP_TO, SEQUENTIAL_UP_TO + 1, 12])
+@pytest.mark.parametrize("length", [1, 3, 12, SEQUENTIAL_UP_TO, SEQUENTIAL_UP_TO + 1])
 def test_the_scan_gives_mambapys_parallel_scan_outputs_and_gradients(length):
     """MambaLM scans short sequences with sequential_scan, longer ones with mambapy's parallel scan: at every
     length its logits and gradients are mambapy's parallel scan's (to float rounding)."""

@@ -2,7 +2,8 @@
 
 The paper reports that the required-data exponent barely moves from transformers to a 4-layer Mamba; this
 module lets the book test that with the same loop, evaluation, early stop, give-up rule and resume as the
-transformers. The blocks are mambapy's ``Mamba`` (pure PyTorch, parallel selective scan); MambaLM adds the
+transformers. The blocks are mambapy's ``Mamba`` (pure PyTorch; the selective scan is covlib's sequential scan on
+the short sequences of the book, mambapy's parallel scan on longer ones); MambaLM adds the
 embedding, final RMSNorm and unembedding of the task vocabulary, as mambapy's own ``LM`` does (that class is
 not used because importing it pulls in mamba2, which needs the CUDA-only mamba_ssm package). Tokens in,
 logits [batch, pos, vocab] out. It is not a TransformerBridge, so the TransformerLens analyses do not apply.
@@ -26,8 +27,9 @@ MAMBA = "mamba"  # the family name config.json records (a transformer's model en
 class MambaModelConfig:
     """Shape of a Mamba model: depth, width, SSM state size, block expansion and causal-convolution width.
 
-    ``dt_rank`` is mambapy's "auto" (ceil(d_model / 16)); the selective scan is its parallel scan, which runs
-    on CPU and GPU alike (the official CUDA kernels are not used, so runs are repeatable everywhere)."""
+    ``dt_rank`` is mambapy's "auto" (ceil(d_model / 16)); the selective scan is plain PyTorch (sequential_scan, or
+    mambapy's parallel scan past SEQUENTIAL_UP_TO tokens), which runs on CPU and GPU alike (the official CUDA
+    kernels are not used, so runs are repeatable everywhere)."""
 
     n_layers: int = 4
     d_model: int = 128
@@ -106,9 +108,11 @@ class MambaLM(nn.Module):
 
 
 # sequences up to this many tokens take the sequential scan (sequential_scan), longer ones mambapy's parallel
-# scan: measured with benchmarks/bench_mamba_scan.py (one thread, default shape, batch 512), the sequential
-# scan is faster at 3 tokens and slower from 6 (and at 12) on
-SEQUENTIAL_UP_TO = 4
+# scan. Measured with benchmarks/bench_mamba_scan.py (one thread, default shape, batch 512, forward and
+# backward), the sequential scan is faster at every length tried: 2.7x at 3 tokens, 4.2x at 12, 2.8x at 24 and
+# 2.0x at 32, its lead shrinking; the book's sequences are at most a dozen tokens. Past 32 nothing was measured,
+# so the parallel scan keeps what it did before.
+SEQUENTIAL_UP_TO = 32
 
 
 def sequential_scan(x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor,
