@@ -6,9 +6,9 @@ Usage: .venv/bin/python benchmarks/bench_threads.py [--steps 60] [--rounds 2] [-
 Each setting trains the two-hop N = 30 shape (bench_training's data) for --steps steps in a fresh process (the
 OpenMP runtime reads its wait policy when torch loads), once alone and once with one `yes` process running;
 rounds alternate so that the machine's other load hits every setting alike. The settings:
-- "2 threads": torch's default on this machine (one thread per core), libgomp's default wait policy;
+- "2 threads": one thread per core (torch's default here), libgomp's default wait policy;
 - "2 threads, passive": OMP_WAIT_POLICY=PASSIVE (waiting threads sleep instead of spinning);
-- "covlib policy": what covlib.base.device.configure_threads picks (COVLIB_THREADS unset).
+- "covlib policy": what covlib.base.device.cpu_threads picks with COVLIB_THREADS and OMP_NUM_THREADS unset.
 The table gives the median wall seconds per step and the ratio loaded / alone of each setting.
 """
 from __future__ import annotations
@@ -32,8 +32,6 @@ from covlib.base.device import get_device
 from covlib.training.config import make_config
 from covlib.training.loop import make_optimizer, train_step
 from covlib.training.model import FastForward, build_model
-if {threads} > 0:
-    torch.set_num_threads({threads})
 cfg = make_config({preset!r})
 model = build_model(cfg.model, D_VOCAB, N_CTX, seed=0, device=get_device()).train()
 opt, fast, data = make_optimizer(model, cfg.train), FastForward(model), random_batches()
@@ -44,7 +42,9 @@ for s in range(3, 3 + {steps}):
     train_step(model, opt, data, s, cfg.train, fast)
 print((time.perf_counter() - t) / {steps}, torch.get_num_threads())
 """
-SETTINGS = {"2 threads": ({}, 2), "2 threads, passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, 2),
+# the thread count goes through COVLIB_THREADS: covlib.base.device sets torch's threads when the device is picked
+SETTINGS = {"2 threads": ({"COVLIB_THREADS": "2"}, 2),
+            "2 threads, passive": ({"COVLIB_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"}, 2),
             "covlib policy": ({}, 0)}
 
 
@@ -53,7 +53,7 @@ def one_run(env: dict, threads: int, steps: int, preset: str, competitor: bool) 
     rival = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) if competitor else None
     try:
         full = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "COVLIB_THREADS", "OMP_WAIT_POLICY")}
-        code = CHILD.format(here=str(HERE), threads=threads, preset=preset, steps=steps)
+        code = CHILD.format(here=str(HERE), preset=preset, steps=steps)
         out = subprocess.run([sys.executable, "-c", code], env=full | env, capture_output=True, text=True, check=True)
     finally:
         if rival is not None:
