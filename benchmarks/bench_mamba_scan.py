@@ -18,7 +18,6 @@ import argparse
 import time
 
 import torch
-
 from bench_training import D_VOCAB, N_CTX, random_batches
 from machine import describe, load
 

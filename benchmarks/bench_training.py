@@ -150,7 +150,7 @@ def main() -> None:
     print(f"\npreset {args.preset}: batch {batch}, {SEQ} tokens fed per item, loss at 1, d_vocab {D_VOCAB}; "
           f"{args.rounds} alternating rounds of {args.steps} steps; times are this process's CPU time")
     print(f"{'step':<28}{'ms/step med':>12}{'best':>7}{'GFLOP/step':>11}{'GFLOP/s':>9}{'of peak':>9}")
-    for name, (m, _, pruned) in variants.items():
+    for name, (_, _, pruned) in variants.items():
         med, best = statistics.median(times[name]), min(times[name])
         flops = step_flops(cfg, batch, batch, pruned)
         print(f"{name:<28}{1e3 * med:>12.1f}{1e3 * best:>7.1f}{flops / 1e9:>11.2f}{flops / med / 1e9:>9.1f}"
