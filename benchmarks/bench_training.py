@@ -1,14 +1,21 @@
-"""Training throughput of the default preset vs a Hugging Face GPT-2 of the same shape, on this CPU.
+"""A training step of the default preset on this CPU: today's step beside the pruned one, side by side in one run.
 
-Usage: .venv/bin/python benchmarks/bench_training.py [--rounds 5] [--steps 30] [--preset default]
+Usage: .venv/bin/python benchmarks/bench_training.py [--rounds 5] [--steps 10] [--preset default] [--threads 1]
+       [--references]
 
-Both models train the twohop N=30 shape (prompt 3 + answer 1: 3 tokens fed, loss on the last)
-with the same AdamW (fused, decay on matrices only), clipping and batch. Rounds alternate
-between the two models so that load from other processes hits both alike; the table gives the
-median and best round. The machine's float32 matmul throughput (torch.mm of large square
-matrices) is measured in the same run, and each model's achieved GFLOP/s is shown as a fraction
-of it, with training FLOPs per step ~ 6 * (matmul parameters) * tokens + attention
-(12 * layers * seq * d_model per token for QK^T and AV, forward and backward).
+Both steps train the twohop N=30 shape (prompt 3 + answer 1: 3 tokens fed, loss on the last) through
+`covlib train`'s own train_step, with the same AdamW, clipping and batch:
+- "full forward": FastForward computes the logits of every position and the loss picks the labelled ones
+  (the step before the pruning);
+- "pruned last block": FastForward.at runs the last block's attention output projection, MLP, final norm
+  and unembedding at the labelled positions only (what `covlib train` does now; logits bit-identical).
+Rounds alternate between the variants so that load from other processes hits them alike; the table gives
+the median and best round. The float32 matmul peak (torch.mm of 2048^2 matrices) is measured in the same run
+on the same number of threads (one by default: the queue's workers train on one), and each step's achieved
+GFLOP/s (of the matmuls it runs: 6 * matmul parameters * positions they run at, plus attention's QK^T and AV)
+is shown as a share of it. An evaluation (4,000 test items, as a probe's) is timed through the bridge and
+through FastForward.tail, and shown as a share of the 50 training steps it follows.
+--references adds the plain TransformerBridge and a Hugging Face GPT-2 of the same shape.
 """
 from __future__ import annotations
 
@@ -22,13 +29,17 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from covlib.training.batches import IGNORE, Batches
-from covlib.training.config import make_config
-from covlib.training.loop import make_optimizer, train_step
-from covlib.training.model import MODEL_PRESETS, FastForward, build_model
+from machine import describe, load  # noqa: E402  (benchmarks/machine.py)
+
+from covlib.training.batches import IGNORE, Batches  # noqa: E402
+from covlib.training.config import make_config  # noqa: E402
+from covlib.training.evaluation import EvalSet, evaluate  # noqa: E402
+from covlib.training.loop import make_optimizer, train_step  # noqa: E402
+from covlib.training.model import MODEL_PRESETS, FastForward, build_model  # noqa: E402
 
 N, PROMPT, TARGET = 30, 3, 1
 D_VOCAB, N_CTX, SEQ = N + 1, PROMPT + TARGET, PROMPT + TARGET - 1
+EVAL_ITEMS, EVAL_EVERY = 4000, 50
 
 
 def matmul_gflops(size: int = 2048, reps: int = 10) -> float:
@@ -37,10 +48,10 @@ def matmul_gflops(size: int = 2048, reps: int = 10) -> float:
     a @ b
     best = 0.0
     for _ in range(3):
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(reps):
             a @ b
-        best = max(best, 2 * size**3 * reps / (time.perf_counter() - t) / 1e9)
+        best = max(best, 2 * size**3 * reps / (time.process_time() - t) / 1e9)
     return best
 
 
@@ -70,65 +81,94 @@ class GPT2Logits(torch.nn.Module):
         return self.inner(input_ids=tokens, use_cache=False).logits
 
 
-def flops_per_step(cfg, n_matmul_params: int, batch: int) -> float:
+def step_flops(cfg, batch: int, labelled: int, pruned: bool) -> float:
+    """Training FLOPs of one step (forward + backward = 3x forward) of the matmuls it runs: in a pruned step the
+    last block's output projection, MLP and the unembedding run at the ``labelled`` positions only."""
+    m = cfg.model
+    d, h, f = m.d_model, m.n_heads * m.head_dim, m.mlp_dim
     tokens = batch * SEQ
-    return 6 * n_matmul_params * tokens + 12 * cfg.model.n_layers * SEQ * cfg.model.d_model * tokens
-
-
-def matmul_params(model: torch.nn.Module) -> int:
-    """Parameters that take part in matmuls: everything but biases, norms and embedding lookups."""
-    total = 0
-    for name, p in model.named_parameters():
-        if p.dim() >= 2 and not any(k in name for k in ("embed", "wte", "wpe")):
-            total += p.numel()
-    return total
+    qkv, rest = 3 * d * h, h * d + 2 * d * f  # per block: QKV; output projection and MLP
+    head = d * D_VOCAB
+    late = labelled if pruned else tokens  # positions the last block's tail and the head run at
+    per_forward = (2 * tokens * (m.n_layers * qkv + (m.n_layers - 1) * rest) + 2 * late * (rest + head)
+                   + 4 * m.n_layers * SEQ * h * tokens)  # QK^T and AV (a full square; causal SDPA does half)
+    return 3 * per_forward
 
 
 def time_steps(model, opt, batches, cfg, start: int, steps: int, forward=None) -> float:
-    t = time.perf_counter()
+    """CPU seconds per step (this process's CPU time: on a shared machine, wall time measures the others too)."""
+    t = time.process_time()
     for s in range(start, start + steps):
         train_step(model, opt, batches, s, cfg.train, forward)
-    return steps / (time.perf_counter() - t)
+    return (time.process_time() - t) / steps
+
+
+def eval_seconds(model, forward, es: EvalSet, reps: int = 3) -> float:
+    """Best of ``reps`` evaluations of the test set through ``forward`` (None: the model's own forward)."""
+    best = float("inf")
+    for _ in range(reps):
+        t = time.process_time()
+        evaluate(model, es, 2048, forward)
+        best = min(best, time.process_time() - t)
+    return best
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="default")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=30, help="training steps per round")
+    ap.add_argument("--steps", type=int, default=10, help="training steps per round")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the queue's workers use 1)")
+    ap.add_argument("--references", action="store_true", help="also the plain bridge and a Hugging Face GPT-2")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     cfg = make_config(args.preset)
     batch = cfg.train.batch_size
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}")
+    print(f"{describe()}\ntorch {torch.__version__}, {torch.get_num_threads()} thread(s), {load()}")
     peak = matmul_gflops()
-    print(f"float32 matmul (torch.mm 2048^2): {peak:.1f} GFLOP/s")
+    print(f"float32 matmul peak on {args.threads} thread(s) (torch.mm 2048^2): {peak:.1f} GFLOP/s")
 
-    torch.manual_seed(0)
     ours = build_model(MODEL_PRESETS[args.preset], D_VOCAB, N_CTX, seed=0, device="cpu")
-    # "covlib train" trains through FastForward; the plain bridge (hook wrappers) is shown for reference
-    models = {"covlib train (FastForward)": ours,
-              "TransformerBridge forward": build_model(MODEL_PRESETS[args.preset], D_VOCAB, N_CTX, seed=0, device="cpu"),
-              "HF GPT2LMHeadModel": GPT2Logits(cfg)}
-    forwards = {"covlib train (FastForward)": FastForward(ours)}
+    fast = FastForward(ours)
+    twin = build_model(MODEL_PRESETS[args.preset], D_VOCAB, N_CTX, seed=0, device="cpu")
+    twin_fast = FastForward(twin)
+    # a plain function (not a FastForward) makes train_step compute every position and pick the labelled ones
+    variants = {"full forward (before)": (twin, lambda t: twin_fast(t), False),
+                "pruned last block (now)": (ours, fast, True)}
+    if args.references:
+        bridge = build_model(MODEL_PRESETS[args.preset], D_VOCAB, N_CTX, seed=0, device="cpu")
+        variants |= {"TransformerBridge forward": (bridge, None, False), "HF GPT2LMHeadModel": (GPT2Logits(cfg), None, False)}
     data = random_batches()
-    opts = {k: make_optimizer(m.train(), cfg.train) for k, m in models.items()}
-    speeds: dict[str, list[float]] = {k: [] for k in models}
-    for name, m in models.items():  # warm-up
-        time_steps(m, opts[name], data, cfg, 0, 3, forwards.get(name))
+    opts = {k: make_optimizer(m.train(), cfg.train) for k, (m, _, _) in variants.items()}
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    for name, (m, f, _) in variants.items():  # warm-up
+        time_steps(m, opts[name], data, cfg, 0, 3, f)
     for r in range(args.rounds):
-        for name, m in models.items():
-            speeds[name].append(time_steps(m, opts[name], data, cfg, 3 + r * args.steps, args.steps, forwards.get(name)))
-    print(f"\npreset {args.preset}: batch {batch}, {SEQ} tokens fed per item, d_vocab {D_VOCAB}; "
-          f"{args.rounds} alternating rounds of {args.steps} steps")
-    print(f"{'model':<28}{'params':>9}{'steps/s med':>13}{'best':>7}{'examples/s':>12}{'GFLOP/s':>9}{'of matmul':>11}")
-    for name, m in models.items():
-        med, best = statistics.median(speeds[name]), max(speeds[name])
-        gflops = flops_per_step(cfg, matmul_params(m), batch) * med / 1e9
-        n = sum(p.numel() for p in m.parameters())
-        print(f"{name:<28}{n:>9,}{med:>13.2f}{best:>7.2f}{med * batch:>12,.0f}{gflops:>9.1f}{gflops / peak:>10.0%}")
-    ours, bridge, theirs = (statistics.median(v) for v in speeds.values())
-    print(f"\ncovlib train / GPT-2 speed: {ours / theirs:.2f}x, plain bridge / GPT-2: {bridge / theirs:.2f}x "
-          f"(median rounds); load average now {os.getloadavg()[0]:.2f}")
+        for name, (m, f, _) in variants.items():
+            times[name].append(time_steps(m, opts[name], data, cfg, 3 + r * args.steps, args.steps, f))
+
+    print(f"\npreset {args.preset}: batch {batch}, {SEQ} tokens fed per item, loss at 1, d_vocab {D_VOCAB}; "
+          f"{args.rounds} alternating rounds of {args.steps} steps; times are this process's CPU time")
+    print(f"{'step':<28}{'ms/step med':>12}{'best':>7}{'GFLOP/step':>11}{'GFLOP/s':>9}{'of peak':>9}")
+    for name, (_, _, pruned) in variants.items():
+        med, best = statistics.median(times[name]), min(times[name])
+        flops = step_flops(cfg, batch, batch, pruned)
+        print(f"{name:<28}{1e3 * med:>12.1f}{1e3 * best:>7.1f}{flops / 1e9:>11.2f}{flops / med / 1e9:>9.1f}"
+              f"{flops / med / 1e9 / peak:>9.0%}")
+    before, now = (statistics.median(times[k]) for k in list(variants)[:2])
+    print(f"pruned step: {before / now:.2f}x the speed of the full step (median rounds)")
+
+    g = np.random.default_rng(1)
+    es = EvalSet(torch.from_numpy(g.integers(0, N, size=(EVAL_ITEMS, PROMPT))),
+                 torch.from_numpy(g.integers(0, N, size=(EVAL_ITEMS, TARGET))),
+                 {f"type_{i}": np.arange(i, EVAL_ITEMS, 4) for i in range(4)})
+    slow, quick = eval_seconds(ours, None, es), eval_seconds(ours, fast, es)
+    print(f"\nevaluation of {EVAL_ITEMS:,} items: bridge {slow * 1e3:.0f} ms, FastForward.tail {quick * 1e3:.0f} ms "
+          f"({slow / quick:.2f}x); share of a probe's time (one evaluation per {EVAL_EVERY} steps): "
+          f"{slow / (EVAL_EVERY * before + slow):.1%} before, {quick / (EVAL_EVERY * now + quick):.1%} now")
+    whole_before, whole_now = EVAL_EVERY * before + slow, EVAL_EVERY * now + quick
+    print(f"a probe's {EVAL_EVERY} steps and their evaluation: {whole_before:.2f} CPU-s before, {whole_now:.2f} now: "
+          f"{whole_before / whole_now:.2f}x; {load()}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from covlib.tasks.folders import load_dataset
 from covlib.training.config import make_config, run_name
 from covlib.training.evaluation import eval_set, evaluate
 from covlib.training.loop import make_optimizer, train
-from covlib.training.mamba import MambaLM, MambaModelConfig
+from covlib.training.mamba import SEQUENTIAL_UP_TO, MambaLM, MambaModelConfig
 from covlib.training.model import build_model, model_config_from_dict
 from covlib.training.runs import load_metrics, load_model, run_family
 from covlib.training.shapes import model_overrides, model_params
@@ -192,3 +192,24 @@ def test_transformerlens_analyses_refuse_a_mamba_run(tiny_run, tmp_path, capsys)
         logit_lens(model, np.zeros((4, 2, 3, 32), dtype=np.float32), {"t": np.zeros(4, dtype=np.int64)})
     assert main(["analyze", "lens", str(tiny_run), "--out", str(tmp_path / "lens.csv")]) == 2
     assert "TransformerLens analyses" in capsys.readouterr().err and not (tmp_path / "lens.csv").exists()
+
+
+@pytest.mark.parametrize("length", [1, 3, 12, SEQUENTIAL_UP_TO, SEQUENTIAL_UP_TO + 1])
+def test_the_scan_gives_mambapys_parallel_scan_outputs_and_gradients(length):
+    """MambaLM scans short sequences with sequential_scan, longer ones with mambapy's parallel scan: at every
+    length its logits and gradients are mambapy's parallel scan's (to float rounding)."""
+    torch.manual_seed(0)
+    model = build_model(MambaModelConfig(n_layers=2, d_model=32), 11, 16, seed=3, device="cpu")
+    tokens = torch.randint(0, 11, (6, length))
+    params = list(model.parameters())
+    ours = model(tokens)
+    # one token: A never meets a hidden state, so its gradient is zero (mambapy multiplies it by h_0 = 0)
+    g_ours = [torch.zeros_like(p) if g is None else g
+              for p, g in zip(params, torch.autograd.grad(ours.square().sum(), params, allow_unused=True))]
+    for layer in model.mamba.layers:  # back to mambapy's own selective_scan (parallel scan) at every length
+        del layer.mixer.selective_scan
+    theirs = model(tokens)
+    g_theirs = torch.autograd.grad(theirs.square().sum(), params)
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
+    for a, b in zip(g_ours, g_theirs):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)

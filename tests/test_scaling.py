@@ -408,3 +408,14 @@ def test_a_probe_stopped_by_the_cap_resumes_under_a_higher_cap_as_if_trained_in_
     pd.testing.assert_frame_equal(again[cols].reset_index(drop=True), direct[cols].reset_index(drop=True))
     curve = read_curve(tmp_path / "p.csv", task="twohop", N=8, model="smoke", seed=0, n_train=150)
     assert curve["step"].is_unique and curve["step"].max() == again["steps"].iloc[0]
+
+
+def test_each_probe_row_records_its_policy_and_older_tables_read_as_bisect(tmp_path: Path):
+    old = tmp_path / "old.csv"
+    pd.DataFrame([probe_row(50, True, N=6, eligible=102)]).drop(columns=["policy"]).to_csv(old, index=False)
+    assert list(read_probes(old)["policy"]) == ["bisect"]  # a table written before the column resumes as bisect
+    cell = Cell("twohop", 6, "smoke", 0, start=40)
+    guided = SearchRules(policy="guided")
+    result = search([cell], tmp_path / "p.csv", tmp_path / "w", TINY, guided, max_probes=1, log=None)
+    row = result.table.iloc[0]
+    assert row["policy"] == "guided" and row["n_train"] == round(40 * np.sqrt(guided.bracket_ratio))

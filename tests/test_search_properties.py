@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from covlib.search.cells import Cell, SearchRules
+from covlib.base.errors import CovlibError
+from covlib.search.cells import POLICIES, Cell, SearchRules
 from covlib.search.required_data import next_probe
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.training.loop import train
@@ -17,7 +18,7 @@ CELL = Cell("twohop", 30)
 
 def run_search(threshold_n: int, eligible: int, start: int, rules: SearchRules, limit: int = 80):
     """Walk next_probe to its end in a world where a probe succeeds iff n_train >= threshold_n."""
-    rows = pd.DataFrame(columns=["n_train", "success", "stopped", "step_cap"])
+    rows = pd.DataFrame(columns=["n_train", "success", "stopped", "step_cap", "best_type0"])
     for _ in range(limit):
         state = next_probe(CELL, rows, eligible, rules, start)
         if state.next_n is None:
@@ -25,16 +26,17 @@ def run_search(threshold_n: int, eligible: int, start: int, rules: SearchRules, 
         assert state.next_n not in set(rows["n_train"]), "the search probed the same size twice"
         success = state.next_n >= threshold_n
         new = pd.DataFrame([{"n_train": state.next_n, "success": success, "stopped": "early_stop" if success
-                             else "gave_up", "step_cap": 6000}])
+                             else "gave_up", "step_cap": 6000,
+                             "best_type0": min(0.99, (state.next_n / threshold_n) ** 4)}])  # closer: more accurate
         rows = pd.concat([rows, new], ignore_index=True) if len(rows) else new
         rows["success"] = rows["success"].astype(bool)
     raise AssertionError(f"no end after {limit} probes (threshold {threshold_n}, pool {eligible}, start {start})")
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_search_ends_with_a_bracket_around_the_threshold(seed):
+@pytest.mark.parametrize(("seed", "policy"), [(s, "bisect") for s in range(4)] + [(s, p) for p in POLICIES[1:] for s in range(2)])
+def test_the_search_ends_with_a_bracket_around_the_threshold(seed, policy):
     rng = np.random.default_rng(seed)
-    rules = SearchRules()
+    rules = SearchRules(policy=policy)
     for _ in range(300):
         eligible = int(rng.integers(200, 200_000))
         most = rules.largest_n(eligible)
@@ -45,6 +47,19 @@ def test_the_search_ends_with_a_bracket_around_the_threshold(seed):
         assert state.low < threshold_n <= state.high
         assert state.high / state.low <= rules.bracket_ratio or state.high - state.low <= 1
         assert state.high <= most and probes < 40
+
+
+def test_the_guided_policy_reads_how_close_a_failure_came():
+    rules = SearchRules(policy="guided")
+    assert next_probe(CELL, pd.DataFrame(columns=["n_train", "success"]), 20_000, rules, 1000).next_n == round(
+        1000 * np.sqrt(rules.bracket_ratio))  # just above the guess
+    near = pd.DataFrame({"n_train": [1000], "success": [False], "best_type0": [0.97]})
+    far = near.assign(best_type0=0.3)
+    assert next_probe(CELL, near, 20_000, rules, 1000).next_n == round(1000 * rules.bracket_ratio)
+    assert next_probe(CELL, far, 20_000, rules, 1000).next_n == round(1000 * rules.step_factor)
+    assert next_probe(CELL, far, 20_000, SearchRules(), 1000).next_n == round(1000 * rules.step_factor)
+    with pytest.raises(CovlibError, match="unknown search policy 'oracle'"):
+        SearchRules(policy="oracle")
 
 
 def test_a_threshold_beyond_the_largest_testable_size_is_unreachable():

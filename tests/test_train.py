@@ -10,6 +10,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from covlib.base.device import cpu_threads
 from covlib.base.errors import CovlibError
 from covlib.cli.main import main
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
@@ -69,6 +70,42 @@ def test_fast_forward_is_the_bridge_function():
     g_slow = torch.autograd.grad(model(tokens).square().sum(), list(model.parameters()))
     for a, b in zip(g_fast, g_slow):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("preset", ["smoke", "default"])
+def test_logits_at_labelled_positions_are_bit_identical_to_the_full_forward(preset):
+    """Training runs the last block's output projection, MLP, final norm and head at the labelled positions only
+    (FastForward.at): the logits there are the same floats as the full forward's, and so are their gradients."""
+    model = build_model(MODEL_PRESETS[preset], 31, 6, seed=2, device=CPU)
+    fast = FastForward(model)
+    tokens = torch.randint(0, 31, (96, 5), generator=torch.Generator().manual_seed(0))
+    labelled = torch.zeros(96, 5, dtype=torch.bool)
+    labelled[:, 2] = True
+    labelled[::3, 3:] = True  # CoT-like items: several labelled positions, not the same in every row
+    rows, cols = torch.nonzero(labelled, as_tuple=True)
+    full, pruned = fast(tokens)[rows, cols], fast.at(tokens, rows, cols)
+    assert pruned.shape == (len(rows), 31) and torch.equal(pruned, full)
+    assert torch.equal(fast.tail(tokens, 3), fast(tokens)[:, 3:])
+    params = list(model.parameters())
+    g_full = torch.autograd.grad(fast(tokens)[rows, cols].square().sum(), params)
+    g_pruned = torch.autograd.grad(fast.at(tokens, rows, cols).square().sum(), params)
+    for a, b in zip(g_pruned, g_full):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)  # the same sums, added in another order
+
+
+@pytest.mark.parametrize("cot", [False, True])
+def test_evaluation_through_the_fast_forward_gives_the_bridge_metrics(data_root, cot):
+    folder = ensure_dataset(DatasetConfig("twohop", 6, 60, test_size_per_type=40, cot=cot, seed=3), data_root)
+    ds = load_dataset(folder)
+    model = build_model(MODEL_PRESETS["smoke"], len(ds.vocab), 6, seed=4, device=CPU)
+    es = eval_set(ds, CPU)
+    slow, fast = evaluate(model, es), evaluate(model, es, forward=FastForward(model))
+    assert slow.keys() == fast.keys() and any(k.startswith("greedy/") for k in fast) == cot
+    for key in slow:
+        if key.startswith("loss/"):
+            assert fast[key] == pytest.approx(slow[key], rel=1e-5)
+        else:
+            assert fast[key] == slow[key], key
 
 
 # ----------------------------------------------------------------------------- batches
@@ -329,3 +366,16 @@ def test_a_run_killed_after_an_evaluation_that_follows_its_checkpoint_resumes_ex
     assert straight.metrics.drop(columns="elapsed").equals(resumed.metrics.drop(columns="elapsed"))
     wa, wb = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_cpu_threads_are_one_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv("COVLIB_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert cpu_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert cpu_threads() == 2
+    monkeypatch.setenv("COVLIB_THREADS", "3")  # covlib's own setting wins
+    assert cpu_threads() == 3
+    monkeypatch.setenv("COVLIB_THREADS", "many")
+    with pytest.raises(CovlibError, match="COVLIB_THREADS='many' is not a number of threads"):
+        cpu_threads()

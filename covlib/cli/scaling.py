@@ -8,7 +8,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import repository_path
 from covlib.coverage.requirement import coverage_requirement
-from covlib.search.cells import Cell, ProbeRules
+from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
 from covlib.search.recheck import flip_counts, floor_recheck, recheck_brackets
@@ -44,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--step-cap", type=int, default=6000, help="most optimiser steps per probe (default 6000)")
         s.add_argument("--weight-decay", type=float, default=0.1)
         s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
+        s.add_argument("--policy", choices=POLICIES, default=SearchRules().policy,
+                       help="how the next n_train is chosen: bisect (step by 1.6, then bisect; the default) or guided "
+                            "(also reads how close a failure came); recorded in every probe row")
         if name == "search":
             s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
             s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
@@ -127,12 +130,13 @@ def run(args: argparse.Namespace) -> int:
     cells = [Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
              for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
-        states = search_states(cells, read_probes(args.table), step_cap=args.step_cap, give_up_floor=rules.give_up_floor)
+        states = search_states(cells, read_probes(args.table), SearchRules(policy=args.policy), step_cap=args.step_cap,
+                               give_up_floor=rules.give_up_floor)
         print(summarise(states).to_string(index=False))
         return 0
 
     slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
-    result = search(cells, args.table, args.work, rules, jobs=args.jobs,
+    result = search(cells, args.table, args.work, rules, SearchRules(policy=args.policy), jobs=args.jobs,
                        max_probes=args.max_probes, log=lambda line: print(line, flush=True),
                        executor=args.executor, slurm=slurm)
     print(result.summary().to_string(index=False))

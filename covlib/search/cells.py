@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from covlib.base.errors import CovlibError
+
 
 @dataclass(frozen=True)
 class ProbeRules:
@@ -35,6 +37,9 @@ class ProbeRules:
                 "weight_decay": self.weight_decay, "checkpoint_every": 500}
 
 
+POLICIES = ("bisect", "guided")  # the search policies SearchRules.policy may name; "bisect" is the original
+
+
 @dataclass(frozen=True)
 class SearchRules:
     """How the search walks n_train: start, step, and when a bracket is tight enough."""
@@ -45,6 +50,14 @@ class SearchRules:
     # the largest probe leaves this many ID-eligible inputs (at most a quarter of them) out of training, so
     # that the ID test set (type_0) still holds that many items: near the whole pool nothing is left to test
     min_test_items: int = 1000
+    # how the next n_train is chosen (POLICIES): "bisect" steps by step_factor and bisects; "guided" also reads
+    # how close the failures came (their best ID accuracy) and starts just above the first guess
+    policy: str = "bisect"
+    close_accuracy: float = 0.95  # "guided": a failure at least this accurate is within one bracket_ratio of n_req
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise CovlibError(f"unknown search policy {self.policy!r}; choose one of: {', '.join(POLICIES)}")
 
     def largest_n(self, eligible: int) -> int:
         """The largest n_train a search tries: the ID-eligible inputs less those kept to test."""
@@ -104,6 +117,7 @@ class Probe:
     rules: ProbeRules
     table: str  # the probe table this probe appends its row to
     work_dir: str  # datasets/ and runs/ go here (build/scaling for the book)
+    policy: str = "bisect"  # the search policy that chose n_train (SearchRules.policy), recorded in the probe's row
 
     def run_dir(self) -> Path:
         c = self.cell

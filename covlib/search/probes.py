@@ -16,11 +16,12 @@ from covlib.training.runs import load_metrics
 PROBE_COLUMNS = [
     "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
     "final_type0", "final_train", "first_fit_step", "minutes", "threshold", "give_up_epochs", "step_cap",
-    "cot", "weight_decay", "give_up_floor",
+    "cot", "weight_decay", "give_up_floor", "policy",
 ]
 # rule columns added after the first probes were run: the value every older row was run under
 # (give_up_floor 0 is the authors' rule alone)
-RULE_DEFAULTS = {"give_up_floor": 0}
+# (and the search policy that chose the probe's n_train, which never changes what the probe measures: not in the key)
+RULE_DEFAULTS = {"give_up_floor": 0, "policy": "bisect"}
 
 
 def read_probes(path: str | os.PathLike) -> pd.DataFrame:

@@ -54,8 +54,11 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
                          & (longest["step_cap"].astype(int) < step_cap)]
         undecided = set(capped["n_train"].astype(int))
     state = CellState(cell, rows, eligible, None, "searching")
+    guided = rules.policy == "guided"
     if not ok and not bad:
-        state.next_n = int(min(max(start, rules.min_n), most))
+        # guided: just above the guess, so that a success there and a failure at the guess / bracket_ratio end it
+        first = start * np.sqrt(rules.bracket_ratio) if guided else start
+        state.next_n = int(min(max(round(first), rules.min_n), most))
         return state
     if not ok:
         top = max(bad)
@@ -65,7 +68,8 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         if top >= most:
             state.status, state.low = "unreachable", top
             return state
-        state.next_n = int(min(round(top * rules.step_factor), most))
+        step = rules.bracket_ratio if guided and _close(rows, top, rules) else rules.step_factor
+        state.next_n = int(min(round(top * step), most))
         return state
     high = min(ok)
     state.high = high
@@ -79,7 +83,9 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         if again:
             state.next_n = max(again)
             return state
-        state.next_n = int(max(round(high / rules.step_factor), rules.min_n))
+        # guided: the first probe sat just above the guess, so the next one goes just below it
+        step = rules.bracket_ratio if guided and len(rows) == 1 else rules.step_factor
+        state.next_n = int(max(round(high / step), rules.min_n))
         return state
     state.low = max(below)
     if high / state.low <= rules.bracket_ratio or high - state.low <= 1:
@@ -88,8 +94,20 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
             return state
         state.status = "bracketed"
         return state
+    if guided and high / state.low > rules.bracket_ratio**2 and _close(rows, state.low, rules):
+        state.next_n = int(round(state.low * rules.bracket_ratio))  # a success there ends it; bisecting would not
+        return state
     state.next_n = int(round(np.sqrt(state.low * high)))
     return state
+
+
+def _close(rows: pd.DataFrame, n: int, rules: SearchRules) -> bool:
+    """Whether the failure at ``n`` came close: its best ID accuracy reached rules.close_accuracy (on replay of the
+    finished cells, such failures sat within one bracket_ratio below n_req; benchmarks/bench_search_replay.py)."""
+    if "best_type0" not in rows:
+        return False
+    acc = rows.loc[rows["n_train"] == n, "best_type0"].astype(float)
+    return bool(len(acc)) and float(acc.max()) >= rules.close_accuracy
 
 
 def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.99,
@@ -230,6 +248,7 @@ def run_probe(probe: Probe) -> dict:
         "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
         "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
         "cot": c.cot, "weight_decay": rules.weight_decay, "give_up_floor": rules.give_up_floor,
+        "policy": probe.policy,
     }
     append_probe(probe.table, row)
     append_curve(curves_path(probe.table), row, metrics)
@@ -286,7 +305,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
         state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap, floor)
         if state.next_n is None:
             return None
-        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir))
+        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir), search_rules.policy)
 
     def report(row: dict) -> None:
         if log:
@@ -355,7 +374,8 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
             states = states[: max_probes - launched]
         if not states:
             break
-        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir)) for s in states]
+        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir), search_rules.policy)
+                  for s in states]
         if log:
             log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
         jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]

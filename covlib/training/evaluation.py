@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from covlib.base.errors import CovlibError
 from covlib.tasks.folders import DatasetFolder
+from covlib.training.model import FastForward
 
 ANNOTATED = "test_annotated.json"
 
@@ -96,10 +97,17 @@ def eval_set(ds: DatasetFolder, device: torch.device) -> EvalSet:
     return EvalSet(prompts, targets, groups)
 
 
+def logits_from(model, tokens: torch.Tensor, start: int) -> torch.Tensor:
+    """Logits [batch, pos - start, vocab] of the positions from ``start`` on: through the model's ``tail``
+    when it has one (a FastForward computes only those positions in its last block), else every position."""
+    return model.tail(tokens, start) if isinstance(model, FastForward) else model(tokens)[:, start:]
+
+
 @torch.no_grad()
-def predict(model: torch.nn.Module, prompts: torch.Tensor, targets: torch.Tensor, batch_size: int = 2048) -> dict[str, torch.Tensor]:
+def predict(model, prompts: torch.Tensor, targets: torch.Tensor, batch_size: int = 2048) -> dict[str, torch.Tensor]:
     """Per-item teacher-forced results: ``correct`` (all target tokens), ``answer_correct``, ``loss``
-    (mean CE per target token) and, when targets have more than one token, ``greedy_correct``."""
+    (mean CE per target token) and, when targets have more than one token, ``greedy_correct``.
+    ``model`` maps tokens to logits: a model, or a FastForward of one (the same logits, fewer operations)."""
     m, L = prompts.shape[1], targets.shape[1]
     out: dict[str, list[torch.Tensor]] = {"correct": [], "answer_correct": [], "loss": []}
     if L > 1:
@@ -107,7 +115,7 @@ def predict(model: torch.nn.Module, prompts: torch.Tensor, targets: torch.Tensor
     for start in range(0, len(prompts), batch_size):
         p, t = prompts[start : start + batch_size], targets[start : start + batch_size]
         seq = torch.cat([p, t[:, :-1]], dim=1)
-        logits = model(seq)[:, m - 1 :].float()
+        logits = logits_from(model, seq, m - 1).float()
         hit = logits.argmax(-1) == t
         out["correct"].append(hit.all(1))
         out["answer_correct"].append(hit[:, -1])
@@ -118,20 +126,21 @@ def predict(model: torch.nn.Module, prompts: torch.Tensor, targets: torch.Tensor
 
 
 @torch.no_grad()
-def greedy_decode(model: torch.nn.Module, prompts: torch.Tensor, length: int) -> torch.Tensor:
+def greedy_decode(model, prompts: torch.Tensor, length: int) -> torch.Tensor:
     """Greedily decode ``length`` tokens after each prompt (bridges, then answer, for CoT)."""
     seq = prompts
     for _ in range(length):
-        seq = torch.cat([seq, model(seq)[:, -1].argmax(-1, keepdim=True)], dim=1)
+        seq = torch.cat([seq, logits_from(model, seq, seq.shape[1] - 1)[:, -1].argmax(-1, keepdim=True)], dim=1)
     return seq[:, prompts.shape[1] :]
 
 
-def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048) -> dict[str, float]:
-    """Every metric (see the module docstring) of ``model`` on the test set, without gradients."""
+def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048, forward=None) -> dict[str, float]:
+    """Every metric (see the module docstring) of ``model`` on the test set, without gradients; ``forward``
+    (default: the model) computes its logits, e.g. the FastForward training uses."""
     was_training = model.training
     model.eval()
     try:
-        res = {k: v.numpy() for k, v in predict(model, es.prompts, es.targets, batch_size).items()}
+        res = {k: v.numpy() for k, v in predict(forward or model, es.prompts, es.targets, batch_size).items()}
     finally:
         model.train(was_training)
     metrics: dict[str, float] = {}

@@ -57,6 +57,14 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr
 
 
+def logits_at(forward: Callable, tokens: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """Logits [n, vocab] of ``forward`` at positions (rows[i], cols[i]): a FastForward computes only those
+    (its ``at``), any other forward computes every position and the labelled ones are picked."""
+    if isinstance(forward, FastForward):
+        return forward.at(tokens, rows, cols)
+    return forward(tokens)[rows, cols]
+
+
 def train_step(model, opt, batches: Batches, step: int, cfg: TrainConfig, forward: Callable | None = None) -> float:
     """One optimiser step on the step's batch; returns the mean loss per target token.
 
@@ -74,8 +82,7 @@ def train_step(model, opt, batches: Batches, step: int, cfg: TrainConfig, forwar
     micro = cfg.batch_size // cfg.grad_accum
     for start in range(0, cfg.batch_size, micro):
         sel = (rows >= start) & (rows < start + micro)
-        logits = forward(tokens[start : start + micro])
-        picked = logits[rows[sel] - start, cols[sel]].float()
+        picked = logits_at(forward, tokens[start : start + micro], rows[sel] - start, cols[sel]).float()
         loss = F.cross_entropy(picked, labels[rows[sel], cols[sel]], reduction="sum") / n_targets
         loss.backward()
         total += float(loss.detach())
@@ -210,7 +217,7 @@ def train(
             _save_torch_atomic(state, run_dir / "checkpoints" / f"step_{step:06d}.pt")
 
     if step == 0 and not rows:  # the untrained model: step 0 of every curve
-        rows.append(_eval_row(model, es, tc, 0, 0.0, None))
+        rows.append(_eval_row(model, es, tc, 0, 0.0, None, forward))
         _append_row(run_dir, rows[-1])
     stopped = "steps"
     if tc.early_stop and rows and rows[-1].get("acc/type_0", 0.0) >= tc.threshold:
@@ -226,7 +233,8 @@ def train(
             loss_sum, loss_n = loss_sum + loss, loss_n + 1
             row = None
             if step % tc.eval_every == 0 or step == tc.steps:
-                row = _eval_row(model, es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1))
+                row = _eval_row(model, es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1),
+                                forward)
                 loss_sum, loss_n = 0.0, 0
                 rows.append(row)
                 _append_row(run_dir, row)
@@ -264,9 +272,13 @@ def gave_up(rows: list[dict], tc: TrainConfig, n_train: int) -> bool:
     return past_fit * tc.batch_size >= tc.give_up_epochs * n_train and past_fit >= tc.give_up_floor
 
 
-def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None) -> dict:
+def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None,
+              forward: Callable | None = None) -> dict:
+    """One row of metrics.jsonl; the logits come through ``forward`` (the training's FastForward, whose tail
+    computes only the positions evaluation reads) when it is one."""
     lr = lr_at(max(step - 1, 0), tc) if step else 0.0
-    return {"step": step, "elapsed": round(elapsed, 3), "train_loss": train_loss, "lr": lr} | evaluate(model, es, tc.eval_batch_size)
+    return {"step": step, "elapsed": round(elapsed, 3), "train_loss": train_loss, "lr": lr} | evaluate(
+        model, es, tc.eval_batch_size, forward if isinstance(forward, FastForward) else None)
 
 
 def _progress(enabled: bool, start: int, total: int, name: str):

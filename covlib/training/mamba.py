@@ -2,7 +2,8 @@
 
 The paper reports that the required-data exponent barely moves from transformers to a 4-layer Mamba; this
 module lets the book test that with the same loop, evaluation, early stop, give-up rule and resume as the
-transformers. The blocks are mambapy's ``Mamba`` (pure PyTorch, parallel selective scan); MambaLM adds the
+transformers. The blocks are mambapy's ``Mamba`` (pure PyTorch; the selective scan is covlib's sequential scan on
+the short sequences of the book, mambapy's parallel scan on longer ones); MambaLM adds the
 embedding, final RMSNorm and unembedding of the task vocabulary, as mambapy's own ``LM`` does (that class is
 not used because importing it pulls in mamba2, which needs the CUDA-only mamba_ssm package). Tokens in,
 logits [batch, pos, vocab] out. It is not a TransformerBridge, so the TransformerLens analyses do not apply.
@@ -26,8 +27,9 @@ MAMBA = "mamba"  # the family name config.json records (a transformer's model en
 class MambaModelConfig:
     """Shape of a Mamba model: depth, width, SSM state size, block expansion and causal-convolution width.
 
-    ``dt_rank`` is mambapy's "auto" (ceil(d_model / 16)); the selective scan is its parallel scan, which runs
-    on CPU and GPU alike (the official CUDA kernels are not used, so runs are repeatable everywhere)."""
+    ``dt_rank`` is mambapy's "auto" (ceil(d_model / 16)); the selective scan is plain PyTorch (sequential_scan, or
+    mambapy's parallel scan past SEQUENTIAL_UP_TO tokens), which runs on CPU and GPU alike (the official CUDA
+    kernels are not used, so runs are repeatable everywhere)."""
 
     n_layers: int = 4
     d_model: int = 128
@@ -88,6 +90,8 @@ class MambaLM(nn.Module):
         self.norm_f = RMSNorm(cfg.d_model, self.config.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.d_model, d_vocab, bias=False)
         self._init_like_mambapy()
+        for layer in self.mamba.layers:  # short sequences: the sequential scan (the same function, less memory)
+            layer.mixer.selective_scan = _scan_by_length(layer.mixer, layer.mixer.selective_scan)
 
     def _init_like_mambapy(self) -> None:
         """mambapy LM's (non-muP) initialisation: every Linear and the embedding N(0, base_std), Linear biases
@@ -105,6 +109,40 @@ class MambaLM(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens [batch, pos] -> logits [batch, pos, vocab] (causal: position i sees tokens up to i)."""
         return self.lm_head(self.norm_f(self.mamba(self.embedding(tokens))))
+
+
+# sequences up to this many tokens take the sequential scan (sequential_scan), longer ones mambapy's parallel
+# scan. Measured with benchmarks/bench_mamba_scan.py (one thread, default shape, batch 512, forward and
+# backward), the sequential scan is faster at every length tried: 2.7x at 3 tokens, 4.2x at 12, 2.8x at 24 and
+# 2.0x at 32, its lead shrinking; the book's sequences are at most a dozen tokens. Past 32 nothing was measured,
+# so the parallel scan keeps what it did before.
+SEQUENTIAL_UP_TO = 32
+
+
+def sequential_scan(x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor,
+                    D: torch.Tensor) -> torch.Tensor:
+    """The selective scan y_t = C_t . h_t + D x_t with h_t = exp(delta_t A) h_{t-1} + delta_t B_t x_t, one position
+    at a time: each step's [batch, inner, state] terms are made and used at once, and only y is stacked (mambapy's
+    scans build deltaA, BX and every h_t as [batch, pos, inner, state] tensors first). Same maths as mambapy's
+    selective_scan; shapes as there: x, delta [b, l, inner], A [inner, state], B, C [b, l, state], D [inner]."""
+    h, ys = None, []
+    for t in range(x.shape[1]):
+        d = delta[:, t].unsqueeze(-1)  # [b, inner, 1]
+        bx = d * B[:, t].unsqueeze(1) * x[:, t].unsqueeze(-1)  # [b, inner, state]
+        h = bx if h is None else torch.exp(d * A) * h + bx  # h_0 = 0: the first step is its input alone
+        ys.append(torch.bmm(h, C[:, t].unsqueeze(-1)).squeeze(-1))
+    return torch.stack(ys, dim=1) + D * x
+
+
+def _scan_by_length(block, parallel):
+    """A MambaBlock's selective_scan that takes sequential_scan up to SEQUENTIAL_UP_TO tokens, else ``parallel``."""
+
+    def scan(x, delta, A, B, C, D):
+        if x.shape[1] <= SEQUENTIAL_UP_TO:
+            return sequential_scan(x, delta, A, B, C, D)
+        return parallel(x, delta, A, B, C, D)
+
+    return scan
 
 
 def build_mamba(cfg: MambaModelConfig, d_vocab: int, seed: int, device: torch.device) -> MambaLM:

@@ -173,6 +173,23 @@ class FastForward:
                 and cfg.output_logits_soft_cap <= 0 and cfg.attn_scores_soft_cap <= 0 and not cfg.final_rms)
 
     def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens [batch, pos] -> logits [batch, pos, vocab]."""
+        return self._run(tokens, lambda t: t)
+
+    def at(self, tokens: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+        """Logits [n, vocab] at the positions (rows[i], cols[i]) only: the last block's attention output
+        projection, its MLP, the final norm and the unembedding run on those positions alone (every earlier
+        layer, and the last block's attention, still see every position). What training calls: the loss
+        reads only the labelled positions."""
+        return self._run(tokens, lambda t: t[rows, cols])
+
+    def tail(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
+        """Logits [batch, pos - start, vocab] of the positions from ``start`` on (what evaluation reads)."""
+        return self._run(tokens, lambda t: t[:, start:])
+
+    def _run(self, tokens: torch.Tensor, select) -> torch.Tensor:
+        """The forward, with ``select`` (a view or gather of the [batch, pos, ...] axes) applied in the last
+        block after its attention: positions left out cost no MLP or unembedding."""
         F, p = torch.nn.functional, self.p
         B, T = tokens.shape
         H, dh = self.n_heads, self.d_head
@@ -184,8 +201,10 @@ class FastForward:
             w = torch.cat([p[pre + f"attn.{k}.weight"] for k in "qkv"])
             b = torch.cat([p[pre + f"attn.{k}.bias"] for k in "qkv"])
             q, k, v = F.linear(h, w, b).view(B, T, 3, H, dh).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + F.linear(a.transpose(1, 2).reshape(B, T, H * dh), p[pre + "attn.o.weight"], p[pre + "attn.o.bias"])
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H * dh)
+            if i == self.n_layers - 1:  # the last block: only the selected positions reach the logits
+                x, a = select(x), select(a)
+            x = x + F.linear(a, p[pre + "attn.o.weight"], p[pre + "attn.o.bias"])
             h = F.layer_norm(x, (d,), p[pre + "ln2.weight"], p[pre + "ln2.bias"], self.eps)
             h = self.act(F.linear(h, p[pre + "mlp.fc_in.weight"], p[pre + "mlp.fc_in.bias"]))
             x = x + F.linear(h, p[pre + "mlp.fc_out.weight"], p[pre + "mlp.fc_out.bias"])

@@ -12,6 +12,9 @@ MODEL_SHAPES: dict[str, dict] = {
     "L4-d256": {"n_layers": 4, "d_model": 256, "n_heads": 8},
     "L6-d256": {"n_layers": 6, "d_model": 256, "n_heads": 8},
     "smoke": {"n_layers": 1, "d_model": 32, "n_heads": 2},
+    # the default model with the exact GELU in place of GPT-2's tanh approximation (a cheaper step, another model:
+    # its cells are its own, never bracketed with L4-d128's; benchmarks/gelu_nreq.sh compares their n_req)
+    "L4-d128-gelu": {"n_layers": 4, "d_model": 128, "n_heads": 4, "act_fn": "gelu"},
     # Mamba models (covlib.training.mamba): the paper's architecture check used a 4-layer width-256 Mamba
     "mamba-L2-d64": {"family": "mamba", "n_layers": 2, "d_model": 64},
     "mamba-L4-d128": {"family": "mamba", "n_layers": 4, "d_model": 128},  # the book's default depth and width
