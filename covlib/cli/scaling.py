@@ -7,6 +7,7 @@ import sys
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import repository_path
+from covlib.cli.task_option import add_task_options, task_of
 from covlib.coverage.requirement import coverage_requirement
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_TABLE
@@ -22,8 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, help_text in (("search", "train probes until every cell's required data is bracketed"),
                             ("status", "print where the search of each cell stands (no training)")):
         s = sub.add_parser(name, help=help_text, description=help_text)
-        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree, fivehop (the authors "
-                       "train five-hop with --cot only)")
+        add_task_options(s)
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
         s.add_argument("--model", nargs="+", default=["L4-d128"],
@@ -49,12 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             s.add_argument("--time-min", type=int, default=120, help="SLURM time limit per probe, minutes")
             s.add_argument("--cpus", type=int, default=1, help="SLURM cpus per probe")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
-    c.add_argument("--task", required=True)
+    add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
     c.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4])
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--points", type=int, default=14, help="n_train values per N (log grid up to the ID pool)")
-    c.add_argument("--out", required=True, help="CSV to write (task, N, k, target, eligible, n_train)")
+    c.add_argument("--targets", type=float, nargs="+", default=[0.9, 0.99], help="shares of ID test items covered")
+    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dataset seeds (median and range)")
+    c.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
+    c.add_argument("--out", required=True,
+                   help="CSV to write (task, N, k, target, eligible, n_train = median crossing, its min, max, seeds)")
 
 
 def _rules(args: argparse.Namespace):
@@ -79,6 +81,7 @@ def _check_fake_bridge(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.task = task_of(args)
     if args.action == "coverage":
         import time
         from pathlib import Path
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             if len(table) and (table["N"] == N).any():
                 continue
             t0 = time.perf_counter()
-            part = coverage_requirement(args.task, [N], args.ks, seed=args.seed, points=args.points)
+            part = coverage_requirement(args.task, [N], args.ks, args.targets, args.seeds, rel_tol=args.rel_tol)
             table = pd.concat([table, part], ignore_index=True).sort_values(["N", "k", "target"])
             write_text_atomic(out, table.to_csv(index=False, float_format="%.6g"))
             print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)

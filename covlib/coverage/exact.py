@@ -214,10 +214,12 @@ def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...],
 
 def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                    queries: np.ndarray | None = None, max_k: int | None = None,
-                   evidence: list[PairEvidence] | None = None) -> CoverageResult:
+                   evidence: list[PairEvidence] | None = None, min_k: int = 1) -> CoverageResult:
     """k-cutoffs of ``queries`` (all N^m inputs in code order when None), exactly per SPEC §2, in one pass.
 
     ``max_k`` caps the sweep: levels above it are merged into one (cutoffs never exceed it).
+    ``min_k`` skips the levels below it (a query covered only there gets 0): shares at k >= min_k are exact,
+    and the largest merges, at the lowest levels, are not paid for.
     ``evidence`` may be passed to reuse ``all_pair_evidence`` across calls.
     """
     inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
@@ -242,6 +244,7 @@ def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_toke
     levels = sorted({int(c) for ev in evidence for c in np.unique(ev.count)}, reverse=True)
     if max_k is not None:
         levels = sorted({min(c, max_k) for c in levels}, reverse=True)
+    levels = [level for level in levels if level >= min_k]
 
     train_codes = encode_inputs(inputs, num_tokens)
     is_train = np.zeros(space, dtype=bool)

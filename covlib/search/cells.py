@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from covlib.tasks.graphs import get_task, is_formula
+
 
 @dataclass(frozen=True)
 class ProbeRules:
@@ -99,4 +101,5 @@ class Probe:
     def run_dir(self) -> Path:
         c = self.cell
         style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
-        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
+        name = get_task(c.task).authors_name if is_formula(c.task) else c.task  # a formula is no folder name
+        return Path(self.work_dir) / "runs" / f"{name}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}"
