@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
+
+import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.files import write_text_atomic
 from covlib.cli.task_option import add_task_options, task_of
 from covlib.coverage.predict import predict_requirement
 
@@ -18,6 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--factor", type=float, default=1.0,
                    help="calibration: multiply the crossing by this (chapter 10 fits it on two-hop; default 1)")
     p.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
+    p.add_argument("--out", default=None, help="also write the table to this CSV (rows of other N and rules are kept)")
     p.add_argument("--test-size", type=int, default=1000, help="ID test items per dataset whose coverage is read")
 
 
@@ -35,4 +40,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r['N']:>6}{r['n_pred']:>12,.0f}{f'{r.n_low:,.0f}-{r.n_high:,.0f}':>22}{r['eligible']:>12,}"
               f"{r['seconds']:>10.1f}")
     print(f"total {time.perf_counter() - start:.1f} s")
+    if args.out:
+        keep = ["task", "N", "k", "share", "seeds"]
+        old = pd.read_csv(args.out) if Path(args.out).is_file() else table.iloc[:0]
+        old = old.merge(table[keep], on=keep, how="left", indicator=True)
+        old = old[old["_merge"] == "left_only"].drop(columns="_merge")
+        both = pd.concat([old, table], ignore_index=True).sort_values(["task", "k", "share", "N"])
+        write_text_atomic(args.out, both.to_csv(index=False, float_format="%.6g"))
     return 0

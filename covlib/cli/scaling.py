@@ -8,7 +8,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import repository_path
 from covlib.cli.task_option import add_task_options, task_of
-from covlib.coverage.requirement import coverage_requirement
+from covlib.coverage.requirement import coverage_requirement, crossings
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
@@ -55,6 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--targets", type=float, nargs="+", default=[0.9, 0.99], help="shares of ID test items covered")
     c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dataset seeds (median and range)")
     c.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
+    c.add_argument("--per-seed", action="store_true", help="one row per seed (its crossing) instead of the summary")
     c.add_argument("--out", required=True,
                    help="CSV to write (task, N, k, target, eligible, n_train = median crossing, its min, max, seeds)")
 
@@ -94,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
             if len(table) and (table["N"] == N).any():
                 continue
             t0 = time.perf_counter()
-            part = coverage_requirement(args.task, [N], args.ks, args.targets, args.seeds, rel_tol=args.rel_tol)
-            table = pd.concat([table, part], ignore_index=True).sort_values(["N", "k", "target"])
+            part = (crossings(args.task, N, args.ks, args.targets, args.seeds, rel_tol=args.rel_tol) if args.per_seed
+                    else coverage_requirement(args.task, [N], args.ks, args.targets, args.seeds, rel_tol=args.rel_tol))
+            table = pd.concat([table, part], ignore_index=True).sort_values([c for c in ("N", "seed", "k", "target") if c in part])
             write_text_atomic(out, table.to_csv(index=False, float_format="%.6g"))
             print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
         print(table.to_string(index=False))

@@ -18,11 +18,11 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
                         factor: float = 1.0, rel_tol: float = 0.03, test_size_per_type: int = 1000,
                         log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """One row per N: the predicted n_req (``factor`` times the median crossing over ``seeds``), its range over
-    the seeds, the ID-eligible count, the probes (datasets generated) and the seconds it took."""
+    the seeds, the ID-eligible count, the probes (datasets generated), the wall seconds it took and its CPU seconds."""
     name = get_task(task).name
     rows, last = [], None
     for N in sorted(Ns):
-        start, found, probes = time.perf_counter(), [], 0
+        start, cpu, found, probes = time.perf_counter(), time.process_time(), [], 0
         for seed in seeds:
             cell = CoverageProbes(name, int(N), int(seed), [k], test_size_per_type)
             guess = found[-1] if found else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
@@ -35,7 +35,7 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
         rows.append({"task": name, "N": int(N), "k": k, "share": share, "factor": factor,
                      "n_pred": factor * float(np.median(found)), "n_low": factor * min(found),
                      "n_high": factor * max(found), "eligible": eligible, "seeds": len(found), "probes": probes,
-                     "seconds": seconds})
+                     "seconds": seconds, "cpu_seconds": time.process_time() - cpu})
         if log:
             log(f"N={N}: {factor * np.median(found):,.0f} ({seconds:.1f} s)")
     return pd.DataFrame(rows)

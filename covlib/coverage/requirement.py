@@ -121,14 +121,19 @@ def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.
 def crossings(task: str, num_tokens: int, ks: Sequence[int] = (3,), targets: Sequence[float] = (0.99,),
               seeds: Sequence[int] = (0, 1, 2), test_size_per_type: int = 1000, rel_tol: float = 0.03) -> pd.DataFrame:
     """Every seed's crossing at every (k, target) of one N (the probes of one seed serve all its crossings;
-    each seed after the first starts from the previous seed's crossing). One row per (seed, k, target)."""
+    each seed after the first starts from the previous seed's crossing). One row per (seed, k, target); a
+    crossing that even the largest probe does not reach has n_train NaN."""
     rows, guesses = [], {}
     for seed in seeds:
         probes = CoverageProbes(task, num_tokens, seed, ks, test_size_per_type)
         for k in ks:
             for target in targets:
-                row = probes.crossing(k, target, rel_tol, guesses.get((k, target)))
-                guesses[(k, target)] = row["n_train"]
+                try:
+                    row = probes.crossing(k, target, rel_tol, guesses.get((k, target)))
+                except CovlibError:  # unreachable below the largest probe
+                    row = {"task": task, "N": num_tokens, "seed": seed, "k": k, "target": target, "n_train": np.nan,
+                           "below": largest_probe(probes.eligible), "eligible": probes.eligible, "probes": 0}
+                guesses[(k, target)] = row["n_train"] if row["n_train"] == row["n_train"] else None
                 rows.append(row)
     return pd.DataFrame(rows)
 

@@ -1,0 +1,148 @@
+"""The predictor's rule: fitted on two-hop's cells alone (which k and share, and one constant factor), then
+tested unchanged on every other task's cells and on the authors' published two-hop models."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
+from covlib.base.paths import repository_path
+from covlib.search.experiments import BOOK_TABLE, cells_for
+from covlib.search.probes import read_probes
+from covlib.search.status import search_summary
+
+BAND = 1.15  # a prediction within this factor of the measurement counts as right
+CROSSINGS = "data/predict/crossings_{task}.csv"  # per-seed exact crossings (covlib scaling coverage --per-seed)
+AUTHORS_PREDICTION = "data/predict/authors_twohop.csv"  # covlib predict at the authors' N, for the fitted rule
+FITTED_ON = "twohop"
+
+# the book's searched cells, grouped as the chapter tests them: label -> (task, N, seeds, model, cot)
+TEST_SETS: dict[str, dict] = {
+    "two-hop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": False},
+    "three-hop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128", "cot": False},
+    "parallel two-hop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24], "seeds": [0, 1], "model": "L4-d128",
+                         "cot": False},
+    "two-hop, CoT": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    "three-hop, CoT": {"task": "threehop", "N": [10, 12, 14, 16, 20], "seeds": [0, 1], "model": "L4-d128", "cot": True},
+    "two-hop, Mamba": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "mamba-L4-d128", "cot": False},
+}
+FIT_SET = "two-hop"
+
+
+def rule_name(floor: int) -> str:
+    """The give-up rule of a probe, as the tables name it (0: the authors' rule)."""
+    return "authors' (100 epochs after fitting)" if not floor else f"step floor {floor:,}"
+
+
+def probes_under_rule(probes: pd.DataFrame, floor: int = 0) -> pd.DataFrame:
+    """The probes trained under one give-up rule: ``give_up_floor`` equal to ``floor`` (a table without that
+    column holds the authors' rule only)."""
+    if "give_up_floor" not in probes:
+        return probes if not floor else probes.iloc[:0]
+    return probes[probes["give_up_floor"].fillna(0).astype(int) == floor]
+
+
+def measured_cells(probes: pd.DataFrame | None = None, floor: int = 0) -> pd.DataFrame:
+    """Every bracketed cell of the test sets under one give-up rule: set, task, N, seed, n_req, rule."""
+    probes = read_probes(repository_path(BOOK_TABLE)) if probes is None else probes
+    probes = probes_under_rule(probes, floor)
+    frames = []
+    for label, e in TEST_SETS.items():
+        s = search_summary(cells_for(e["task"], e["N"], e["seeds"], e["model"], e["cot"]), probes)
+        s = s[s["status"] == "bracketed"]
+        frames.append(s.assign(set=label)[["set", "task", "N", "seed", "low", "high", "n_req"]])
+    out = pd.concat(frames, ignore_index=True).astype({"n_req": float, "low": float, "high": float})
+    return out.assign(rule=rule_name(floor))
+
+
+def read_crossings(tasks=("twohop", "threehop", "parallel_twohop")) -> pd.DataFrame:
+    """The shipped per-seed exact crossings of every task that has them (task, N, seed, k, target, n_train)."""
+    paths = [repository_path(CROSSINGS.format(task=t)) for t in tasks]
+    frames = [pd.read_csv(p) for p in paths if p.is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["task", "N", "seed", "k", "target", "n_train"])
+
+
+def cell_ratios(cells: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
+    """Every cell beside its own seed's crossing at every (k, target): ratio = measured n_req / crossing."""
+    cols = ["task", "N", "seed", "k", "target", "n_train"]
+    both = cells.merge(crossings[cols].rename(columns={"n_train": "crossing"}), on=["task", "N", "seed"])
+    return both.dropna(subset=["crossing"]).assign(ratio=lambda d: d["n_req"] / d["crossing"])
+
+
+def fit_rule(ratios: pd.DataFrame, fit_set: str = FIT_SET) -> dict:
+    """The (k, share) whose ratios on ``fit_set``'s cells spread least (max / min), and the constant factor that
+    centres them (the geometric mean of the largest and smallest): chosen on those cells alone."""
+    fit = ratios[ratios["set"] == fit_set]
+    if not len(fit):
+        return {}
+    g = fit.groupby(["k", "target"])["ratio"].agg(["min", "max", "count"])
+    g = g[g["count"] == g["count"].max()]  # every cell has the crossing
+    spread = g["max"] / g["min"]
+    k, target = spread.idxmin()
+    lo, hi = g.loc[(k, target), "min"], g.loc[(k, target), "max"]
+    return {"k": int(k), "target": float(target), "factor": float(np.sqrt(lo * hi)), "spread": float(hi / lo),
+            "cells": int(g.loc[(k, target), "count"]), "fitted_on": fit_set,
+            "candidates": spread.rename("spread").reset_index()}
+
+
+def describe_rule(rule: dict) -> str:
+    """The rule in a few words: "1.43 x the data that 3-covers 99% of the ID test items"."""
+    if not rule:
+        return "no rule (no two-hop cell is finished)"
+    return f"{rule['factor']:.2f} x the data that {rule['k']}-covers {rule['target']:.0%} of the ID test items"
+
+
+def apply_rule(ratios: pd.DataFrame, rule: dict) -> pd.DataFrame:
+    """Every cell's measured over predicted under the rule (its crossing at the rule's k and share, times the factor)."""
+    at = ratios[(ratios["k"] == rule["k"]) & (ratios["target"] == rule["target"])]
+    return at.assign(predicted=at["crossing"] * rule["factor"],
+                     ratio=at["n_req"] / (at["crossing"] * rule["factor"])).reset_index(drop=True)
+
+
+def authors_ratios(rule: dict) -> pd.DataFrame:
+    """The authors' published two-hop models over the rule's prediction at their N (where it has been computed:
+    data/predict/authors_twohop.csv holds covlib predict's crossings at the rule's k and share)."""
+    path = repository_path(AUTHORS_PREDICTION)
+    if not rule or not path.is_file():
+        return pd.DataFrame(columns=["set", "N", "n_req", "predicted", "ratio", "rule"])
+    pred = pd.read_csv(path)
+    pred = pred[(pred["k"] == rule["k"]) & (pred["share"] == rule["target"])]
+    rows = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n_req": list(REQUIRED_DATA_TWOHOP_AUTHORS.values())})
+    both = rows.merge(pred[["N", "n_pred", "factor", "seconds"]], on="N")
+    predicted = both["n_pred"] / both["factor"] * rule["factor"]
+    return both.assign(set="authors' two-hop (GPT-2)", predicted=predicted, ratio=both["n_req"] / predicted,
+                       rule="the authors' (GPU runs)")
+
+
+def ratio_ranges(tested: pd.DataFrame, band: float = BAND) -> pd.DataFrame:
+    """Per set: cells, N range, smallest and largest ratio, how many within the band, and the give-up rule."""
+    rows = []
+    for label, g in tested.groupby("set", sort=False):
+        inside = ((g["ratio"] <= band) & (g["ratio"] >= 1 / band)).sum()
+        rows.append({"set": label, "cells": len(g), "N": f"{int(g['N'].min())}-{int(g['N'].max())}",
+                     "ratio_min": float(g["ratio"].min()), "ratio_max": float(g["ratio"].max()),
+                     "within": int(inside), "give-up rule": ", ".join(sorted(set(g["rule"])))})
+    return pd.DataFrame(rows)
+
+
+def where_it_misses(ranges: pd.DataFrame, band: float = BAND) -> str:
+    """A sentence per set outside the band: where, by how much, in which direction."""
+    lines = []
+    for _, r in ranges.iterrows():
+        if r["within"] == r["cells"]:
+            lines.append(f"{r['set']}: every one of its {r['cells']} cells within {band:g}x.")
+            continue
+        if r["ratio_min"] > band:
+            what = f"needs {r['ratio_min']:.2f}-{r['ratio_max']:.2f}x the prediction: more data than the rule says"
+        elif r["ratio_max"] < 1 / band:
+            what = f"needs {r['ratio_min']:.2f}-{r['ratio_max']:.2f}x the prediction: less data than the rule says"
+        else:
+            what = f"ranges {r['ratio_min']:.2f}-{r['ratio_max']:.2f}x the prediction"
+        lines.append(f"{r['set']} ({r['cells']} cells, N = {r['N']}): {r['within']} within {band:g}x; {what}.")
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def with_authors(tested: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
+    """The tested cells and the authors' points in one table (the authors' have no seed: shown as 0)."""
+    return pd.concat([tested, authors.assign(seed=0)], ignore_index=True) if len(authors) else tested
