@@ -122,3 +122,19 @@ def test_generate_writes_a_readers_formula(tmp_path, capsys):
     folders = list(tmp_path.iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("graph-")
     assert (folders[0] / "atomic_facts_f2.json").is_file()
+
+
+def test_shared_contexts_on_bit_sets_equal_the_lookup(monkeypatch):
+    """pair_evidence counts shared contexts on bit sets when they fit in memory, else by look-ups: the same
+    evidence either way."""
+    import covlib.coverage.exact as exact
+
+    ds = generate(DatasetConfig("threehop", 8, 700, seed=2, test_size_per_type=0))
+    answers = ds.evaluate(ds.train_inputs)["t"]
+    dense = exact.all_pair_evidence(ds.train_inputs, answers, 8)
+    monkeypatch.setattr(exact, "DENSE_BITS", 0)
+    lookup = exact.all_pair_evidence(ds.train_inputs, answers, 8)
+    for a, b in zip(dense, lookup):
+        assert a.positions == b.positions and len(a) == len(b)
+        assert (a.left == b.left).all() and (a.right == b.right).all() and (a.count == b.count).all()
+    assert sum(len(a) for a in dense) > 100

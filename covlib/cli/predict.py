@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
           + (f", times {args.factor:g}" if args.factor != 1 else "") + f" (median and range over {args.seeds} seeds)")
     print(f"{'N':>6}{'predicted':>12}{'range':>22}{'ID pool':>12}{'seconds':>10}")
     for _, r in table.iterrows():
+        if r["n_pred"] != r["n_pred"]:
+            print(f"{r['N']:>6}{'not reached below the ID pool in every seed':>44}{r['eligible']:>12,}{r['seconds']:>10.1f}")
+            continue
         print(f"{r['N']:>6}{r['n_pred']:>12,.0f}{f'{r.n_low:,.0f}-{r.n_high:,.0f}':>22}{r['eligible']:>12,}"
               f"{r['seconds']:>10.1f}")
     print(f"total {time.perf_counter() - start:.1f} s")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from covlib.base.errors import CovlibError
 from covlib.coverage.requirement import CoverageProbes
 from covlib.tasks.graphs import get_task
 
@@ -18,7 +19,8 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
                         factor: float = 1.0, rel_tol: float = 0.03, test_size_per_type: int = 1000,
                         log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """One row per N: the predicted n_req (``factor`` times the median crossing over ``seeds``), its range over
-    the seeds, the ID-eligible count, the probes (datasets generated), the wall seconds it took and its CPU seconds."""
+    the seeds (NaN where some seed does not reach the share below the largest training set the ID pool
+    allows), the ID-eligible count, the probes (datasets generated), the wall seconds it took and its CPU seconds."""
     name = get_task(task).name
     rows, last = [], None
     for N in sorted(Ns):
@@ -26,11 +28,16 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
         for seed in seeds:
             cell = CoverageProbes(name, int(N), int(seed), [k], test_size_per_type)
             guess = found[-1] if found else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
-            row = cell.crossing(k, share, rel_tol, guess)
-            found.append(row["n_train"])
+            try:
+                found.append(cell.crossing(k, share, rel_tol, guess)["n_train"])
+            except CovlibError:  # even the largest training set the pool allows falls short in this seed
+                found.append(np.nan)
             probes += len(cell.shares)
             eligible = cell.eligible
-        last = (N, float(np.median(found)))
+        if np.isnan(found).any():  # the median would hide a seed that never gets there: no prediction
+            found = [np.nan] * len(found)
+        else:
+            last = (N, float(np.median(found)))
         seconds = time.perf_counter() - start
         rows.append({"task": name, "N": int(N), "k": k, "share": share, "factor": factor,
                      "n_pred": factor * float(np.median(found)), "n_low": factor * min(found),

@@ -23,7 +23,7 @@ def ratio_chart(tested: pd.DataFrame, band: float, factor: float) -> alt.LayerCh
     points = alt.Chart(data).transform_calculate(ratio="datum.raw / factor", shown_pred="datum.predicted / "
                                                  f"{factor} * factor").mark_point(filled=True, size=70).encode(
         x, alt.Y("ratio:Q", title="measured n_req / predicted", scale=alt.Scale(type="log")),
-        alt.Color("set:N", title="task (click to pick)"), alt.Shape("set:N", title="task (click to pick)"), opacity,
+        alt.Color("set:N", title="task (click to pick)"), alt.Shape("set:N", title="task (click to pick)"), opacity=opacity,
         tooltip=[alt.Tooltip("set:N", title="task"), alt.Tooltip("N:Q"), alt.Tooltip("seed:O"),
                  alt.Tooltip("n_req:Q", title="measured n_req", format=",.0f"),
                  alt.Tooltip("shown_pred:Q", title="predicted", format=",.0f"),
@@ -39,7 +39,7 @@ def coverage_growth_chart(growth: pd.DataFrame, formula: str) -> alt.Chart:
     return alt.Chart(growth).mark_line(point=True).encode(
         alt.X("n_train:Q", title="training examples", scale=alt.Scale(type="log")),
         alt.Y("covered:Q", title="ID test items k-covered", axis=alt.Axis(format="%")),
-        alt.Color("k:O", title="k (click to pick)"), opacity,
+        alt.Color("k:O", title="k (click to pick)"), opacity=opacity,
         tooltip=[alt.Tooltip("k:O"), alt.Tooltip("n_train:Q", format=","),
                  alt.Tooltip("covered:Q", title="covered", format=".1%")]).add_params(pick).properties(
         width=420, height=260, title=f"How coverage grows: {formula}")
