@@ -18,7 +18,8 @@ def ratio_chart(tested: pd.DataFrame, band: float, factor: float) -> alt.LayerCh
     pick, opacity = legend_highlight("set")
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10))
     band_rect = alt.Chart(pd.DataFrame({"lo": [1 / band], "hi": [band]})).mark_rect(color="#c8e6c9", opacity=0.5).encode(
-        y=alt.Y("lo:Q"), y2="hi:Q")
+        y=alt.Y("lo:Q"), y2="hi:Q", tooltip=[alt.Tooltip("lo:Q", title="band from", format=".3f"),
+                                             alt.Tooltip("hi:Q", title="band to", format=".3f")])
     one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(color="#2e7d32").encode(y="y:Q")
     points = alt.Chart(data).transform_calculate(ratio="datum.raw / factor", shown_pred="datum.predicted / "
                                                  f"{factor} * factor").mark_point(filled=True, size=70).encode(
@@ -30,7 +31,8 @@ def ratio_chart(tested: pd.DataFrame, band: float, factor: float) -> alt.LayerCh
                  alt.Tooltip("ratio:Q", title="measured / predicted", format=".2f"),
                  alt.Tooltip("rule:N", title="give-up rule")]).add_params(pick, scale)
     return alt.layer(band_rect, one, points).properties(
-        width=520, height=320, title=f"Measured over predicted data, with the {band:g}x band (green)")
+        width=520, height=320, title=alt.Title("Measured over predicted training data, per task",
+                                               subtitle=f"green band: within {band:g}x; line: measured = predicted"))
 
 
 def coverage_growth_chart(growth: pd.DataFrame, formula: str) -> alt.Chart:

@@ -47,6 +47,12 @@ def check_probe(formula: str, N: int, n_train: int, work: Path, model: str, step
 def probe_sentence(row: dict, predicted: float) -> str:
     """What the check probe says about the prediction, in a sentence (success or not, and how far it got)."""
     size = f"{int(row['n_train']):,} training examples (the rule predicts {predicted:,.0f})"
+    if predicted > int(row["n_train"]):
+        size = (f"{int(row['n_train']):,} training examples, the most the ID pool allows while keeping a test set "
+                f"(the rule predicts {predicted:,.0f}: more than the pool holds)")
+    if row["success"] and predicted > int(row["n_train"]):
+        return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: fewer examples than "
+                "predicted were enough, so the rule overestimates this task here.")
     if row["success"]:
         return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: the prediction is "
                 "enough here. A probe below it would tell whether it is also necessary.")

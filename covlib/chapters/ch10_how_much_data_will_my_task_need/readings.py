@@ -19,7 +19,7 @@ def within_share(ratios: pd.Series, band: float) -> float:
 def chapter_metrics(rule: dict, ranges: pd.DataFrame, tested: pd.DataFrame, authors: pd.DataFrame, band: float,
                     seconds_200: float | None, rule_text: str) -> dict:
     """What the chapter records (covlib.book.sweep.record_metrics)."""
-    out: dict = {"predict_rule": rule_text, "predict_rule_fitted_on": rule.get("fitted_on", "none")}
+    out: dict = {"predict_rule": rule_text, "predict_rule_fitted_on": SET_KEYS.get(rule.get("fitted_on"), "none")}
     for _, r in ranges.iterrows():
         key = SET_KEYS.get(r["set"], r["set"])
         out[f"predict_ratio_{key}_min"] = round(r["ratio_min"], 3)
@@ -50,7 +50,7 @@ def findings(rule_text: str, ranges: pd.DataFrame, tested: pd.DataFrame, authors
     lines = [f"Rule (fitted on two-hop's cells alone): n_req = {rule_text}."]
     for _, r in ranges.iterrows():
         lines.append(f"{r['set']}: {r['cells']} cells, N = {r['N']}, measured / predicted {r['ratio_min']:.2f}-"
-                     f"{r['ratio_max']:.2f}, {r['within']} within {band:g}x ({r['give-up rule']} give-up rule).")
+                     f"{r['ratio_max']:.2f}, {r['within']} within {band:g}x; give-up rule: {r['give-up rule']}.")
     if len(authors):
         lines.append(f"The authors' two-hop models (N = {', '.join(str(int(n)) for n in authors['N'])}): "
                      f"{authors['ratio'].min():.2f}-{authors['ratio'].max():.2f}.")

@@ -31,7 +31,7 @@ FIT_SET = "two-hop"
 
 def rule_name(floor: int) -> str:
     """The give-up rule of a probe, as the tables name it (0: the authors' rule)."""
-    return "authors' (100 epochs after fitting)" if not floor else f"step floor {floor:,}"
+    return "the authors' (100 epochs after fitting)" if not floor else f"a step floor of {floor:,}"
 
 
 def probes_under_rule(probes: pd.DataFrame, floor: int = 0) -> pd.DataFrame:
