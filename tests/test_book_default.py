@@ -15,12 +15,12 @@ from covlib.book.runner import discover_chapters, run_book
 from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "metrics_default.json"
-CACHED_CHAPTERS = ["02", "03", "04", "05", "06", "07", "08", "09"]  # deterministic at default: they read caches
+CACHED_CHAPTERS = ["02", "03", "04", "05", "06", "07", "08", "09", "10"]  # deterministic at default: they read caches
 
 
 @pytest.fixture(scope="session")
 def default_metrics(tmp_path_factory):
-    """Chapters 02-09 executed at the default preset (they read caches: about a minute each here)."""
+    """Chapters 02-10 executed at the default preset (they read caches: about a minute each here)."""
     out = tmp_path_factory.mktemp("default-book")
     results = run_book("default", CACHED_CHAPTERS, out, out / "figures", progress=False)
     failed = {r.name: r.error for r in results if r.status != "done"}

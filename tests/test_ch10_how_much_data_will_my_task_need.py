@@ -78,13 +78,16 @@ def test_metrics_and_findings_name_every_set():
     fitted = rule.fit_rule(ratios)
     tested = rule.apply_rule(ratios, fitted)
     ranges = rule.ratio_ranges(tested, 1.15)
-    authors = pd.DataFrame({"N": [50, 200], "ratio": [0.9, 1.3], "seconds": [3.0, 40.0]})
+    authors = pd.DataFrame({"N": [50, 200], "ratio": [0.9, 1.3], "seconds": [3.0, 90.0], "cpu_seconds": [2.0, 40.0]})
     m = readings.chapter_metrics(fitted, ranges, tested, authors, 1.15, 40.0, rule.describe_rule(fitted))
     assert m["predict_rule_fitted_on"] == "twohop" and m["predict_within_115_share"] == pytest.approx(0.5)
     assert m["predict_ratio_twohop_min"] < 1 < m["predict_ratio_twohop_max"] and m["predict_ratio_authors_max"] == 1.3
     assert m["predict_seconds_twohop_N200"] == 40.0 and "threehop" in " ".join(m)
     text = readings.findings(m["predict_rule"], ranges, tested, authors, 1.15)
     assert "within 1.15x: 50% of 6" in text and "N = 50, 200" in text
+    assert "40 CPU seconds" in rule.authors_note(authors, fitted)
+    assert "not predicted yet" in rule.authors_note(authors.iloc[:0], fitted) and "--k 3 --share 0.9" in \
+        rule.authors_note(authors.iloc[:0], fitted)
 
 
 def test_the_probe_sentence_covers_success_failure_and_a_prediction_beyond_the_pool():
@@ -101,3 +104,18 @@ def test_a_readers_coverage_grows_with_the_data():
     wide = growth.pivot(index="n_train", columns="k", values="covered")
     assert (wide[1] >= wide[3]).all()  # deeper coverage is harder
     assert wide[3].iloc[-1] > wide[3].iloc[0]
+
+
+def test_the_depth_reading_names_deeper_and_shallower_tasks():
+    ratios = fake_ratios()
+    fitted = rule.fit_rule(ratios)  # k = 3 at 90%; the fake table has only that k at 90%
+    extra = ratios[ratios["k"] == 3].assign(k=5)
+    extra = extra.assign(crossing=extra["crossing"] * np.where(extra["set"] == "three-hop", 1.5, 3.0))
+    both = pd.concat([ratios, extra], ignore_index=True)
+    both = both.assign(ratio=both["n_req"] / both["crossing"])
+    depth = rule.depth_each_set_needs(both, fitted).set_index("set")
+    assert depth.loc["two-hop", "k"] == 3 and depth.loc["three-hop", "k"] == 5
+    assert depth.loc["three-hop", "factor at the rule's k"] == pytest.approx(1.5 * fitted["factor"])
+    text = rule.depth_sentence(depth.reset_index(), fitted)
+    assert "two-hop at the rule's own k = 3" in text and "deeper coverage for three-hop (k = 5" in text
+    assert "shallower" not in text

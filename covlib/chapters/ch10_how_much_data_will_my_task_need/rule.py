@@ -109,7 +109,7 @@ def authors_ratios(rule: dict) -> pd.DataFrame:
     pred = pd.read_csv(path)
     pred = pred[(pred["k"] == rule["k"]) & (pred["share"] == rule["target"])]
     rows = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n_req": list(REQUIRED_DATA_TWOHOP_AUTHORS.values())})
-    both = rows.merge(pred[["N", "n_pred", "factor", "seconds"]], on="N")
+    both = rows.merge(pred[["N", "n_pred", "factor", "seconds", "cpu_seconds"]], on="N")
     predicted = both["n_pred"] / both["factor"] * rule["factor"]
     return both.assign(set="authors' two-hop (GPT-2)", predicted=predicted, ratio=both["n_req"] / predicted,
                        rule="the authors' (GPU runs)")
@@ -146,3 +146,56 @@ def where_it_misses(ranges: pd.DataFrame, band: float = BAND) -> str:
 def with_authors(tested: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
     """The tested cells and the authors' points in one table (the authors' have no seed: shown as 0)."""
     return pd.concat([tested, authors.assign(seed=0)], ignore_index=True) if len(authors) else tested
+
+
+def authors_note(authors: pd.DataFrame, rule: dict) -> str:
+    """How the authors' points were predicted, and how long N = 200 took; or the command that computes them."""
+    if not rule:
+        return "No rule, so no prediction for the authors' models."
+    command = (f"covlib predict --task twohop --N {' '.join(str(n) for n in REQUIRED_DATA_TWOHOP_AUTHORS)} "
+               f"--k {rule['k']} --share {rule['target']:g} --seeds 3 --out {AUTHORS_PREDICTION}")
+    if not len(authors):
+        return f"The authors' points are not predicted yet at this rule's k and share; run `{command}`."
+    top = authors.loc[authors["N"].idxmax()]
+    return (f"The authors' points are predicted by `{command}` (three dataset seeds each). At N = {int(top['N'])} "
+            f"the prediction took {top['cpu_seconds']:.0f} CPU seconds ({top['seconds']:.0f} s of wall time on a "
+            "shared machine), against GPU-hours of training for the measurement.")
+
+
+def depth_each_set_needs(ratios: pd.DataFrame, rule: dict) -> pd.DataFrame:
+    """Keeping the rule's factor and share, the k that would centre each set best (typical ratio closest to 1), its
+    typical ratio and range, and the factor the set would need at the rule's own k: how much deeper (or shallower) a
+    coverage each task's data tracks than two-hop's. It uses every set's own cells: a reading, not a prediction."""
+    rows = []
+    for label, g in ratios[ratios["target"] == rule["target"]].groupby("set", sort=False):
+        scaled = g.assign(r=g["n_req"] / (g["crossing"] * rule["factor"]))
+        by_k = scaled.groupby("k")["r"].agg(typical=lambda r: float(np.exp(np.log(r).mean())), low="min", high="max",
+                                           count="count")
+        by_k = by_k[by_k["count"] == by_k["count"].max()]
+        best = int(by_k.index[np.argmin(np.abs(np.log(by_k["typical"].to_numpy())))])
+        own = by_k.loc[rule["k"], "typical"] * rule["factor"] if rule["k"] in by_k.index else float("nan")
+        rows.append({"set": label, "k": best, "typical ratio": by_k.loc[best, "typical"],
+                     "range": f"{by_k.loc[best, 'low']:.2f}-{by_k.loc[best, 'high']:.2f}",
+                     "factor at the rule's k": own, "at the edge": best in (by_k.index.min(), by_k.index.max())
+                     and abs(np.log(by_k.loc[best, "typical"])) > np.log(BAND), "cells": int(by_k.loc[best, "count"])})
+    return pd.DataFrame(rows)
+
+
+def depth_sentence(depth: pd.DataFrame, rule: dict) -> str:
+    """Which tasks' data tracks a deeper (higher k) or shallower coverage than two-hop's rule, at the rule's share."""
+    if not len(depth) or not rule:
+        return ""
+    def name(r) -> str:
+        edge = (f" or {'lower' if r['k'] < rule['k'] else 'higher'}: the candidates end there" if r["at the edge"]
+                else "")
+        return f"{r['set']} (k = {r['k']}{edge})"
+    deeper = [name(r) for _, r in depth.iterrows() if r["k"] > rule["k"]]
+    shallower = [name(r) for _, r in depth.iterrows() if r["k"] < rule["k"]]
+    same = [r["set"] for _, r in depth.iterrows() if r["k"] == rule["k"]]
+    parts = [f"{', '.join(same)} at the rule's own k = {rule['k']}"] if same else []
+    if deeper:
+        parts.append("deeper coverage for " + ", ".join(deeper))
+    if shallower:
+        parts.append("shallower coverage for " + ", ".join(shallower))
+    return (f"With the rule's factor and share ({rule['target']:.0%}) kept, the measured data is centred best by "
+            + "; ".join(parts) + ".")
