@@ -115,7 +115,7 @@ def test_the_depth_reading_names_deeper_and_shallower_tasks():
     both = both.assign(ratio=both["n_req"] / both["crossing"])
     depth = rule.depth_each_set_needs(both, fitted).set_index("set")
     assert depth.loc["two-hop", "k"] == 3 and depth.loc["three-hop", "k"] == 5
-    assert depth.loc["three-hop", "factor at the rule's k"] == pytest.approx(1.5 * fitted["factor"])
+    assert depth.loc["three-hop", "factor at the rule's k"] == pytest.approx(1.5 * (1.8 * 2.0 * 2.2) ** (1 / 3))
     text = rule.depth_sentence(depth.reset_index(), fitted)
     assert "two-hop at the rule's own k = 3" in text and "deeper coverage for three-hop (k = 5" in text
     assert "shallower" not in text
