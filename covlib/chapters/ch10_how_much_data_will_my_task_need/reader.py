@@ -67,7 +67,7 @@ def probe_sentence(row: dict, predicted: float) -> str:
 # the prediction, seeds, and the probe's model and step cap
 PRESETS: dict[str, dict] = {
     "smoke": {"my_N": 10, "my_Ns": [8, 10], "seeds": [0], "model": "L2-d64", "step_cap": 100, "predict_N": [12]},
-    "default": {"my_N": 12, "my_Ns": [8, 10, 12, 14, 16], "seeds": [0, 1, 2], "model": "L4-d128", "step_cap": 3000,
+    "default": {"my_N": 12, "my_Ns": [8, 10, 12, 14], "seeds": [0, 1, 2], "model": "L4-d128", "step_cap": 2000,
                 "predict_N": [20, 30]},
     "paper": {"my_N": 20, "my_Ns": [10, 14, 20, 25, 30], "seeds": [0, 1, 2], "model": "L4-d128", "step_cap": 6000,
               "predict_N": [20, 30, 50]},
