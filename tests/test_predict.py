@@ -1,6 +1,8 @@
 """Exact crossings (bisection against a brute-force scan), covlib predict, and tasks written as formulas."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,8 @@ def test_generate_writes_a_readers_formula(tmp_path, capsys):
     folders = list(tmp_path.iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("graph-")
     assert (folders[0] / "atomic_facts_f2.json").is_file()
+    command = json.loads((folders[0] / "covlib.json").read_text())["command"]
+    assert command.startswith('covlib generate --graph "b=f1(x1,x2);t=f2(b,x3,x1)" --num-tokens 8 --n-train 100')
 
 
 def test_shared_contexts_on_bit_sets_equal_the_lookup(monkeypatch):
@@ -138,3 +142,16 @@ def test_shared_contexts_on_bit_sets_equal_the_lookup(monkeypatch):
         assert a.positions == b.positions and len(a) == len(b)
         assert (a.left == b.left).all() and (a.right == b.right).all() and (a.count == b.count).all()
     assert sum(len(a) for a in dense) > 100
+
+
+def test_a_search_cell_of_a_formula_gets_a_folder_name_and_status_reads_named_tasks(capsys):
+    from covlib.search.cells import Cell, Probe, ProbeRules
+
+    mine = get_task("b=f1(x1,x2); t=f2(b,x3,x1)").name
+    run_dir = Probe(Cell(mine, 8), 100, 300, ProbeRules(), "t.csv", "work").run_dir()
+    assert run_dir.name.startswith(get_task(mine).authors_name + ".8.100") and "(" not in str(run_dir)
+    assert Probe(Cell("twohop", 8), 100, 300, ProbeRules(), "t.csv", "work").run_dir().name.startswith("twohop.8.100")
+    # a formula equal to two-hop reads two-hop's cells of the book's probe table
+    assert main(["scaling", "status", "--graph", "b=g(x1,x2); t=h(b,x3)", "--N", "25", "--seeds", "0",
+                 "--table", "data/scaling/probes.csv"]) == 0
+    assert "twohop" in capsys.readouterr().out
