@@ -134,7 +134,8 @@ chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_mea
 
 # %%
 task = get_task(my_task)
-print(f"{task.graph}: {task.n_inputs} inputs, primitives {task.primitives}")
+print(f"{task.graph}: {task.n_inputs} inputs; primitives "
+      + ", ".join(f"{name} ({arity} arguments)" for name, arity in task.primitives.items()))
 growth = reader.coverage_growth(my_task, my_N)
 chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
 from covlib.cli.main import main
 from covlib.coverage.predict import predict_requirement
 from covlib.coverage.requirement import CoverageProbes, bisect_crossing, coverage_requirement
@@ -26,7 +27,8 @@ FORMULAS = {
 def test_bisection_finds_the_first_success_of_a_monotone_step(rel_tol):
     for first in (2, 3, 17, 500, 999):
         calls = []
-        below, at, probes = bisect_crossing(lambda n: calls.append(n) or n >= first, 1, 1000, rel_tol)
+        below, at, probes = bisect_crossing(lambda n, calls=calls, first=first: calls.append(n) or n >= first, 1,
+                                            1000, rel_tol)
         assert below < first <= at and (at - below == 1 or at <= below * (1 + rel_tol))
         if rel_tol == 0:
             assert at == first  # to adjacent integers: the brute-force answer itself
@@ -153,5 +155,5 @@ def test_a_search_cell_of_a_formula_gets_a_folder_name_and_status_reads_named_ta
     assert Probe(Cell("twohop", 8), 100, 300, ProbeRules(), "t.csv", "work").run_dir().name.startswith("twohop.8.100")
     # a formula equal to two-hop reads two-hop's cells of the book's probe table
     assert main(["scaling", "status", "--graph", "b=g(x1,x2); t=h(b,x3)", "--N", "25", "--seeds", "0",
-                 "--table", "data/scaling/probes.csv"]) == 0
+                 "--table", str(repository_path("data/scaling/probes.csv"))]) == 0
     assert "twohop" in capsys.readouterr().out
