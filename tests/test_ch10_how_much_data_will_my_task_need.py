@@ -78,14 +78,16 @@ def test_metrics_and_findings_name_every_set():
     fitted = rule.fit_rule(ratios)
     tested = rule.apply_rule(ratios, fitted)
     ranges = rule.ratio_ranges(tested, 1.15)
-    authors = pd.DataFrame({"N": [50, 200], "ratio": [0.9, 1.3], "seconds": [3.0, 90.0], "cpu_seconds": [2.0, 40.0]})
+    authors = pd.DataFrame({"N": [50, 200], "ratio": [0.9, 1.3], "seconds": [3.0, 90.0], "cpu_seconds": [2.0, 40.0],
+                            "seeds": [3, 1]})
     m = readings.chapter_metrics(fitted, ranges, tested, authors, 1.15, 40.0, rule.describe_rule(fitted))
     assert m["predict_rule_fitted_on"] == "twohop" and m["predict_within_115_share"] == pytest.approx(0.5)
     assert m["predict_ratio_twohop_min"] < 1 < m["predict_ratio_twohop_max"] and m["predict_ratio_authors_max"] == 1.3
     assert m["predict_seconds_twohop_N200"] == 40.0 and "threehop" in " ".join(m)
     text = readings.findings(m["predict_rule"], ranges, tested, authors, 1.15)
     assert "within 1.15x: 50% of 6" in text and "N = 50, 200" in text
-    assert "40 CPU seconds" in rule.authors_note(authors, fitted)
+    note = rule.authors_note(authors, fitted)
+    assert "40 CPU seconds" in note and "3 dataset seeds at N = 50; 1 dataset seed at N = 200" in note
     assert "not predicted yet" in rule.authors_note(authors.iloc[:0], fitted) and "--k 3 --share 0.9" in \
         rule.authors_note(authors.iloc[:0], fitted)
 

@@ -49,7 +49,7 @@ def probe_sentence(row: dict, predicted: float) -> str:
     size = f"{int(row['n_train']):,} training examples (the rule predicts {predicted:,.0f})"
     if predicted > int(row["n_train"]):
         size = (f"{int(row['n_train']):,} training examples, the most the ID pool allows while keeping a test set "
-                f"(the rule predicts {predicted:,.0f}: more than the pool holds)")
+                f"(the rule predicts {predicted:,.0f}: more than the pool holds),")
     if row["success"] and predicted > int(row["n_train"]):
         return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: fewer examples than "
                 "predicted were enough, so the rule overestimates this task here.")

@@ -109,7 +109,7 @@ def authors_ratios(rule: dict) -> pd.DataFrame:
     pred = pd.read_csv(path)
     pred = pred[(pred["k"] == rule["k"]) & (pred["share"] == rule["target"])]
     rows = pd.DataFrame({"N": list(REQUIRED_DATA_TWOHOP_AUTHORS), "n_req": list(REQUIRED_DATA_TWOHOP_AUTHORS.values())})
-    both = rows.merge(pred[["N", "n_pred", "factor", "seconds", "cpu_seconds"]], on="N")
+    both = rows.merge(pred[["N", "n_pred", "factor", "seeds", "seconds", "cpu_seconds"]], on="N")
     predicted = both["n_pred"] / both["factor"] * rule["factor"]
     return both.assign(set="authors' two-hop (GPT-2)", predicted=predicted, ratio=both["n_req"] / predicted,
                        rule="the authors' (GPU runs)")
@@ -152,14 +152,16 @@ def authors_note(authors: pd.DataFrame, rule: dict) -> str:
     """How the authors' points were predicted, and how long N = 200 took; or the command that computes them."""
     if not rule:
         return "No rule, so no prediction for the authors' models."
-    command = (f"covlib predict --task twohop --N {' '.join(str(n) for n in REQUIRED_DATA_TWOHOP_AUTHORS)} "
-               f"--k {rule['k']} --share {rule['target']:g} --seeds 3 --out {AUTHORS_PREDICTION}")
     if not len(authors):
+        command = (f"covlib predict --task twohop --N {' '.join(str(n) for n in REQUIRED_DATA_TWOHOP_AUTHORS)} "
+                   f"--k {rule['k']} --share {rule['target']:g} --seeds 3 --out {AUTHORS_PREDICTION}")
         return f"The authors' points are not predicted yet at this rule's k and share; run `{command}`."
     top = authors.loc[authors["N"].idxmax()]
-    return (f"The authors' points are predicted by `{command}` (three dataset seeds each). At N = {int(top['N'])} "
-            f"the prediction took {top['cpu_seconds']:.0f} CPU seconds ({top['seconds']:.0f} s of wall time on a "
-            "shared machine), against GPU-hours of training for the measurement.")
+    seeds = "; ".join(f"{int(n)} dataset seed{'s' if n > 1 else ''} at N = {', '.join(str(int(v)) for v in g['N'])}"
+                      for n, g in sorted(authors.groupby("seeds"), key=lambda part: part[1]["N"].min()))
+    return (f"The authors' points are predicted by `covlib predict` at the rule's k and share ({seeds}). At "
+            f"N = {int(top['N'])} the prediction took {top['cpu_seconds']:.0f} CPU seconds ({top['seconds']:.0f} s "
+            "of wall time on a shared machine), against GPU-hours of training for the measurement.")
 
 
 def depth_each_set_needs(ratios: pd.DataFrame, rule: dict) -> pd.DataFrame:
