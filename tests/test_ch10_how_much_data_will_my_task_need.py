@@ -39,6 +39,9 @@ def test_the_rule_is_fitted_on_two_hop_alone_and_centres_its_spread():
     text = rule.where_it_misses(ranges.reset_index(), 1.15)
     assert "two-hop: every one of its 3 cells" in text and "three-hop (3 cells, N = 20-40): 0 within" in text
     assert "more data than the rule says" in text
+    assert ranges.loc["two-hop", "drift"] == pytest.approx(np.polyfit(np.log([20, 30, 40]),
+                                                                      np.log([1.8, 2.0, 2.2]), 1)[0])
+    assert "drifts as N^+0.29: the measured data grows faster" in text
 
 
 def test_no_two_hop_cell_gives_no_rule_and_says_so():

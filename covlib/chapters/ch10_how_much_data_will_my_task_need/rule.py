@@ -15,6 +15,7 @@ BAND = 1.15  # a prediction within this factor of the measurement counts as righ
 CROSSINGS = "data/predict/crossings_{task}.csv"  # per-seed exact crossings (covlib scaling coverage --per-seed)
 AUTHORS_PREDICTION = "data/predict/authors_twohop.csv"  # covlib predict at the authors' N, for the fitted rule
 FITTED_ON = "twohop"
+DRIFT = 0.2  # a slope of log ratio on log N at least this large is named as a drift
 
 # the book's searched cells, grouped as the chapter tests them: label -> (task, N, seeds, model, cot)
 TEST_SETS: dict[str, dict] = {
@@ -116,13 +117,16 @@ def authors_ratios(rule: dict) -> pd.DataFrame:
 
 
 def ratio_ranges(tested: pd.DataFrame, band: float = BAND) -> pd.DataFrame:
-    """Per set: cells, N range, smallest and largest ratio, how many within the band, and the give-up rule."""
+    """Per set: cells, N range, smallest and largest ratio, how many within the band, the drift (slope of log ratio
+    on log N, from 3 or more N: the measured exponent minus the predicted one) and the give-up rule."""
     rows = []
     for label, g in tested.groupby("set", sort=False):
         inside = ((g["ratio"] <= band) & (g["ratio"] >= 1 / band)).sum()
+        drift = (float(np.polyfit(np.log(g["N"].astype(float)), np.log(g["ratio"].astype(float)), 1)[0])
+                 if g["N"].nunique() >= 3 else float("nan"))
         rows.append({"set": label, "cells": len(g), "N": f"{int(g['N'].min())}-{int(g['N'].max())}",
                      "ratio_min": float(g["ratio"].min()), "ratio_max": float(g["ratio"].max()),
-                     "within": int(inside), "give-up rule": ", ".join(sorted(set(g["rule"])))})
+                     "within": int(inside), "drift": drift, "give-up rule": ", ".join(sorted(set(g["rule"])))})
     return pd.DataFrame(rows)
 
 
@@ -139,7 +143,11 @@ def where_it_misses(ranges: pd.DataFrame, band: float = BAND) -> str:
             what = f"needs {r['ratio_min']:.2f}-{r['ratio_max']:.2f}x the prediction: less data than the rule says"
         else:
             what = f"ranges {r['ratio_min']:.2f}-{r['ratio_max']:.2f}x the prediction"
-        lines.append(f"{r['set']} ({r['cells']} cells, N = {r['N']}): {r['within']} within {band:g}x; {what}.")
+        drift = ""
+        if r["drift"] == r["drift"] and abs(r["drift"]) >= DRIFT:
+            drift = (f"; the ratio drifts as N^{r['drift']:+.2f}: the measured data grows "
+                     f"{'faster' if r['drift'] > 0 else 'slower'} with N than the prediction")
+        lines.append(f"{r['set']} ({r['cells']} cells, N = {r['N']}): {r['within']} within {band:g}x; {what}{drift}.")
     return "\n".join(f"- {line}" for line in lines)
 
 
