@@ -62,12 +62,14 @@ def test_coverage_requirement_is_per_seed_bisection_with_median_and_range():
 
 
 def test_predict_function_and_cli_agree(capsys):
-    table = predict_requirement("twohop", [12], k=2, share=0.9, seeds=(0, 1), factor=2.0, test_size_per_type=300)
+    table = predict_requirement("twohop", [12], k=2, share=0.9, seeds=(0,), factor=2.0, test_size_per_type=300)
     row = table.iloc[0]
-    raw = coverage_requirement("twohop", [12], ks=(2,), targets=(0.9,), seeds=(0, 1), test_size_per_type=300)
-    assert row["n_pred"] == pytest.approx(2 * raw["n_train"].iloc[0])
+    cell = CoverageProbes("twohop", 12, 0, [2], test_size_per_type=300)
+    raw = cell.crossing(2, 0.9, top_first=False)  # predict never starts from the top of the pool
+    assert row["n_pred"] == 2 * raw["n_train"]
+    assert cell.share(raw["n_train"], 2) >= 0.9 > cell.share(raw["below"], 2)
     assert row["n_low"] <= row["n_pred"] <= row["n_high"] and row["seconds"] > 0
-    assert main(["predict", "--task", "twohop", "--N", "12", "--k", "2", "--share", "0.9", "--seeds", "2",
+    assert main(["predict", "--task", "twohop", "--N", "12", "--k", "2", "--share", "0.9", "--seeds", "1",
                  "--factor", "2", "--test-size", "300"]) == 0
     out = capsys.readouterr().out
     assert f"{row['n_pred']:,.0f}" in out and "total" in out

@@ -29,7 +29,7 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
             cell = CoverageProbes(name, int(N), int(seed), [k], test_size_per_type)
             guess = found[-1] if found else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
             try:
-                found.append(cell.crossing(k, share, rel_tol, guess)["n_train"])
+                found.append(cell.crossing(k, share, rel_tol, guess, top_first=False)["n_train"])
             except CovlibError:  # even the largest training set the pool allows falls short in this seed
                 found.append(np.nan)
             probes += len(cell.shares)

@@ -74,6 +74,10 @@ class CoverageProbes:
                 self.shares[n] = {k: float(np.mean(result.cutoffs >= k)) for k in self.ks}
         return self.shares[n][k]
 
+    def _unreachable(self, top: int, k: int, target: float) -> None:
+        raise CovlibError(f"even {top} training examples cover less than {target:.0%} of the ID test items at "
+                          f"k={k}, {self.task} N={self.num_tokens} (seed {self.seed}): lower the share or k")
+
     def bracket(self, k: int, target: float) -> tuple[int, int]:
         """The tightest (fails, reaches) pair among the sizes probed so far (0 and the largest probe by default)."""
         lo, hi = 0, largest_probe(self.eligible)
@@ -85,23 +89,28 @@ class CoverageProbes:
                 lo = max(lo, n)
         return lo, hi
 
-    def crossing(self, k: int, target: float, rel_tol: float = 0.03, guess: int | None = None) -> dict:
+    def crossing(self, k: int, target: float, rel_tol: float = 0.03, guess: int | None = None,
+                 top_first: bool = True) -> dict:
         """The smallest n_train (to ``rel_tol``) whose ID test items are ``target`` k-covered, by bisection.
 
-        ``guess`` (optional) starts the search: doubled or halved until it brackets the crossing."""
+        ``top_first`` probes the largest training set the pool allows before anything else (the book's cached
+        crossings were computed so); without it the bracket is found by doubling or halving from ``guess``
+        (default 16 N) and that probe, by far the costliest (about 2 million examples at two-hop N = 200), is
+        only generated when nothing below it reaches the share. Either way the answer is a bracketed crossing."""
         top = largest_probe(self.eligible)
-        if self.share(top, k) < target:
-            raise CovlibError(f"even {top} training examples cover less than {target:.0%} of the ID test items at "
-                              f"k={k}, {self.task} N={self.num_tokens} (seed {self.seed}): lower the share or k")
+        if top_first and self.share(top, k) < target:
+            self._unreachable(top, k, target)
         lo, hi = self.bracket(k, target)
-        if guess is not None:
-            n = min(max(int(guess), 1), top)
+        if guess is not None or not top_first:
+            n = min(max(int(guess if guess is not None else 16 * self.num_tokens), 1), top)
             while lo < n < hi:
                 if self.share(n, k) >= target:
                     hi, n = n, n // 2
                 else:
-                    lo, n = n, n * 2
+                    lo, n = n, min(n * 2, top)
             lo, hi = self.bracket(k, target)
+        if self.share(hi, k) < target:  # only the largest probe is left, and it falls short
+            self._unreachable(top, k, target)
         before = len(self.shares)
         below, at, _ = bisect_crossing(lambda n: self.share(n, k) >= target, lo, hi, rel_tol)
         return {"task": self.task, "N": self.num_tokens, "seed": self.seed, "k": k, "target": target,
