@@ -140,17 +140,21 @@ growth = reader.coverage_growth(my_task, my_N)
 chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
 
 # %% [markdown]
-# The rule's prediction for it over $N$ (median and range over the seeds), and one probe trained at the
-# predicted size at `my_N` to check it:
+# The rule's prediction for it over $N$ (median and range over the seeds; none where some seed never reaches
+# the share below the ID pool), and one probe trained at the predicted size at `my_N` (or the nearest $N$ with a
+# prediction) to check it:
 
 # %%
 mine = reader.reader_prediction(my_task, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
                                 seeds)
 display(mine[["N", "n_pred", "n_low", "n_high", "eligible", "seconds"]].round(1))
-at_N = float(mine.loc[mine["N"] == my_N, "n_pred"].iloc[0])
-row = reader.check_probe(my_task, my_N, int(round(at_N)), chapter.root / "ch10" / chapter.preset, chapter["model"],
-                         chapter["step_cap"])
-print(reader.probe_sentence(row, at_N))
+where = reader.probe_size(mine, my_N)  # my_N, or the nearest N with a prediction
+if where is None:
+    print(reader.no_probe_sentence(mine))
+else:
+    row = reader.check_probe(my_task, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
+                             chapter["model"], chapter["step_cap"])
+    print(f"N = {where[0]}: " + reader.probe_sentence(row, where[1]))
 
 # %% [markdown]
 # ## What we found

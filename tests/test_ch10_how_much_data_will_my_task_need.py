@@ -124,3 +124,10 @@ def test_the_depth_reading_names_deeper_and_shallower_tasks():
     text = rule.depth_sentence(depth.reset_index(), fitted)
     assert "two-hop at the rule's own k = 3" in text and "deeper coverage for three-hop (k = 5" in text
     assert "shallower" not in text
+
+
+def test_the_check_probe_goes_to_the_nearest_predicted_N_or_nowhere():
+    table = pd.DataFrame({"N": [8, 10, 12], "n_pred": [np.nan, 700.0, np.nan]})
+    assert reader.probe_size(table, 12) == (10, 700.0) and reader.probe_size(table, 10) == (10, 700.0)
+    none = table.assign(n_pred=np.nan)
+    assert reader.probe_size(none, 12) is None and "N = 8, 10, 12" in reader.no_probe_sentence(none)

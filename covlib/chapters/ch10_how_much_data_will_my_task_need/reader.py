@@ -44,6 +44,22 @@ def check_probe(formula: str, N: int, n_train: int, work: Path, model: str, step
     return run_probe(probe)
 
 
+def probe_size(prediction: pd.DataFrame, N: int) -> tuple[int, float] | None:
+    """Where to train the check probe: (N, predicted n_req) at ``N``, else at the predicted N nearest it (None when
+    no N has a prediction: coverage never reaches the rule's share below the ID pool)."""
+    done = prediction.dropna(subset=["n_pred"])
+    if not len(done):
+        return None
+    row = done.loc[(done["N"] - N).abs().idxmin()]
+    return int(row["N"]), float(row["n_pred"])
+
+
+def no_probe_sentence(prediction: pd.DataFrame) -> str:
+    """Why no check probe was trained."""
+    return (f"At N = {', '.join(str(int(n)) for n in prediction['N'])} coverage does not reach the rule's share below "
+            "the ID pool in every seed: the rule predicts no training set the pool allows is enough. Try larger N.")
+
+
 def probe_sentence(row: dict, predicted: float) -> str:
     """What the check probe says about the prediction, in a sentence (success or not, and how far it got)."""
     size = f"{int(row['n_train']):,} training examples (the rule predicts {predicted:,.0f})"
