@@ -27,7 +27,8 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
         start, cpu, found, probes = time.perf_counter(), time.process_time(), [], 0
         for seed in seeds:
             cell = CoverageProbes(name, int(N), int(seed), [k], test_size_per_type)
-            guess = found[-1] if found else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
+            known = [f for f in found if f == f]  # a seed that never reached the share gives no guess
+            guess = known[-1] if known else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
             try:
                 found.append(cell.crossing(k, share, rel_tol, guess, top_first=False)["n_train"])
             except CovlibError:  # even the largest training set the pool allows falls short in this seed
