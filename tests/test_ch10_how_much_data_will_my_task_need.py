@@ -102,6 +102,7 @@ def test_the_probe_sentence_covers_success_failure_and_a_prediction_beyond_the_p
     bad = {"n_train": 500, "success": False, "steps": 3000, "stopped": "steps", "best_type0": 0.42}
     text = reader.probe_sentence(bad, 500.0)
     assert "42.0%" in text and "step cap" in text and "longer training" in text
+    assert "as the rule expects" in reader.probe_sentence(bad, 900.0)
 
 
 def test_a_readers_coverage_grows_with_the_data():

@@ -74,6 +74,9 @@ def probe_sentence(row: dict, predicted: float) -> str:
                 "enough here. A probe below it would tell whether it is also necessary.")
     why = {"gave_up": "the authors' give-up rule ended it", "steps": "the step cap ended it"}.get(
         str(row["stopped"]), f"it stopped ({row['stopped']})")
+    if predicted > int(row["n_train"]):
+        return (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
+                f"after {int(row['steps']):,} steps, as the rule expects of a training set below its prediction.")
     return (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
             f"after {int(row['steps']):,} steps. The task needs more than the rule predicts"
             + (", or longer training than the cap allows." if row["stopped"] == "steps" else "."))
