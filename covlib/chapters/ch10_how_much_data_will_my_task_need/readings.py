@@ -7,7 +7,8 @@ import pandas as pd
 from covlib.figures.exercises import check_share
 
 SET_KEYS = {"two-hop": "twohop", "three-hop": "threehop", "parallel two-hop": "parallel_twohop",
-            "two-hop, CoT": "twohop_cot", "three-hop, CoT": "threehop_cot", "two-hop, Mamba": "twohop_mamba"}
+            "two-hop, CoT": "twohop_cot", "three-hop, CoT": "threehop_cot", "two-hop, Mamba": "twohop_mamba",
+            "authors' two-hop (GPT-2)": "authors"}
 
 
 def within_share(ratios: pd.Series, band: float) -> float:
