@@ -19,12 +19,12 @@ from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_sna
 from covlib.figures.style import MAX_CHART_WIDTH, SPECS_ENV, drawn_width
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "metrics_default.json"
-CACHED_CHAPTERS = ["02", "03", "04", "05", "06", "07", "08", "09"]  # deterministic at default: they read caches
+CACHED_CHAPTERS = ["02", "03", "04", "05", "06", "07", "08", "09", "10"]  # deterministic at default: they read caches
 
 
 @pytest.fixture(scope="session")
 def default_book(tmp_path_factory) -> Path:
-    """Chapters 02-09 executed at the default preset (they read caches: about a minute each here), with each
+    """Chapters 02-10 executed at the default preset (they read caches: about a minute each here), with each
     chart's Vega-Lite spec in specs/."""
     out = tmp_path_factory.mktemp("default-book")
     saved = os.environ.get(SPECS_ENV)

@@ -128,3 +128,18 @@ def test_a_floor_exponent_waits_for_every_cell_the_authors_rule_finished():
     every = pd.DataFrame([r for N in Ns for r in cell_rows_at(N, True)])
     rules = exponents_by_rule(cells, every, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
     assert rules.loc[2000, "pending"] == 0 and rules.loc[2000, "c"] == pytest.approx(rules.loc[0, "c"])
+
+
+def test_the_recheck_command_reports_flips_and_refuses_bad_input(tmp_path: Path, capsys):
+    from covlib.cli.main import main
+
+    table = tmp_path / "probes.csv"
+    for r in (row(1000, False, steps=300), row(1600, False, steps=400), row(2000, True, steps=900),
+              row(1600, True, steps=1200, floor=2000)):
+        append_probe(table, r)
+    assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "flips" in out and out.strip().splitlines()[-1].split()[-4:] == ["1", "1", "1", "1"]
+    assert main(["scaling", "recheck", "--give-up-floor", "0", "--table", str(table)]) == 2
+    assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "fourhop"]) == 2
+    assert "unknown task" in capsys.readouterr().err

@@ -227,7 +227,7 @@ def test_crossing_interpolates_in_log_n():
 
 
 def test_coverage_requirement_rises_with_N_and_k():
-    table = coverage_requirement("twohop", [12, 20], ks=(1, 3), targets=(0.9,), points=10, test_size_per_type=300)
+    table = coverage_requirement("twohop", [12, 20], ks=(1, 3), targets=(0.9,), seeds=(0,), test_size_per_type=300)
     need = table.set_index(["N", "k"])["n_train"]
     assert need[(20, 3)] > need[(12, 3)] and need[(20, 3)] > need[(20, 1)]
     assert (table["n_train"] < table["eligible"]).all()

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from covlib.cli.task_option import add_task_options, task_of
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.tasks.graphs import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("task", help=f"one of: {', '.join(TASKS)}")
+    add_task_options(p, positional=True)
     p.add_argument("--num-tokens", "-N", type=int, required=True, help="size N of the token set")
     p.add_argument("--n-train", type=int, required=True, help="number of training examples")
     p.add_argument("--seed", type=int, default=42)
@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = DatasetConfig(
-        task=args.task,
+        task=task_of(args),
         num_tokens=args.num_tokens,
         n_train=args.n_train,
         seed=args.seed,

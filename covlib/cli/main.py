@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("covlib.cli.sweep", "run a chapter over a grid of parameters"),
     "site": ("covlib.cli.site", "build the executed chapters into a static HTML book (offline)"),
     "analyze": ("covlib.cli.analyze", "IICG, causal tracing and logit lens of a trained run (chapter 5)"),
+    "predict": ("covlib.cli.predict", "coverage's predicted training data per N, before any training"),
     "scaling": ("covlib.cli.scaling", "search the training data a model needs, and what coverage predicts"),
     "diversity": ("covlib.cli.diversity", "the diversity, exposure and coverage audit (chapter 9)"),
     "ship": ("covlib.cli.ship", "train and archive the models chapters 6 and 7 analyse at their default preset"),

@@ -7,7 +7,8 @@ import sys
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import repository_path
-from covlib.coverage.requirement import coverage_requirement
+from covlib.cli.task_option import add_task_options, task_of
+from covlib.coverage.requirement import coverage_requirement, crossings
 from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
@@ -24,8 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, help_text in (("search", "train probes until every cell's required data is bracketed"),
                             ("status", "print where the search of each cell stands (no training)")):
         s = sub.add_parser(name, help=help_text, description=help_text)
-        s.add_argument("--task", required=True, help="twohop, parallel_twohop, threehop, nontree, fivehop (the authors "
-                       "train five-hop with --cot only)")
+        add_task_options(s)
         s.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
         s.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="dataset and model seeds (default 0 1)")
         s.add_argument("--model", nargs="+", default=["L4-d128"],
@@ -71,12 +71,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--exclude-model", nargs="+", default=[], help="leave these model shapes out")
     r.add_argument("--run", action="store_true", help="train the reruns (default: only report)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
-    c.add_argument("--task", required=True)
+    add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
     c.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4])
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--points", type=int, default=14, help="n_train values per N (log grid up to the ID pool)")
-    c.add_argument("--out", required=True, help="CSV to write (task, N, k, target, eligible, n_train)")
+    c.add_argument("--targets", type=float, nargs="+", default=[0.9, 0.99], help="shares of ID test items covered")
+    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dataset seeds (median and range)")
+    c.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
+    c.add_argument("--per-seed", action="store_true", help="one row per seed (its crossing) instead of the summary")
+    c.add_argument("--out", required=True,
+                   help="CSV to write (task, N, k, target, eligible, n_train = median crossing, its min, max, seeds)")
 
 
 def _rules(args: argparse.Namespace):
@@ -103,6 +106,9 @@ def _check_fake_bridge(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "recheck":  # its --task is a list of tasks to recheck, not one task to search
+        return _recheck(args)
+    args.task = task_of(args)
     if args.action == "coverage":
         import time
         from pathlib import Path
@@ -115,14 +121,13 @@ def run(args: argparse.Namespace) -> int:
             if len(table) and (table["N"] == N).any():
                 continue
             t0 = time.perf_counter()
-            part = coverage_requirement(args.task, [N], args.ks, seed=args.seed, points=args.points)
-            table = pd.concat([table, part], ignore_index=True).sort_values(["N", "k", "target"])
+            part = (crossings(args.task, N, args.ks, args.targets, args.seeds, rel_tol=args.rel_tol) if args.per_seed
+                    else coverage_requirement(args.task, [N], args.ks, args.targets, args.seeds, rel_tol=args.rel_tol))
+            table = pd.concat([table, part], ignore_index=True).sort_values([c for c in ("N", "seed", "k", "target") if c in part])
             write_text_atomic(out, table.to_csv(index=False, float_format="%.6g"))
             print(f"{args.task} N={N}: {time.perf_counter() - t0:.0f} s", flush=True)
         print(table.to_string(index=False))
         return 0
-    if args.action == "recheck":
-        return _recheck(args)
     for model in args.model:
         model_overrides(model)  # an unknown shape fails here, before any work
     _check_fake_bridge(args)

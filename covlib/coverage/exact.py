@@ -20,6 +20,9 @@ MAX_INPUTS = 1 << 28  # N^m above this would need more than ~2 GB of labels; ref
 LOOKUP_CHUNK = 1 << 22  # context look-ups per chunk when counting shared contexts
 
 
+DENSE_BITS = 1 << 31  # fragments x contexts at most this: count shared contexts on bit sets (at most 256 MB)
+
+
 def proper_subsets(n_inputs: int) -> list[tuple[int, ...]]:
     """Every proper, non-empty set P of input positions (0-based), smallest first."""
     return [p for r in range(1, n_inputs) for p in itertools.combinations(range(n_inputs), r)]
@@ -142,7 +145,20 @@ def pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_token
     keys, agree = np.unique(pair_key, return_counts=True)
     lo, hi = keys // n_frag, keys % n_frag
 
-    # 2. shared contexts of each candidate pair: expand the fragment with fewer contexts
+    # 2. shared contexts of each candidate pair: when every fragment's contexts fit in memory as a bit set, the
+    # popcount of the AND of the pair's two sets; else expand the fragment with fewer contexts and look them up
+    if n_frag * n_ctx <= DENSE_BITS:
+        present = np.zeros((n_frag, n_ctx), dtype=bool)
+        present[frag, ctx] = True
+        bits = np.packbits(present, axis=1)
+        del present
+        shared = np.empty(len(keys), dtype=np.int64)
+        step = max(1, LOOKUP_CHUNK // bits.shape[1])
+        for begin in range(0, len(keys), step):
+            both = bits[lo[begin:begin + step]] & bits[hi[begin:begin + step]]
+            shared[begin:begin + step] = np.bitwise_count(both).sum(axis=1, dtype=np.int64)
+        keep = shared == agree
+        return PairEvidence(tuple(positions), lo[keep], hi[keep], agree[keep])
     item_key = frag * n_ctx + ctx
     by_frag = np.argsort(item_key, kind="stable")
     sorted_key = item_key[by_frag]
@@ -214,10 +230,12 @@ def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...],
 
 def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                    queries: np.ndarray | None = None, max_k: int | None = None,
-                   evidence: list[PairEvidence] | None = None) -> CoverageResult:
+                   evidence: list[PairEvidence] | None = None, min_k: int = 1) -> CoverageResult:
     """k-cutoffs of ``queries`` (all N^m inputs in code order when None), exactly per SPEC §2, in one pass.
 
     ``max_k`` caps the sweep: levels above it are merged into one (cutoffs never exceed it).
+    ``min_k`` skips the levels below it (a query covered only there gets 0): shares at k >= min_k are exact,
+    and the largest merges, at the lowest levels, are not paid for.
     ``evidence`` may be passed to reuse ``all_pair_evidence`` across calls.
     """
     inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
@@ -242,6 +260,7 @@ def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_toke
     levels = sorted({int(c) for ev in evidence for c in np.unique(ev.count)}, reverse=True)
     if max_k is not None:
         levels = sorted({min(c, max_k) for c in levels}, reverse=True)
+    levels = [level for level in levels if level >= min_k]
 
     train_codes = encode_inputs(inputs, num_tokens)
     is_train = np.zeros(space, dtype=bool)

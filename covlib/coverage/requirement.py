@@ -1,14 +1,18 @@
-"""How much training data coverage needs: shares covered as n_train grows, and the crossing points."""
+"""How much training data coverage needs: the n_train at which a share of the ID test items is k-covered,
+found by bisection on n_train (one dataset per probe), with its median and spread over dataset seeds."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
-from covlib.coverage.annotate import coverage_by_k
-from covlib.tasks.datasets import DatasetConfig, eligible_count, generate
+from covlib.coverage.annotate import coverage_by_k, coverage_inputs
+from covlib.coverage.exact import coverage_sweep
+from covlib.tasks.datasets import DatasetConfig, generate
+
+TEST_KEPT = 1000  # the largest probe leaves this many ID-eligible inputs (at most a quarter) to test on
 
 
 def first_crossing(n: np.ndarray, share: np.ndarray, target: float) -> float:
@@ -24,59 +28,141 @@ def first_crossing(n: np.ndarray, share: np.ndarray, target: float) -> float:
     return float(np.exp(x0 + (target - share[i - 1]) * (x1 - x0) / (share[i] - share[i - 1])))
 
 
-def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.9, seed: int = 0,
-                      test_size_per_type: int = 1000, rel_tol: float = 0.03) -> dict:
-    """Smallest n_train (to ``rel_tol``) whose type_0 test items are at least ``target`` k-covered.
-
-    Bisection on log(n_train) between 1 and the eligible count; each probe generates a dataset
-    and sweeps coverage. Returns N, the bracketing sizes and the number of probes.
-    """
-
-    def covered(n: int) -> float:
-        ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
-        table = coverage_by_k(ds, k)
-        row = table[(table["type"] == "type_0") & (table["k"] == k)]["covered"]
-        return float(row.iloc[0]) if len(row) else 0.0  # no type_0 item at all (non-tree, small n): nothing covered
-
-    eligible = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0)).eligible_count
-    lo, hi, probes = 1, eligible - 1, 0
-    if covered(hi) < target:
-        raise CovlibError(f"even {hi} training examples cover less than {target:.0%} of type_0 at k={k}, N={num_tokens}")
-    while hi / lo > 1 + rel_tol:
-        mid = int(round(np.sqrt(lo * hi)))
+def bisect_crossing(reaches: Callable[[int], bool], lo: int, hi: int, rel_tol: float = 0.03) -> tuple[int, int, int]:
+    """Bisection in log n between ``lo`` (taken to fail) and ``hi`` (taken to succeed): returns (below, at,
+    probes) with ``reaches(below)`` False, ``reaches(at)`` True (unless never probed) and at / below <= 1 + rel_tol,
+    or at - below = 1 (rel_tol = 0 runs to adjacent integers)."""
+    probes = 0
+    while hi - lo > 1 and hi > lo * (1 + rel_tol):
+        mid = min(max(int(round(np.sqrt(max(lo, 1) * hi))), lo + 1), hi - 1)
         probes += 1
-        if covered(mid) >= target:
+        if reaches(mid):
             hi = mid
         else:
             lo = mid
-    return {"N": num_tokens, "k": k, "target": target, "n_train": hi, "below": lo, "eligible": eligible,
-            "probes": probes}
+    return lo, hi, probes
+
+
+def largest_probe(eligible: int) -> int:
+    """The largest n_train a crossing probes: the ID-eligible inputs less those kept to test."""
+    return max(eligible - min(TEST_KEPT, eligible // 4), 1)
+
+
+class CoverageProbes:
+    """Shares of one cell's ID test items (type_0) k-covered, per n_train, each dataset generated once.
+
+    One sweep gives every k in ``ks`` (levels below min(ks) are skipped: they cannot change those shares).
+    """
+
+    def __init__(self, task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int = 1000):
+        self.task, self.num_tokens, self.seed = task, num_tokens, seed
+        self.ks, self.test_size_per_type = tuple(sorted(set(ks))), test_size_per_type
+        self.eligible = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0)).eligible_count
+        self.shares: dict[int, dict[int, float]] = {}
+
+    def share(self, n: int, k: int) -> float:
+        if n not in self.shares:
+            ds = generate(DatasetConfig(self.task, self.num_tokens, n, seed=self.seed,
+                                        test_size_per_type=self.test_size_per_type))
+            data = coverage_inputs(ds)
+            ids = data.test_types == "type_0"
+            if not ids.any():  # no type_0 item at all (non-tree at small n): nothing is covered
+                self.shares[n] = {k: 0.0 for k in self.ks}
+            else:
+                result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs[ids],
+                                        max_k=max(self.ks), min_k=min(self.ks))
+                self.shares[n] = {k: float(np.mean(result.cutoffs >= k)) for k in self.ks}
+        return self.shares[n][k]
+
+    def _unreachable(self, top: int, k: int, target: float) -> None:
+        raise CovlibError(f"even {top} training examples cover less than {target:.0%} of the ID test items at "
+                          f"k={k}, {self.task} N={self.num_tokens} (seed {self.seed}): lower the share or k")
+
+    def bracket(self, k: int, target: float) -> tuple[int, int]:
+        """The tightest (fails, reaches) pair among the sizes probed so far (0 and the largest probe by default)."""
+        lo, hi = 0, largest_probe(self.eligible)
+        for n, s in self.shares.items():
+            if s[k] >= target:
+                hi = min(hi, n)
+        for n, s in self.shares.items():
+            if s[k] < target and n < hi:
+                lo = max(lo, n)
+        return lo, hi
+
+    def crossing(self, k: int, target: float, rel_tol: float = 0.03, guess: int | None = None,
+                 top_first: bool = True) -> dict:
+        """The smallest n_train (to ``rel_tol``) whose ID test items are ``target`` k-covered, by bisection.
+
+        ``top_first`` probes the largest training set the pool allows before anything else (the book's cached
+        crossings were computed so); without it the bracket is found by doubling or halving from ``guess``
+        (default 16 N) and that probe, by far the costliest (about 2 million examples at two-hop N = 200), is
+        only generated when nothing below it reaches the share. Either way the answer is a bracketed crossing."""
+        top = largest_probe(self.eligible)
+        if top_first and self.share(top, k) < target:
+            self._unreachable(top, k, target)
+        lo, hi = self.bracket(k, target)
+        if guess is not None or not top_first:
+            n = min(max(int(guess if guess is not None else 16 * self.num_tokens), 1), top)
+            while lo < n < hi:
+                if self.share(n, k) >= target:
+                    hi, n = n, n // 2
+                else:
+                    lo, n = n, min(n * 2, top)
+            lo, hi = self.bracket(k, target)
+        if self.share(hi, k) < target:  # only the largest probe is left, and it falls short
+            self._unreachable(top, k, target)
+        before = len(self.shares)
+        below, at, _ = bisect_crossing(lambda n: self.share(n, k) >= target, lo, hi, rel_tol)
+        return {"task": self.task, "N": self.num_tokens, "seed": self.seed, "k": k, "target": target,
+                "n_train": at, "below": below, "eligible": self.eligible, "probes": len(self.shares) - before}
+
+
+def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.9, seed: int = 0,
+                      test_size_per_type: int = 1000, rel_tol: float = 0.03) -> dict:
+    """Smallest n_train (to ``rel_tol``) whose type_0 test items are at least ``target`` k-covered, one seed.
+
+    Bisection on log(n_train) up to the largest probe; each probe generates a dataset and sweeps coverage.
+    Returns N, the bracketing sizes and the number of probes."""
+    found = CoverageProbes(task, num_tokens, seed, [k], test_size_per_type).crossing(k, target, rel_tol)
+    return {key: found[key] for key in ("N", "k", "target", "n_train", "below", "eligible", "probes")}
+
+
+def crossings(task: str, num_tokens: int, ks: Sequence[int] = (3,), targets: Sequence[float] = (0.99,),
+              seeds: Sequence[int] = (0, 1, 2), test_size_per_type: int = 1000, rel_tol: float = 0.03) -> pd.DataFrame:
+    """Every seed's crossing at every (k, target) of one N (the probes of one seed serve all its crossings;
+    each seed after the first starts from the previous seed's crossing). One row per (seed, k, target); a
+    crossing that even the largest probe does not reach has n_train NaN."""
+    rows, guesses = [], {}
+    for seed in seeds:
+        probes = CoverageProbes(task, num_tokens, seed, ks, test_size_per_type)
+        for k in ks:
+            for target in targets:
+                try:
+                    row = probes.crossing(k, target, rel_tol, guesses.get((k, target)))
+                except CovlibError:  # unreachable below the largest probe
+                    row = {"task": task, "N": num_tokens, "seed": seed, "k": k, "target": target, "n_train": np.nan,
+                           "below": largest_probe(probes.eligible), "eligible": probes.eligible, "probes": 0}
+                guesses[(k, target)] = row["n_train"] if row["n_train"] == row["n_train"] else None
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarise_crossings(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, N, k, target): the median crossing over seeds, its range and the seeds."""
+    g = table.groupby(["task", "N", "k", "target"], sort=True)
+    out = g.agg(eligible=("eligible", "max"), n_train=("n_train", "median"), n_train_min=("n_train", "min"),
+                n_train_max=("n_train", "max"), seeds=("seed", lambda s: " ".join(str(int(v)) for v in sorted(s))))
+    return out.reset_index()
 
 
 def coverage_requirement(task: str, Ns: Sequence[int], ks: Sequence[int] = (1, 2, 3, 4),
-                         targets: Sequence[float] = (0.9, 0.99), seed: int = 0, test_size_per_type: int = 1000,
-                         points: int = 14) -> pd.DataFrame:
-    """The coverage-predicted requirement: the smallest n_train whose ID test items are ``target``
-    k-covered, for every k and target at once, per N. One coverage sweep gives every k, so instead of
-    a bisection per (k, target) we sweep a log grid of n_train and interpolate each crossing in log n
-    (coverage rises with n)."""
-
-    rows = []
-    for N in Ns:
-        eligible = eligible_count(task, N, seed)
-        grid = np.unique(np.geomspace(max(N, 16), eligible - 1, points).round().astype(int))
-        cov = []
-        for n in grid:
-            ds = generate(DatasetConfig(task, N, int(n), seed=seed, test_size_per_type=test_size_per_type))
-            t = coverage_by_k(ds, max(ks))
-            t0 = t[t["type"] == "type_0"].set_index("k")["covered"]
-            cov.append([float(t0[k]) for k in ks])
-        cov = np.array(cov)  # (grid, k)
-        for j, k in enumerate(ks):
-            for target in targets:
-                rows.append({"task": task, "N": N, "k": k, "target": target, "eligible": eligible,
-                             "n_train": first_crossing(grid, cov[:, j], target)})
-    return pd.DataFrame(rows)
+                         targets: Sequence[float] = (0.9, 0.99), seeds: Sequence[int] = (0, 1, 2),
+                         test_size_per_type: int = 1000, rel_tol: float = 0.03) -> pd.DataFrame:
+    """The coverage-predicted requirement per N, k and target: the exact crossing (bisection on n_train) in
+    every seed, summarised by its median and range (columns task, N, k, target, eligible, n_train,
+    n_train_min, n_train_max, seeds)."""
+    return pd.concat([summarise_crossings(crossings(task, N, ks, targets, seeds, test_size_per_type, rel_tol))
+                      for N in Ns], ignore_index=True)
 
 
 def probe_coverage_by_k(task: str, N: int, n_train: int, seed: int, max_k: int = 6, test_size_per_type: int = 1000

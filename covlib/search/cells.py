@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.tasks.graphs import get_task, is_formula
 
 
 @dataclass(frozen=True)
@@ -122,5 +123,6 @@ class Probe:
     def run_dir(self) -> Path:
         c = self.cell
         style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
+        name = get_task(c.task).authors_name if is_formula(c.task) else c.task  # a formula is no folder name
         floor = f"_floor-{self.rules.give_up_floor}" if self.rules.give_up_floor else ""
-        return Path(self.work_dir) / "runs" / f"{c.task}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}"
+        return Path(self.work_dir) / "runs" / f"{name}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}"

@@ -14,7 +14,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.files import write_folder_atomic
 from covlib.base.paths import default_root
 from covlib.tasks.folders import END, FAKE_BRIDGE, META, dumps_items, item_texts
-from covlib.tasks.graphs import Task, get_task
+from covlib.tasks.graphs import Task, get_task, is_formula
 
 CHUNK = 1 << 22  # codes per enumeration chunk: ~4M inputs keeps peak memory near 200 MB
 
@@ -359,7 +359,8 @@ def dataset_files(dataset: Dataset) -> dict[str, str]:
 
 def generate_command(cfg: DatasetConfig) -> str:
     """The `covlib generate` command line that rebuilds this config (written beside the data)."""
-    parts = [f"covlib generate {cfg.task} --num-tokens {cfg.num_tokens} --n-train {cfg.n_train}"]
+    task = f'--graph "{cfg.task}"' if is_formula(cfg.task) else cfg.task
+    parts = [f"covlib generate {task} --num-tokens {cfg.num_tokens} --n-train {cfg.n_train}"]
     default = DatasetConfig(cfg.task, cfg.num_tokens, cfg.n_train)
     for name, flag in (("seed", "--seed"), ("seen_ratio", "--seen-ratio"), ("test_size_per_type", "--test-size-per-type")):
         if getattr(cfg, name) != getattr(default, name):

@@ -1,6 +1,9 @@
 """The task families as small graphs of primitive functions (data, not code paths)."""
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -84,45 +87,148 @@ class Task:
         return values, fact_index
 
 
-def _chain(n_hops: int) -> tuple[Hop, ...]:
-    """b1 = f1(x1,x2); b_i = f_i(b_{i-1}, x_{i+1}); t = f_n(b_{n-1}, x_{n+1})."""
-    hops = [Hop("f1", ("x1", "x2"), "b1" if n_hops > 1 else "t")]
-    for i in range(2, n_hops + 1):
-        out = "t" if i == n_hops else f"b{i}"
-        hops.append(Hop(f"f{i}", (f"b{i - 1}", f"x{i + 1}"), out))
-    return tuple(hops)
+_HOP = re.compile(r"^([A-Za-z_]\w*)=([A-Za-z_]\w*)\(([^()]*)\)$")
 
 
-TASKS: dict[str, Task] = {
-    "twohop": Task("twohop", "twohop", 3, _chain(2), "b = f1(x1,x2); t = f2(b,x3)"),
-    "parallel_twohop": Task(
-        "parallel_twohop",
-        "parallel2hop",
-        4,
-        (Hop("f1", ("x1", "x2"), "b1"), Hop("f2", ("x3", "x4"), "b2"), Hop("f3", ("b1", "b2"), "t")),
-        "b1 = f1(x1,x2); b2 = f2(x3,x4); t = f3(b1,b2)",
-    ),
-    "threehop": Task("threehop", "threehop", 4, _chain(3), "b1 = f1(x1,x2); b2 = f2(b1,x3); t = f3(b2,x4)"),
-    "nontree": Task(
-        "nontree",
-        "nontree",
-        3,
-        (Hop("f1", ("x1", "x2"), "b1"), Hop("f2", ("b1", "x2", "x3"), "t")),
-        "b = f1(x1,x2); t = f2(b,x2,x3)",
-    ),
-    "fivehop": Task(
-        "fivehop", "fivehop", 6, _chain(5), "b1 = f1(x1,x2); b_i = f_i(b_{i-1}, x_{i+1}); t = f5(b4,x6)"
-    ),
-}
+_INPUT = re.compile(r"^x([1-9]\d*)$")
+
+
+def _read_hops(formula: str) -> list[Hop]:
+    """The hops of a formula as written, each ``node=primitive(arg,...)``, separated by semicolons."""
+    hops = []
+    for piece in formula.split(";"):
+        text = re.sub(r"\s+", "", piece)
+        if not text:
+            continue
+        match = _HOP.match(text)
+        if not match:
+            raise CovlibError(f"cannot read {piece.strip()!r}: write each step as node=primitive(arg,...), "
+                              "e.g. b=f1(x1,x2); t=f2(b,x3)")
+        out, prim, args = match.groups()
+        names = tuple(args.split(",")) if args else ()
+        if not names or "" in names:
+            raise CovlibError(f"{piece.strip()!r}: a primitive takes one or more nodes separated by commas")
+        hops.append(Hop(prim, names, out))
+    if not hops:
+        raise CovlibError("the formula is empty: write its steps, e.g. b=f1(x1,x2); t=f2(b,x3)")
+    return hops
+
+
+def _evaluation_order(hops: list[Hop]) -> list[Hop]:
+    """The hops in an order where every node is computed before it is read (written order where free)."""
+    done, order, left = set(), [], list(hops)
+    while left:
+        ready = next((h for h in left if all(_INPUT.match(a) or a in done for a in h.inputs)), None)
+        if ready is None:
+            raise CovlibError(f"the formula has a cycle through {', '.join(sorted(h.output for h in left))}: "
+                              "a node cannot depend on itself")
+        order.append(ready)
+        done.add(ready.output)
+        left.remove(ready)
+    return order
+
+
+def _check_nodes(hops: list[Hop]) -> int:
+    """Every node read is an input x1.. or computed; each is computed once; t is computed, read by no
+    step; every input up to the highest and every intermediate node is used. Returns the input count."""
+    outputs = [h.output for h in hops]
+    for name in outputs:
+        if _INPUT.match(name):
+            raise CovlibError(f"{name} is an input and cannot be computed; name the step's result otherwise")
+        if outputs.count(name) > 1:
+            raise CovlibError(f"node {name} is computed twice; give each step its own result")
+    if "t" not in outputs:
+        raise CovlibError("the formula has no output t: its last step must be t=primitive(...)")
+    read = [a for h in hops for a in h.inputs]
+    for name in read:
+        if not _INPUT.match(name) and name not in outputs:
+            raise CovlibError(f"unknown node {name}: read before any step computes it (inputs are x1, x2, ...)")
+    if "t" in read:
+        raise CovlibError("t is the output: no step may read it")
+    arity: dict[str, int] = {}
+    for h in hops:
+        if arity.setdefault(h.primitive, len(h.inputs)) != len(h.inputs):
+            raise CovlibError(f"primitive {h.primitive} is used with two arities ({arity[h.primitive]} and "
+                              f"{len(h.inputs)}); give each shape its own name")
+    n_inputs = max(int(_INPUT.match(a).group(1)) for a in read if _INPUT.match(a)) if any(
+        _INPUT.match(a) for a in read) else 0
+    if n_inputs < 2:
+        raise CovlibError("the task needs at least two inputs, x1 and x2")
+    for name in [f"x{i + 1}" for i in range(n_inputs)] + [o for o in outputs if o != "t"]:
+        if name not in read:
+            raise CovlibError(f"unused node {name}: every input up to x{n_inputs} and every intermediate node "
+                              "must feed a step")
+    return n_inputs
+
+
+def canonical_hops(formula: str) -> tuple[int, tuple[Hop, ...]]:
+    """A formula's input count and hops in evaluation order, with primitives renamed f1, f2, ... and
+    intermediate nodes b1, b2, ... in that order (a primitive named twice stays one shared table)."""
+    hops = _read_hops(formula)
+    n_inputs = _check_nodes(hops)
+    order = _evaluation_order(hops)
+    prims: dict[str, str] = {}
+    nodes: dict[str, str] = {"t": "t"}
+    for h in order:
+        prims.setdefault(h.primitive, f"f{len(prims) + 1}")
+        if h.output != "t":
+            nodes[h.output] = f"b{len(nodes)}"
+    rename = lambda a: a if _INPUT.match(a) else nodes[a]  # noqa: E731
+    return n_inputs, tuple(Hop(prims[h.primitive], tuple(rename(a) for a in h.inputs), nodes[h.output]) for h in order)
+
+
+def formula_text(hops: tuple[Hop, ...], spaced: bool = True) -> str:
+    """Hops written back as a formula (``b`` for a lone intermediate node, as the paper writes two-hop)."""
+    lone = [h.output for h in hops if h.output != "t"] == ["b1"]
+    name = lambda a: "b" if lone and a == "b1" else a  # noqa: E731
+    sep, comma = ("; ", ",") if spaced else (";", ",")
+    eq = " = " if spaced else "="
+    return sep.join(f"{name(h.output)}{eq}{h.primitive}({comma.join(name(a) for a in h.inputs)})" for h in hops)
+
+
+def _named(name: str, authors_name: str, formula: str) -> Task:
+    n_inputs, hops = canonical_hops(formula)
+    return Task(name, authors_name, n_inputs, hops, formula_text(hops))
+
+
+TASKS: dict[str, Task] = {task.name: task for task in (
+    _named("twohop", "twohop", "b=f1(x1,x2); t=f2(b,x3)"),
+    _named("parallel_twohop", "parallel2hop", "b1=f1(x1,x2); b2=f2(x3,x4); t=f3(b1,b2)"),
+    _named("threehop", "threehop", "b1=f1(x1,x2); b2=f2(b1,x3); t=f3(b2,x4)"),
+    _named("nontree", "nontree", "b=f1(x1,x2); t=f2(b,x2,x3)"),
+    _named("fivehop", "fivehop", "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); b4=f4(b3,x5); t=f5(b4,x6)"),
+)}
 
 
 AUTHORS_NAMES = {task.authors_name: task.name for task in TASKS.values()}
 
 
+def is_formula(name: str) -> bool:
+    """Whether a task name is a formula a reader wrote rather than one of the named tasks."""
+    return "=" in name or "(" in name
+
+
+@functools.lru_cache(maxsize=256)
+def task_from_formula(formula: str) -> Task:
+    """The task a formula describes: the named task when it is one of them (up to the names of its primitives
+    and intermediate nodes, so its datasets are that task's), else a new task named by its canonical formula."""
+    n_inputs, hops = canonical_hops(formula)
+    for task in TASKS.values():
+        if task.hops == hops:
+            return task
+    name = formula_text(hops, spaced=False)
+    slug = "graph-" + hashlib.sha1(name.encode()).hexdigest()[:8]
+    return Task(name, slug, n_inputs, hops, formula_text(hops))
+
+
 def get_task(name: str) -> Task:
-    """Look a task up by its covlib or authors' name, with an error that lists the choices."""
+    """Look a task up by its covlib or authors' name, or read it from a formula, with an error that lists the
+    choices."""
     if name in TASKS:
         return TASKS[name]
     if name in AUTHORS_NAMES:
         return TASKS[AUTHORS_NAMES[name]]
-    raise CovlibError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}")
+    if is_formula(name):
+        return task_from_formula(name)
+    raise CovlibError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}, or write one as a formula "
+                      "such as \"b=f1(x1,x2); t=f2(b,x3)\"")

@@ -24,7 +24,7 @@ def coverage_tables(coverage_N: Mapping[str, Sequence[int]] | None) -> dict[str,
     if coverage_N is None:
         return {t: pd.read_csv(repository_path(f"data/scaling/coverage_{t}.csv")) for t in COVERAGE_TASKS
                 if repository_path(f"data/scaling/coverage_{t}.csv").is_file()}
-    return {t: coverage_requirement(t, Ns, points=8, test_size_per_type=300) for t, Ns in coverage_N.items()}
+    return {t: coverage_requirement(t, Ns, seeds=(0,), test_size_per_type=300) for t, Ns in coverage_N.items()}
 
 
 def coverage_fits(cov: pd.DataFrame, N_max: float | None = None) -> pd.DataFrame:
