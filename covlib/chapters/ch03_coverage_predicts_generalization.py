@@ -1,6 +1,7 @@
 """Chapter 3 (coverage predicts generalisation): the live run, the run at the edge of coverage, what they record."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_char
 from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
-from covlib.training.config import RunConfig, make_config, run_name
+from covlib.training.config import RunConfig, TrainConfig, make_config, run_name
 from covlib.training.loop import TrainResult
 from covlib.training.runs import RESULT, first_step_above, load_metrics, load_run_config
 from covlib.training.shipped import EDGE_RUN, EDGE_SEEDS_COMMAND, archive_run, shipped_edge_seeds, train_or_load
@@ -89,7 +90,10 @@ def shipped_result(archive: str | os.PathLike, config: RunConfig, dataset_name: 
         return None
     stored = load_run_config(archive)
     wanted = json.loads(json.dumps(config.to_dict()))
-    if stored["dataset"]["name"] != dataset_name or any(stored[key] != wanted[key] for key in ("model", "train")):
+    # a knob added after the run was archived (e.g. give_up_floor) has the value it was trained under: the default
+    stored_train = {**json.loads(json.dumps(dataclasses.asdict(TrainConfig()))), **stored["train"]}
+    if (stored["dataset"]["name"] != dataset_name or stored["model"] != wanted["model"]
+            or stored_train != wanted["train"]):
         return None
     result = json.loads((archive / RESULT).read_text(encoding="utf-8"))
     metrics = load_metrics(archive)

@@ -122,7 +122,8 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
     A row run under the rule replaces the authors' row at its n_train; rows of any other floor never count."""
     if not len(rows):
         return rows, rows
-    floor = rows["give_up_floor"].astype(int) if "give_up_floor" in rows else pd.Series(0, index=rows.index)
+    floor = (rows["give_up_floor"].fillna(0).astype(int) if "give_up_floor" in rows  # absent or empty: the authors'
+             else pd.Series(0, index=rows.index))
     own = rows[floor == give_up_floor]
     if give_up_floor == 0:
         return own, rows.iloc[:0]
