@@ -60,3 +60,13 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     text = pattern_note(exponents, pd.DataFrame(), flipped, 2000, float("nan"), 0, 0.0)
     assert "1 of them flipped" in text and "searched downward again" in text and "still to be rerun" not in text
     assert "no success to choose one from" in text
+
+
+def test_a_slopes_table_with_no_finished_pairs_is_empty_not_an_error():
+    from covlib.figures.give_up_rule import slopes_table, slopes_view
+
+    exponents = pd.DataFrame([{"exponent": "twohop_cot", "rule": "the authors' rule", "summary": pd.DataFrame()}])
+    table = slopes_table(exponents, with_paper=False)
+    assert table.empty and "seed_range" in table
+    slopes_view(table)  # the reader's table of nothing renders
+    assert len(slopes_table(exponents)) == 4  # the paper's own four slopes

@@ -50,6 +50,9 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
             parts.append(slopes.assign(exponent=READER_NAMES.get(r["exponent"], r["exponent"]), rule=r["rule"]))
     if with_paper:
         parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule="the paper's"))
+    if not parts:  # no exponent has finished cells at two adjacent N yet (a miniature search)
+        return pd.DataFrame(columns=["exponent", "rule", "N_low", "N_high", "slope", "slope_min", "slope_max", "pairs",
+                                     "N", "seed_range"])
     table = pd.concat(parts, ignore_index=True)
     return table.assign(N=table["N_low"].astype(str) + "-" + table["N_high"].astype(str),
                         seed_range=[f"{a:.2f} to {b:.2f}" if p > 1 else "one estimate per N"
