@@ -51,33 +51,14 @@ out_dir = ""  # where a recomputation keeps datasets and runs; "" means build/ o
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's package hands the notebook its modules and what its cells call from covlib's layers)
 import pandas as pd
 from IPython.display import Markdown, display
 
-from covlib.analyses.fits import describe_exponent, exponent_metrics, power_fit, summary_exponent
-from covlib.base.paper import theory_exponent
-from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch04_how_much_data import (
-    explore,
-    failing_probes,
-    findings,
-    give_up_rule,
-    longer_chains,
-    model_comparison,
-    searches,
-    twohop_law,
-    views,
-)
-from covlib.chapters.ch04_how_much_data.searches import PRESETS
-from covlib.figures.required_data import estimates_chart
-from covlib.figures.text import fmt
-from covlib.search.cells import ProbeRules
-from covlib.search.experiments import experiment_cells
-from covlib.search.probes import read_probes
-from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
+from covlib.chapters.ch04_how_much_data import *  # its modules and what its cells call
 
 chapter = setup_chapter("04", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 

@@ -54,44 +54,13 @@ out_dir = ""  # where datasets and smoke runs go; "" means build/ of the reposit
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
+# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
+#   the chapter's package hands the notebook its modules and what its cells call from covlib's layers)
 from IPython.display import Markdown, display
 
-from covlib.analyses.fits import summary_exponent
-from covlib.analyses.residuals import open_shipped
-from covlib.base.paper import COT_DATA_RATIO
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch07_chain_of_thought import (
-    curves,
-    data_ratios,
-    greedy,
-    inside,
-    searches,
-    shipped,
-    summary,
-    tables,
-)
-from covlib.figures.give_up_rule import (
-    chosen_floor,
-    exponents_view,
-    pattern_note,
-    rule_counts_metrics,
-    slopes_table,
-    slopes_view,
-    verdict_note,
-)
-from covlib.figures.required_data import search_reader_table
-from covlib.figures.style import pending_chart
-from covlib.figures.tables import frame_table
-from covlib.search.experiments import experiment_cells, experiment_command
-from covlib.search.probes import read_probes
-from covlib.search.recheck import floor_recheck, rerun_minutes
-from covlib.search.required_data import search
-from covlib.search.status import describe_cells, search_summary
-from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table
-from covlib.training.runs import load_metrics
-from covlib.training.shipped import ensure_shipped
+from covlib.chapters.ch07_chain_of_thought import *  # its modules and what its cells call
 
 chapter = setup_chapter("07", preset, searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 

@@ -1,2 +1,53 @@
 """Chapter 4 (how much data): the required data of two-hop and longer chains, its exponent, model sizes
 and architectures."""
+
+# what the chapter's notebook calls: its modules, and the few functions of covlib's layers it uses directly
+from covlib.analyses.fits import describe_exponent, exponent_metrics, power_fit, summary_exponent
+from covlib.base.paper import theory_exponent
+from covlib.base.paths import readable_path, repository_path
+from covlib.chapters.ch04_how_much_data import (
+    explore,
+    failing_probes,
+    findings,
+    give_up_rule,
+    longer_chains,
+    model_comparison,
+    searches,
+    twohop_law,
+    views,
+)
+from covlib.chapters.ch04_how_much_data.searches import PRESETS
+from covlib.figures.required_data import estimates_chart
+from covlib.figures.text import fmt
+from covlib.search.cells import ProbeRules
+from covlib.search.experiments import experiment_cells
+from covlib.search.probes import read_probes
+from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
+
+__all__ = [
+    "bracket_pair",
+    "describe_exponent",
+    "estimates_chart",
+    "experiment_cells",
+    "explore",
+    "exponent_metrics",
+    "failing_probes",
+    "findings",
+    "fmt",
+    "geometric_mean",
+    "give_up_rule",
+    "longer_chains",
+    "model_comparison",
+    "power_fit",
+    "PRESETS",
+    "ProbeRules",
+    "read_probes",
+    "readable_path",
+    "repository_path",
+    "searches",
+    "seed_spread",
+    "summary_exponent",
+    "theory_exponent",
+    "twohop_law",
+    "views",
+]

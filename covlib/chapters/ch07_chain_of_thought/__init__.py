@@ -1,1 +1,73 @@
 """Chapter 7 (chain of thought): required data with the bridge written out, decoding, IICG over the sequence."""
+
+# what the chapter's notebook calls: its modules, and the few functions of covlib's layers it uses directly
+from covlib.analyses.fits import summary_exponent
+from covlib.analyses.residuals import open_shipped
+from covlib.base.paper import COT_DATA_RATIO
+from covlib.chapters.ch07_chain_of_thought import (
+    curves,
+    data_ratios,
+    greedy,
+    inside,
+    searches,
+    shipped,
+    summary,
+    tables,
+)
+from covlib.figures.give_up_rule import (
+    chosen_floor,
+    exponents_view,
+    pattern_note,
+    rule_counts_metrics,
+    slopes_table,
+    slopes_view,
+    verdict_note,
+)
+from covlib.figures.required_data import search_reader_table
+from covlib.figures.style import pending_chart
+from covlib.figures.tables import frame_table
+from covlib.search.experiments import experiment_cells, experiment_command
+from covlib.search.probes import read_probes
+from covlib.search.recheck import floor_recheck, rerun_minutes
+from covlib.search.required_data import search
+from covlib.search.status import describe_cells, search_summary
+from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table
+from covlib.training.runs import load_metrics
+from covlib.training.shipped import ensure_shipped
+
+__all__ = [
+    "chosen_floor",
+    "COT_DATA_RATIO",
+    "curves",
+    "data_ratios",
+    "describe_cells",
+    "ensure_shipped",
+    "experiment_cells",
+    "experiment_command",
+    "exponents_by_rule",
+    "exponents_view",
+    "floor_recheck",
+    "frame_table",
+    "greedy",
+    "inside",
+    "load_metrics",
+    "open_shipped",
+    "pattern_note",
+    "pending_chart",
+    "read_probes",
+    "rerun_minutes",
+    "rule_counts_metrics",
+    "rule_metrics",
+    "search",
+    "search_reader_table",
+    "search_summary",
+    "searches",
+    "shipped",
+    "slopes_table",
+    "slopes_view",
+    "summary",
+    "summary_exponent",
+    "tables",
+    "verdict_note",
+    "verdict_table",
+]
