@@ -63,6 +63,8 @@ RANGES = [  # (what the name matches, lowest, highest): the first match decides
     (re.compile(r"(^params_|_cap$|runs_per_arm)"), 0, float("inf")),
     (re.compile(r"^nontree_\w*(reachable|rule_decided)$"), 0.0, 1.0),  # yes/no flags (n_property_reachable counts)
     (re.compile(r"_pp$"), -100.0, 100.0),  # differences and bounds in percentage points
+    (re.compile(r"(gap_between_arms|_pts$)"), -100.0, 100.0),  # gaps of coverage in percentage points
+    (re.compile(r"effect_per_coverage_point"), -float("inf"), float("inf")),  # points of accuracy per point moved
     (re.compile(r"correlation|spearman"), -1.0, 1.0),
     (re.compile(r"(placeholder_data_share|context_gap|gain)"), -2.0, 2.0),
     (re.compile(r"(ratio|spread)"), 0.0, float("inf")),

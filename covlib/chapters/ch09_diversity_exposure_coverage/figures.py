@@ -272,7 +272,7 @@ def range_chart(table: pd.DataFrame) -> alt.HConcatChart:
             tooltip=[alt.Tooltip("selector:N", title="selector"), alt.Tooltip("arm:N", title="arm"),
                      alt.Tooltip("n_unique:Q", title="distinct examples", format=",d"),
                      alt.Tooltip("coverage:Q", title="mean 3-coverage of the arm", format=".1%")])
-        charts.append(alt.layer(band, mean, arms).properties(width=220, height=200, title=f"N = {N}"))
+        charts.append(alt.layer(band, mean, arms).properties(width=160, height=200, title=f"N = {N}"))  # three fit the page
     return alt.hconcat(*charts).properties(title=alt.TitleParams(
         "How far selection at a fixed size moves exact 3-coverage", anchor="start",
         subtitle="band: 1st to 99th percentile of random sets; line: their mean; points: the arms of two selectors"))
