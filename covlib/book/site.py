@@ -208,17 +208,23 @@ def download_links(stem: str) -> str:
             f'<a href="downloads/{stem}.py" download>its source (.py, jupytext)</a></p>')
 
 
-def add_download_links(nb: dict, stem: str) -> None:
-    """Put the download line right under the chapter's first heading (or on top when it has none)."""
+def _insert_under_heading(nb: dict, heading: str, html: str) -> bool:
+    """Put ``html`` under the first markdown line matching ``heading`` (a regex); False when no cell has one."""
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        match = re.search(r"^#\s+.+$", text, flags=re.M)
+        match = re.search(heading, text, flags=re.M)
         if match:
-            cell["source"] = f"{text[:match.end()]}\n\n{download_links(stem)}\n{text[match.end():]}"
-            return
-    nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": download_links(stem)})
+            cell["source"] = f"{text[:match.end()]}\n\n{html}\n{text[match.end():]}"
+            return True
+    return False
+
+
+def add_download_links(nb: dict, stem: str) -> None:
+    """Put the download line right under the chapter's first heading (or on top when it has none)."""
+    if not _insert_under_heading(nb, r"^#\s+.+$", download_links(stem)):
+        nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": download_links(stem)})
 
 
 EXERCISES_NOTE = ("<p class=\"covlib-exercises-note\"><em>On this page the exercises' cells are folded and cannot be "
@@ -228,14 +234,7 @@ EXERCISES_NOTE = ("<p class=\"covlib-exercises-note\"><em>On this page the exerc
 
 def add_exercises_note(nb: dict) -> None:
     """Under a chapter's exercises heading, say where the exercises can be done: a page has no cells to type in."""
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        match = re.search(r"^#+\s+Exercises\b.*$", text, flags=re.M)
-        if match:
-            cell["source"] = f"{text[:match.end()]}\n\n{EXERCISES_NOTE}\n{text[match.end():]}"
-            return
+    _insert_under_heading(nb, r"^#+\s+Exercises\b.*$", EXERCISES_NOTE)
 
 
 def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:

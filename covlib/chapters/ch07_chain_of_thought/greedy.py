@@ -45,7 +45,7 @@ def decode_items(model, prompts: np.ndarray, targets: np.ndarray, batch_size: in
 
 
 def split_label(split: str, n_primitives: int = 2) -> str:
-    """A reader's name for a test type (SPEC §1's numbering: type_0 is ID; type_{bits+1} has primitive i seen
+    """A reader's name for a test type (chapter 1's numbering: type_0 is ID; type_{bits+1} has primitive i seen
     when bit i, counted from the first primitive as the most significant, is set), e.g. type_2 of a
     two-primitive task -> "OOD: f1 unseen, f2 seen"."""
     if split in ("type_0", "train_inferred"):

@@ -25,10 +25,10 @@ FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the reposito
 # chapter 7's required-data searches (covlib.search.experiments.experiment_cells / experiment_command): CoT rows go to
 # chapter 4's probe table; placeholder-bridge rows to a table of their own (the book's has no column for them)
 EXPERIMENTS: dict[str, dict] = {
-    # two seeds over five N each (two-hop's seed 1 fills from the queue, data/QUEUE.sh; CoT probes cost 1-2
+    # two seeds over five N each (CoT probes cost 1-2
     # CPU-minutes each here, a tenth of a plain three-hop probe)
     "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
-    # N = 24 beside plain three-hop's widest (20) runs last in the queue (data/QUEUE.sh, lane B)
+    # N = 24 beside plain three-hop's widest (20); its cells are still searching
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20, 24], "seeds": [0, 1], "model": "L4-d128",
                      "cot": True},
     # five-hop is trained with CoT (the authors' setting), two seeds; its ID pool caps N at about 10 on this CPU

@@ -93,7 +93,7 @@ def draw_subset(pool: Pool, n_unique: int, draw: int) -> np.ndarray:
 
 
 def coverage_profile(pool: Pool, train: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
-    """Share of the ID test items in exact k-coverage (SPEC §2) of the training inputs ``train``, per k."""
+    """Share of the ID test items in exact k-coverage (chapter 2; the paper's section on coverage) of the training inputs ``train``, per k."""
     answers = pool.base.evaluate(train)["t"]
     cut = k_cutoffs(train, answers, pool.setup.N, queries=pool.test, max_k=max(ks))
     return {k: float((cut >= k).mean()) for k in ks}
