@@ -63,6 +63,11 @@ RECHECK=(--give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs
 # cell's probes ran (under three workers on two cores, so an upper estimate).
 # 1. two-hop, plain and CoT (22 reruns): ~125 CPU-minutes
 step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L4-d128 "${RECHECK[@]}"
+# 1b. the cells the authors' rule found unreachable (even the largest training set the ID pool allows failed) whose
+#     largest probe it gave up fewer than FLOOR steps past the fit: three-hop N = 10 (both seeds, best 92-95%),
+#     non-tree N = 25 and its CoT at N = 20 and 25 (chapter 6's "no training set reaches 99%"), L2-d64 N = 25
+#     (two-hop N = 20 is in step 1). One rerun each at the largest size, ~70 CPU-minutes; a flip walks down
+step floor_cut_off; covlib scaling recheck --status unreachable "${RECHECK[@]}"
 # Controls that can tell (chapters 8 and 9), run side by side as two one-thread processes: ~95 and ~55 CPU-minutes
 # (chapter 8: 150 steps of each condition timed; chapter 9: from the 1,200-step runs of data/diversity/runs.csv)
 # - chapter 8: reuse across roles against atomic facts in their own role, four conditions at equal data and steps,
@@ -76,6 +81,9 @@ wait
 # command skips them): N = 100 took 229 s for three seeds here, so N = 150 and 200 take ~30 CPU-minutes
 step coverage_twohop_wide
 covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 0 1 2 --out "$DATA/scaling/coverage_twohop.csv"
+# The exact GELU against the default tanh GELU (issue on the step's cost): two-hop N = 25, 30, 35, seed 0, under
+# the authors' rule into data/speed/probes_gelu.csv; ~60 CPU-minutes (twohop probes there ran 3-12 minutes)
+step gelu_nreq; bash benchmarks/gelu_nreq.sh
 # 2. three-hop with CoT (10 reruns): ~145 CPU-minutes (the book's 1.45 against the paper's 1.76)
 step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
 # 3. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
@@ -103,6 +111,11 @@ step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --s
 # 10. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at today's Mamba step
 step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \
   --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
+# 10b. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
+#      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
+#      2000 --table data/scaling/probes.csv` prints the plan (before the floor reruns: 13 of 14 brackets, ~290
+#      CPU-minutes)
+step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
 # 11. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
 #     are ~9,000 steps, past the floor, so both rules decide alike here
 step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"

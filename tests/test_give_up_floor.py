@@ -111,6 +111,25 @@ def test_recheck_counts_reruns_and_flips_per_task():
     assert (counts["brackets"], counts["reopened"], counts["reruns"], counts["flips"]) == (1, 1, 1, 1)
 
 
+def test_a_cell_the_pool_seemed_to_cut_off_is_rerun_at_its_largest_probe_and_may_gain_a_bracket():
+    from covlib.search.recheck import flip_counts, floor_recheck
+
+    most = SearchRules().largest_n(4000)  # the largest training set the ID pool leaves room to test
+    cut_off = pd.DataFrame([row(1500, False, steps=400), row(most, False, steps=600, fit=200)])
+    before = floor_recheck(cut_off, 2000).iloc[0]
+    assert (before["authors_status"], before["low"], before["reopened"], before["floor_status"]) == (
+        "unreachable", most, True, "searching")
+    assert search_states([CELL], cut_off, give_up_floor=2000)[0].next_n == most  # its largest probe, first
+    still = pd.concat([cut_off, pd.DataFrame([row(most, False, steps=2700, fit=200, floor=2000)])])
+    assert floor_recheck(still, 2000).iloc[0]["floor_status"] == "unreachable"
+    flipped = pd.concat([cut_off, pd.DataFrame([row(most, True, steps=1900, floor=2000)])])
+    after = floor_recheck(flipped, 2000).iloc[0]
+    assert after["flipped"] and after["floor_high"] == most and after["floor_status"] == "searching"
+    assert search_states([CELL], flipped, give_up_floor=2000)[0].next_n == 1500  # walking down from there
+    counts = flip_counts(floor_recheck(flipped, 2000)).iloc[0]
+    assert (counts["brackets"], counts["unreachable"], counts["flips"]) == (0, 1, 1)
+
+
 def test_a_floor_exponent_waits_for_every_cell_the_authors_rule_finished():
     from covlib.search.verdicts import exponents_by_rule
 
@@ -125,6 +144,11 @@ def test_a_floor_exponent_waits_for_every_cell_the_authors_rule_finished():
     rules = exponents_by_rule(cells, half, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
     assert rules.loc[0, "c"] == pytest.approx(2.0, abs=0.01) and rules.loc[0, "n_values"] == 4
     assert rules.loc[2000, "pending"] == 2 and np.isnan(rules.loc[2000, "c"]) and rules.loc[2000, "fit"] is None
+    cut_off = [row(500, False, steps=600, fit=200) | {"N": 8, "eligible": 666}]  # unreachable: 500 is the most 666 eligible inputs allow
+    cells8 = {"law": [Cell("twohop", N, "smoke", 0) for N in [8, *Ns]]}
+    every = pd.DataFrame([r for N in Ns for r in cell_rows_at(N, True)] + cut_off)
+    rules = exponents_by_rule(cells8, every, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
+    assert rules.loc[2000, "pending"] == 1  # the cell at N = 8 the authors' rule found unreachable, not yet rerun
     every = pd.DataFrame([r for N in Ns for r in cell_rows_at(N, True)])
     rules = exponents_by_rule(cells, every, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
     assert rules.loc[2000, "pending"] == 0 and rules.loc[2000, "c"] == pytest.approx(rules.loc[0, "c"])
@@ -139,7 +163,7 @@ def test_the_recheck_command_reports_flips_and_refuses_bad_input(tmp_path: Path,
         append_probe(table, r)
     assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table)]) == 0
     out = capsys.readouterr().out
-    assert "flips" in out and out.strip().splitlines()[-1].split()[-4:] == ["1", "1", "1", "1"]
+    assert "flips" in out and out.strip().splitlines()[-1].split()[-5:] == ["1", "0", "1", "1", "1"]
     assert main(["scaling", "recheck", "--give-up-floor", "0", "--table", str(table)]) == 2
     assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "fourhop"]) == 2
     assert "unknown task" in capsys.readouterr().err

@@ -47,7 +47,7 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
 
     exponents = pd.DataFrame([{"exponent": "twohop", "give_up_floor": 0, "c": 2.086, "paper": 2.09},
                               {"exponent": "threehop", "give_up_floor": 0, "c": 2.31, "paper": 2.58}])
-    recheck = pd.DataFrame([{"task": "twohop", "cot": False, "low": 100, "reopened": True, "rerun": False,
+    recheck = pd.DataFrame([{"task": "twohop", "cot": False, "authors_status": "bracketed", "low": 100, "reopened": True, "rerun": False,
                              "flipped": False}] * 2)
     text = pattern_note(exponents, pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
     assert "1 of the 2 exponents here lie below" in text  # 2.086 shows as 2.09: not below

@@ -12,9 +12,10 @@ from covlib.coverage.requirement import coverage_requirement, crossings
 from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
-from covlib.search.recheck import flip_counts, floor_recheck, recheck_brackets
+from covlib.search.recheck import FINISHED, flip_counts, floor_recheck, recheck_brackets, select_cells
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
+from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, tighten_brackets, tighten_plan
 from covlib.tasks.graphs import TASKS
 from covlib.training.pool import SlurmOptions
 from covlib.training.shapes import MODEL_SHAPES, model_overrides
@@ -61,15 +62,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "rule finished, fewest steps past the fit first; a lower end that flips to success "
                                    "is searched downward again under the floor. Resumable. Without --run, print the "
                                    "brackets, what the floor reopens and the flips so far.")
-    r.add_argument("--give-up-floor", type=int, required=True, metavar="STEPS")
-    r.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
-    r.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
-    r.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
-    r.add_argument("--task", nargs="+", default=None, metavar="TASK",
-                   help="only these tasks; TASK-cot names a task's chain-of-thought cells (default: every one)")
-    r.add_argument("--model", nargs="+", default=None, help="only these model shapes (default: every one)")
-    r.add_argument("--exclude-model", nargs="+", default=[], help="leave these model shapes out")
-    r.add_argument("--run", action="store_true", help="train the reruns (default: only report)")
+    _add_bracket_options(r)
+    r.add_argument("--status", nargs="+", choices=FINISHED, default=list(FINISHED),
+                   help="only cells the authors' rule left with these statuses (default both: bracketed, and "
+                        "unreachable, where even the largest training set the pool allows failed)")
+    t = sub.add_parser("tighten", help="bisect finished brackets wider than --ratio where that is cheap enough",
+                       description="Bisect, under --give-up-floor, every finished bracket wider than --ratio whose "
+                                   "extra probes are estimated (from the minutes of its two end probes) at most "
+                                   "--max-minutes one-thread CPU-minutes. Resumable. Without --run, print the plan.")
+    _add_bracket_options(t)
+    t.add_argument("--ratio", type=float, default=TIGHT_RATIO,
+                   help=f"target smallest success / largest failure (default {TIGHT_RATIO})")
+    t.add_argument("--max-minutes", type=float, default=MAX_MINUTES,
+                   help=f"tighten a cell only where that costs at most this many CPU-minutes (default {MAX_MINUTES:g})")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -80,6 +85,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--per-seed", action="store_true", help="one row per seed (its crossing) instead of the summary")
     c.add_argument("--out", required=True,
                    help="CSV to write (task, N, k, target, eligible, n_train = median crossing, its min, max, seeds)")
+
+
+def _add_bracket_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that work on finished brackets (recheck, tighten)."""
+    p.add_argument("--give-up-floor", type=int, required=True, metavar="STEPS")
+    p.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
+    p.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
+    p.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+    p.add_argument("--task", nargs="+", default=None, metavar="TASK",
+                   help="only these tasks; TASK-cot names a task's chain-of-thought cells (default: every one)")
+    p.add_argument("--model", nargs="+", default=None, help="only these model shapes (default: every one)")
+    p.add_argument("--exclude-model", nargs="+", default=[], help="leave these model shapes out")
+    p.add_argument("--run", action="store_true", help="train the probes (default: only report)")
 
 
 def _rules(args: argparse.Namespace):
@@ -106,8 +124,8 @@ def _check_fake_bridge(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "recheck":  # its --task is a list of tasks to recheck, not one task to search
-        return _recheck(args)
+    if args.action in ("recheck", "tighten"):  # their --task is a list of tasks, not one task to search
+        return _recheck(args) if args.action == "recheck" else _tighten(args)
     args.task = task_of(args)
     if args.action == "coverage":
         import time
@@ -149,21 +167,47 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.crashed else 0
 
 
-def _recheck(args: argparse.Namespace) -> int:
-    """`covlib scaling recheck`: the floor's reruns (with --run), then where every bracket stands."""
+def _check_bracket_options(args: argparse.Namespace) -> None:
+    """recheck and tighten: a floor of at least one step, known model shapes and tasks, before any work."""
     if args.give_up_floor < 1:
-        raise CovlibError(f"--give-up-floor {args.give_up_floor}: recheck needs a floor of 1 step or more")
+        raise CovlibError(f"--give-up-floor {args.give_up_floor}: {args.action} needs a floor of 1 step or more")
     for model in [*(args.model or []), *args.exclude_model]:
         model_overrides(model)
     for task in args.task or []:
         if task.removesuffix("-cot") not in TASKS:
             raise CovlibError(f"--task {task}: unknown task; choose from {', '.join(TASKS)} (add -cot for CoT cells)")
+
+
+def _recheck(args: argparse.Namespace) -> int:
+    """`covlib scaling recheck`: the floor's reruns (with --run), then where every bracket stands."""
+    _check_bracket_options(args)
     crashed = False
     if args.run:
         results = recheck_brackets(args.table, args.work, args.give_up_floor, args.jobs, args.model,
-                                   args.exclude_model, tasks=args.task, log=lambda line: print(line, flush=True))
+                                   args.exclude_model, tasks=args.task, statuses=args.status,
+                                   log=lambda line: print(line, flush=True))
         crashed = any(r.crashed for r in results)
     recheck = floor_recheck(read_probes(args.table), args.give_up_floor)
     print(recheck.to_string(index=False))
     print(flip_counts(recheck).to_string(index=False))
+    return 1 if crashed else 0
+
+
+def _tighten(args: argparse.Namespace) -> int:
+    """`covlib scaling tighten`: the bisection probes (with --run), then the plan of what is still wide."""
+    _check_bracket_options(args)
+    if args.ratio <= 1:
+        raise CovlibError(f"--ratio {args.ratio:g}: a bracket ratio is above 1 (the book tightens to {TIGHT_RATIO})")
+    crashed = False
+    if args.run:
+        results = tighten_brackets(args.table, args.work, args.give_up_floor, args.ratio, args.max_minutes, args.jobs,
+                                   args.model, args.exclude_model, args.task,
+                                   log=lambda line: print(line, flush=True))
+        crashed = any(r.crashed for r in results)
+    plan = select_cells(tighten_plan(read_probes(args.table), args.give_up_floor, args.ratio, args.max_minutes),
+                        args.model, args.exclude_model, args.task)
+    print(plan.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    chosen = plan[plan["selected"]]
+    print(f"{len(plan)} bracket(s) wider than {args.ratio:g}; {len(chosen)} within {args.max_minutes:g} CPU-minutes "
+          f"each: {int(chosen['probes'].sum())} probe(s), about {chosen['minutes'].sum():.0f} CPU-minutes")
     return 1 if crashed else 0

@@ -25,10 +25,12 @@ def chosen_floor(probes: pd.DataFrame) -> tuple[int, float, int]:
 
 
 def flips_view(recheck: pd.DataFrame) -> ReaderTable:
-    """Per task: the finished brackets, the lower ends the floor reopens, those rerun so far and those that flipped."""
+    """Per task: the finished brackets, the cells no training set the pool allows reached, the lower ends (of
+    either) the floor reopens, those rerun so far and those that flipped."""
     counts = flip_counts(recheck)
     counts = counts.assign(task=counts["task"].map(lambda t: READER_NAMES.get(t, t)))
     return reader_table(counts, {"task": "task (every model)", "brackets": "finished brackets",
+                                 "unreachable": "cells no training set reached",
                                  "reopened": "lower ends the floor reopens", "reruns": "rerun so far",
                                  "flips": "flipped to success"})
 

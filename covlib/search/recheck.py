@@ -16,6 +16,7 @@ from covlib.search.probes import cell_rows, read_probes
 from covlib.search.required_data import SearchResult, search, search_states
 
 CELL_KEY = ["task", "N", "model", "seed", "cot"]
+FINISHED = ("bracketed", "unreachable")  # the statuses that end a search
 
 # the step floor the book reruns its brackets under: floor_from_probes of data/scaling/probes.csv
 BOOK_FLOOR = 2000
@@ -40,14 +41,17 @@ def _cells(table: pd.DataFrame) -> list[Cell]:
 
 
 def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = SearchRules()) -> pd.DataFrame:
-    """One row per cell bracketed under the authors' rule: its bracket, how far past the fit its lower end
-    trained, whether the floor reopens it, and where the cell stands under the floor (``floor_status``,
-    ``floor_low``, ``floor_high``; ``flipped``: the lower end, rerun under the floor, succeeded).
+    """One row per cell the authors' rule finished (``authors_status``): bracketed, or unreachable (even the
+    largest training set the ID pool allows failed; its lower end is that largest probe, ``high`` is empty).
+    Its bracket, how far past the fit its lower end trained, whether the floor reopens it, and where the cell
+    stands under the floor (``floor_status``, ``floor_low``, ``floor_high``; ``flipped``: the lower end, rerun
+    under the floor, succeeded). An unreachable cell that flips gains a bracket the authors' rule never had: the
+    cells the pool seemed to cut off are the smallest N, where the rule gives the fewest steps.
     Ordered by the steps the lower end trained past its fit, fewest first (the order of the reruns)."""
     rows = []
     for cell in _cells(table) if len(table) else []:
         authors = search_states([cell], table, rules, starts={cell.key(): 0})[0]
-        if authors.status != "bracketed":
+        if authors.status not in FINISHED:
             continue
         at_low = authors.probes[authors.probes["n_train"].astype(int) == authors.low].iloc[0]
         past_fit = int(at_low["steps"] - at_low["first_fit_step"])
@@ -56,44 +60,55 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
         floor = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=give_up_floor,
                               step_cap=int(every["step_cap"].max()))[0]
         rows.append({"task": cell.task, "cot": cell.cot, "N": cell.N, "model": cell.model, "seed": cell.seed,
-                     "low": authors.low, "high": authors.high, "n_req": authors.estimate,
+                     "authors_status": authors.status, "low": authors.low, "high": authors.high, "n_req": authors.estimate,
                      "past_fit": past_fit, "step_cap": int(every["step_cap"].max()),
                      "reopened": bool(at_low["stopped"] == "gave_up" and past_fit < give_up_floor),
                      "rerun": bool(len(rerun)), "flipped": bool(len(rerun) and rerun["success"].iloc[0]),
                      "floor_status": floor.status, "floor_low": floor.low, "floor_high": floor.high,
                      "floor_n_req": floor.estimate if floor.status == "bracketed" else None})
-    columns = ["task", "cot", "N", "model", "seed", "low", "high", "n_req", "past_fit", "step_cap", "reopened",
+    columns = ["task", "cot", "N", "model", "seed", "authors_status", "low", "high", "n_req", "past_fit", "step_cap", "reopened",
                "rerun", "flipped", "floor_status", "floor_low", "floor_high", "floor_n_req"]
     return pd.DataFrame(rows, columns=columns).sort_values(["past_fit", "task", "N", "seed"], kind="stable",
                                                            ignore_index=True)
 
 
 def flip_counts(recheck: pd.DataFrame) -> pd.DataFrame:
-    """Per task (and CoT): finished brackets, lower ends the floor reopens, reruns done, and flips to success."""
+    """Per task (and CoT): finished brackets, cells found unreachable, lower ends the floor reopens (of both),
+    reruns done, and flips to success."""
     key = recheck["task"] + recheck["cot"].map({True: "_cot", False: ""})
-    return (recheck.assign(key=key)
+    return (recheck.assign(key=key, bracketed=recheck["authors_status"] == "bracketed",
+                           unreachable=recheck["authors_status"] == "unreachable")
             .groupby("key", sort=True)
-            .agg(brackets=("low", "size"), reopened=("reopened", "sum"), reruns=("rerun", "sum"),
-                 flips=("flipped", "sum"))
+            .agg(brackets=("bracketed", "sum"), unreachable=("unreachable", "sum"), reopened=("reopened", "sum"),
+                 reruns=("rerun", "sum"), flips=("flipped", "sum"))
             .astype(int).reset_index().rename(columns={"key": "task"}))
+
+
+def select_cells(cells: pd.DataFrame, models: Sequence[str] | None = None, exclude_models: Sequence[str] = (),
+                 tasks: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows of a per-cell table (columns task, cot, model) of ``models`` (None: every one) but not
+    ``exclude_models``, and of ``tasks`` (None: every one), where "threehop-cot" names three-hop's CoT cells."""
+    keep = ~cells["model"].isin(list(exclude_models))
+    if models:
+        keep &= cells["model"].isin(list(models))
+    if tasks:
+        keep &= (cells["task"] + cells["cot"].map({True: "-cot", False: ""})).isin(list(tasks))
+    return cells[keep]
 
 
 def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int, jobs: int = 2,
                      models: Sequence[str] | None = None, exclude_models: Sequence[str] = (),
-                     tasks: Sequence[str] | None = None, probe_rules: ProbeRules = ProbeRules(), log: Callable[[str], None] | None = print
+                     tasks: Sequence[str] | None = None, statuses: Sequence[str] = FINISHED,
+                     probe_rules: ProbeRules = ProbeRules(), log: Callable[[str], None] | None = print
                      ) -> list[SearchResult]:
-    """Search, under the floor, every authors'-rule bracket whose lower end it reopens (of ``models``, or all
-    but ``exclude_models``; of ``tasks``, where "threehop-cot" names three-hop's CoT cells), fewest steps past
-    the fit first; cells are grouped by their step cap, which a search keeps. Resumable: what the table holds
-    under the floor is not run again."""
+    """Search, under the floor, every cell the authors' rule finished (with a status in ``statuses``: bracketed,
+    unreachable) whose lower end the floor reopens (of ``models``, or all but ``exclude_models``; of ``tasks``,
+    where "threehop-cot" names three-hop's CoT cells), fewest steps past the fit first; cells are grouped by their
+    step cap, which a search keeps. Resumable: what the table holds under the floor is not run again."""
     recheck = floor_recheck(read_probes(table), give_up_floor)
     # every cell the floor has not finished: its lower end not yet rerun, or flipped and walking down
-    todo = recheck[(recheck["floor_status"] == "searching") & ~recheck["model"].isin(list(exclude_models))]
-    if models:
-        todo = todo[todo["model"].isin(list(models))]
-    if tasks:
-        labels = todo["task"] + todo["cot"].map({True: "-cot", False: ""})
-        todo = todo[labels.isin(list(tasks))]
+    todo = recheck[(recheck["floor_status"] == "searching") & recheck["authors_status"].isin(list(statuses))]
+    todo = select_cells(todo, models, exclude_models, tasks)
     results = []
     for cap, group in todo.groupby("step_cap", sort=True):
         cells = [Cell(r.task, int(r.N), r.model, int(r.seed), bool(r.cot)) for r in group.itertuples(index=False)]

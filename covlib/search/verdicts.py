@@ -14,6 +14,7 @@ import pandas as pd
 from covlib.analyses.fits import exponent_fit
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.search.cells import Cell
+from covlib.search.recheck import FINISHED
 from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
 
@@ -43,19 +44,21 @@ def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFra
                       paper: Mapping[str, float], reps: int = 2000) -> pd.DataFrame:
     """One row per (exponent, rule): c, its interval (None below 4 values of N), N range, values of N, seeds,
     the cells finished and those still searching under that rule, the paper's exponent, and the fit itself.
-    Under a floor, an exponent is fitted only once every cell the authors' rule finished is finished under
-    the floor too (``pending`` counts those that are not): a fit on the cells that happen to be done first
-    (those whose lower ends already trained long enough, at the largest N) would not be the same exponent."""
+    Under a floor, an exponent is fitted only once every cell the authors' rule finished (bracketed, or
+    unreachable within the ID pool) is finished under the floor too (``pending`` counts those that are not): a
+    fit on the cells that happen to be done first (those whose lower ends already trained long enough, at the
+    largest N) would not be the same exponent, and a cell the pool seemed to cut off may gain a bracket."""
     rows = []
     for name, cells in cells_of.items():
-        authors_done = set()
+        authors_finished = set()
         for floor in floors:
             summary = rule_summary(cells, probes, floor)
             done = summary.dropna(subset=["n_req"]) if len(summary) else summary
-            keys = set(zip(done["N"], done["seed"])) if len(done) else set()
+            finished = ({(r.N, r.seed) for r in summary[summary["status"].isin(FINISHED)].itertuples()}
+                        if len(summary) else set())
             if not floor:
-                authors_done = keys
-            pending = len(authors_done - keys) if floor else 0
+                authors_finished = finished
+            pending = len(authors_finished - finished) if floor else 0
             fit = exponent_fit(done[["N", "seed", "n_req"]], reps=reps) if len(done) and not pending else None
             rows.append({"exponent": name, "give_up_floor": floor, "rule": rule_label(floor),
                          "c": fit["c"] if fit else np.nan, "ci_low": fit["c_low"] if fit else np.nan,

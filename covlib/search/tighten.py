@@ -1,0 +1,73 @@
+"""Tightening finished brackets: one or two more bisection probes where a cell's bracket is wider than a target ratio
+and those probes are cheap enough.
+
+A search stops once its smallest success over its largest failure is at most 1.3 (SearchRules.bracket_ratio). A
+bracket of 1.3 puts the estimate (its geometric mean) within 1.14x of either end; bisecting once more halves that in
+log space. Each bisection probe trains about as long as the bracket's own ends did, so a cell's cost is estimated
+from the minutes its two end probes ran (as recorded: an upper estimate where they shared the cores)."""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from covlib.search.cells import Cell, ProbeRules, SearchRules
+from covlib.search.probes import cell_rows, read_probes
+from covlib.search.recheck import CELL_KEY, select_cells
+from covlib.search.required_data import SearchResult, search, search_states
+
+TIGHT_RATIO = 1.15  # the book's target: the estimate within 1.07x of either end
+MAX_MINUTES = 60.0  # tighten a cell only where that costs at most this many one-thread CPU-minutes
+
+
+def probes_to_ratio(low: int, high: int, ratio: float) -> int:
+    """Bisection probes (in log space) that bring a bracket from high / low down to at most ``ratio``."""
+    if high / low <= ratio:
+        return 0
+    return math.ceil(math.log2(math.log(high / low) / math.log(ratio)))
+
+
+def tighten_plan(table: pd.DataFrame, give_up_floor: int, ratio: float = TIGHT_RATIO,
+                 max_minutes: float = MAX_MINUTES) -> pd.DataFrame:
+    """One row per cell bracketed under the give-up rule with ``give_up_floor`` whose bracket is wider than ``ratio``:
+    its bracket, the probes that would tighten it, their estimated one-thread CPU-minutes (probes times the longer
+    of its two end probes' minutes) and whether that is within ``max_minutes`` (``selected``)."""
+    rows = []
+    cells = table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY).itertuples(index=False) if len(table) else []
+    for k in cells:
+        cell = Cell(k.task, int(k.N), k.model, int(k.seed), bool(k.cot))
+        state = search_states([cell], table, SearchRules(), starts={cell.key(): 0}, give_up_floor=give_up_floor)[0]
+        if state.status != "bracketed" or state.high / state.low <= ratio:
+            continue
+        counted = cell_rows(table, cell, give_up_floor)
+        ends = counted[counted["n_train"].isin([state.low, state.high])]
+        needed = probes_to_ratio(state.low, state.high, ratio)
+        minutes = needed * float(ends["minutes"].max())
+        rows.append({"task": cell.task, "cot": cell.cot, "N": cell.N, "model": cell.model, "seed": cell.seed,
+                     "low": state.low, "high": state.high, "ratio": state.high / state.low, "probes": needed,
+                     "minutes": minutes, "step_cap": int(counted["step_cap"].max()),
+                     "selected": minutes <= max_minutes})
+    columns = ["task", "cot", "N", "model", "seed", "low", "high", "ratio", "probes", "minutes", "step_cap",
+               "selected"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def tighten_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int,
+                     ratio: float = TIGHT_RATIO, max_minutes: float = MAX_MINUTES, jobs: int = 2,
+                     models: Sequence[str] | None = None, exclude_models: Sequence[str] = (),
+                     tasks: Sequence[str] | None = None, probe_rules: ProbeRules = ProbeRules(),
+                     log: Callable[[str], None] | None = print) -> list[SearchResult]:
+    """Bisect, under the give-up rule with ``give_up_floor``, every selected cell of tighten_plan until its bracket
+    is at most ``ratio`` (cells grouped by step cap, which a search keeps). Resumable: the plan is read from the
+    table, so a cell already tight is left alone."""
+    plan = tighten_plan(read_probes(table), give_up_floor, ratio, max_minutes)
+    todo = select_cells(plan[plan["selected"]], models, exclude_models, tasks)
+    results = []
+    for cap, group in todo.groupby("step_cap", sort=True):
+        cells = [Cell(r.task, int(r.N), r.model, int(r.seed), bool(r.cot)) for r in group.itertuples(index=False)]
+        rules = ProbeRules(**{**probe_rules.__dict__, "give_up_floor": give_up_floor,
+                              "step_cap": max(int(cap), probe_rules.step_cap)})
+        results.append(search(cells, table, work_dir, rules, SearchRules(bracket_ratio=ratio), jobs=jobs, log=log))
+    return results
