@@ -219,3 +219,23 @@ def test_every_task_is_described_by_its_graph(task):
     for hop in spec.hops:  # each hop reads only nodes computed before it
         assert set(hop.inputs) <= names
         names.add(hop.output)
+
+
+@pytest.mark.parametrize("config", [
+    DatasetConfig("twohop", 20, 1500, seed=0, test_size_per_type=500),
+    DatasetConfig("threehop", 9, 700, seed=1, cot=True),
+    DatasetConfig("parallel_twohop", 7, 600, seed=2, test_size_per_type=100),
+    DatasetConfig("twohop", 12, 100, seed=3, same_functions=True, include_atomic=True),
+    DatasetConfig("nontree", 14, 900, seed=0, commutative=("f1",)),
+    DatasetConfig("twohop", 10, 80, seed=0, first_role_items=20, test_size_per_type=50),
+], ids=lambda c: c.folder_name)
+def test_labelling_the_space_from_kept_facts_gives_the_datasets_of_chunked_labelling(config, monkeypatch):
+    import covlib.tasks.datasets as datasets
+
+    kept, again = generate(config), generate(config)  # the second reuses the first's facts
+    monkeypatch.setattr(datasets, "POOL_SPACE", 0)
+    chunked = generate(config)
+    for pooled in (kept, again):
+        for field in ("train_inputs", "test_inputs", "test_types"):
+            assert np.array_equal(getattr(pooled, field), getattr(chunked, field))
+        assert (pooled.eligible_count, pooled.population) == (chunked.eligible_count, chunked.population)

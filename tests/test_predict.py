@@ -52,6 +52,20 @@ def test_bisection_on_real_coverage_matches_a_brute_force_scan():
     assert row["n_train"] == steps[0] or len(steps) > 1  # a single step is found exactly
 
 
+def test_a_guess_from_another_seed_brackets_the_crossing_in_a_few_probes():
+    k, target = 3, 0.9
+    found = CoverageProbes("twohop", 16, 0, [k], test_size_per_type=300).crossing(k, target, top_first=False)
+    wide, near = (CoverageProbes("twohop", 16, 1, [k], test_size_per_type=300) for _ in range(2))
+    doubled = wide.crossing(k, target, guess=found["n_train"], top_first=False)
+    stepped = near.crossing(k, target, guess=found["n_train"], top_first=False, spread=1.05)
+    for cell, row in ((wide, doubled), (near, stepped)):
+        assert cell.share(row["n_train"], k) >= target > cell.share(row["below"], k)
+        assert row["n_train"] <= row["below"] * 1.03 or row["n_train"] - row["below"] == 1
+    assert len(near.shares) < len(wide.shares)  # fewer datasets generated
+    with pytest.raises(CovlibError, match="spread=1"):
+        near.crossing(k, target, guess=100, top_first=False, spread=1.0)
+
+
 def test_coverage_requirement_is_per_seed_bisection_with_median_and_range():
     table = coverage_requirement("twohop", [12, 16], ks=(2, 3), targets=(0.9,), seeds=(0, 1, 2), test_size_per_type=300)
     assert set(table.columns) >= {"n_train", "n_train_min", "n_train_max", "seeds", "eligible"}

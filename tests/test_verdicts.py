@@ -52,6 +52,10 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     text = pattern_note(exponents, pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
     assert "1 of the 2 exponents here lie below" in text  # 2.086 shows as 2.09: not below
     assert "None has been rerun yet" in text and "about 3 CPU-hours" in text and "1,690" in text
+    assert "found unreachable" not in text
+    cut_off = recheck.assign(authors_status=["bracketed", "unreachable"])
+    assert "1 of them the largest probe of a cell the authors' rule found unreachable" in pattern_note(
+        exponents, pd.DataFrame(), cut_off, 2000, 1690.0, 89, 3.2)
     held = recheck.assign(rerun=[True, False])
     text = pattern_note(exponents, pd.DataFrame(), held, 2000, 1690.0, 89, 1.0)
     assert "1 has been rerun so far and 0 of them flipped" in text and "decided them as the floor does" in text

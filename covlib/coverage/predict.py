@@ -13,6 +13,7 @@ from covlib.coverage.requirement import CoverageProbes
 from covlib.tasks.graphs import get_task
 
 GROWTH_GUESS = 2.3  # exponent used only to guess where the next N's crossing lies (bisection decides)
+SEED_SPREAD = 1.05  # first step from another seed's crossing at the same N (seeds' crossings differ by 0-3% there)
 
 
 def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float = 0.99, seeds: Sequence[int] = (0, 1, 2),
@@ -29,8 +30,10 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
             cell = CoverageProbes(name, int(N), int(seed), [k], test_size_per_type)
             known = [f for f in found if f == f]  # a seed that never reached the share gives no guess
             guess = known[-1] if known else (None if last is None else last[1] * (N / last[0]) ** GROWTH_GUESS)
+            # another seed of the same N lands within a few percent: step from it by 5%, not by doubling
+            spread = SEED_SPREAD if known else 2.0
             try:
-                found.append(cell.crossing(k, share, rel_tol, guess, top_first=False)["n_train"])
+                found.append(cell.crossing(k, share, rel_tol, guess, top_first=False, spread=spread)["n_train"])
             except CovlibError:  # even the largest training set the pool allows falls short in this seed
                 found.append(np.nan)
             probes += len(cell.shares)

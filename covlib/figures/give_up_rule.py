@@ -76,6 +76,7 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
     below = authors[authors["c"].round(2) < authors["paper"]]
     counts = flip_counts(recheck)
     reopened, reruns, flips = (int(counts[k].sum()) for k in ("reopened", "reruns", "flips"))
+    cut_off = int((recheck["reopened"] & (recheck["authors_status"] == "unreachable")).sum())
     chosen = (f"{floor:,} is the step by which 95% of the {successes} succeeding probes of up to 10,000 examples "
               f"had first reached 99%, {quantile:,.0f}, rounded up" if successes else
               "the book's floor; this table holds no success to choose one from")
@@ -87,7 +88,9 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
             "small, and so flattens the fit. The ID pool acts the other way: the cells it cuts off (no training set "
             "it allows reaches 99%) lie at the smallest N, above the line, and leaving them out steepens the fit. "
             f"\n\n**The test.** Under a floor of {floor:,} steps (give up only after max(100 epochs, {floor:,} steps) "
-            f"past the fit; {chosen}) the floor reopens {_count(reopened, 'lower end', 'lower ends')}. ")
+            f"past the fit; {chosen}) the floor reopens {_count(reopened, 'lower end', 'lower ends')}"
+            + (f", {cut_off} of them the largest probe of a cell the authors' rule found unreachable (if one flips, "
+               "the pool did not cut that cell off: the rule did)" if cut_off else "") + ". ")
     if reruns == 0:
         return text + ("None has been rerun yet: the verdicts below are the authors' rule's, and the floor's rows "
                        f"fill as the book's queue reruns them (about {rerun_hours:.0f} CPU-hours, at the pace of "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -151,12 +152,51 @@ def type_name(type_id: int) -> str:
 def type_ids(task: Task, tables: dict, seen: dict, same_functions: bool, inputs: np.ndarray) -> np.ndarray:
     """Test type per input: bits = sum_h s_h * 2^(H-1-h); type_0 if all seen, else type_{bits+1}."""
     _, facts = task.evaluate(inputs, tables, same_functions)
+    return types_of_facts(task, seen, same_functions, facts)
+
+
+def types_of_facts(task: Task, seen: dict, same_functions: bool, facts: list[np.ndarray]) -> np.ndarray:
+    """type_ids from the flat index of the fact each hop uses (Task.evaluate's second result)."""
     n_hops = len(task.hops)
-    bits = np.zeros(len(inputs), dtype=np.int64)
+    bits = np.zeros(len(facts[0]), dtype=np.int64)
     for h, (flat, table_name) in enumerate(zip(facts, task.table_of_hop(same_functions))):
         bits |= seen[table_name].reshape(-1)[flat].astype(np.int64) << (n_hops - 1 - h)
     full = (1 << n_hops) - 1
     return np.where(bits == full, 0, bits + 1)
+
+
+POOL_SPACE = 1 << 24  # input spaces up to this size keep every input's facts in memory between datasets
+_pools: dict[bytes, list[np.ndarray]] = {}  # a digest of (task, tables) -> per hop, every input's fact (int32)
+
+
+def space_facts(task: Task, tables: dict, same_functions: bool, num_tokens: int) -> list[np.ndarray] | None:
+    """Per hop, the flat index of the fact every input of the space uses (input code order), computed once per
+    task and tables and kept for the next dataset of the same tables (the two most recent), so that labelling
+    the whole space becomes a few gathers; None for a space above POOL_SPACE (generate then labels in chunks).
+    A search generates many datasets of one cell that differ only in n_train: they share their tables."""
+    space = num_tokens**task.n_inputs
+    if space > POOL_SPACE:
+        return None
+    digest = hashlib.blake2b(repr((task.name, task.graph, same_functions, num_tokens)).encode(), digest_size=16)
+    for name in sorted(tables):
+        digest.update(name.encode() + np.ascontiguousarray(tables[name]).tobytes())
+    key = digest.digest()
+    if key not in _pools:
+        parts = [task.evaluate(decode(codes, num_tokens, task.n_inputs), tables, same_functions)[1]
+                 for codes in _chunks(space)]
+        _pools[key] = [np.concatenate([p[h] for p in parts]).astype(np.int32) for h in range(len(task.hops))]
+        while len(_pools) > 2:
+            _pools.pop(next(iter(_pools)))
+    return _pools[key]
+
+
+def sample_classes(classes: dict[int, np.ndarray], quotas: dict[int, int], rng: np.random.Generator
+                   ) -> tuple[dict[int, np.ndarray], dict[int, int]]:
+    """sample_by_label over classes already listed (each the sorted codes of one label): the same draws from
+    ``rng`` and the same samples."""
+    counts = {lab: len(classes[lab]) for lab in quotas}
+    ranks = {lab: np.sort(rng.choice(counts[lab], size=min(q, counts[lab]), replace=False)) for lab, q in quotas.items()}
+    return {lab: classes[lab][ranks[lab]] for lab in quotas}, counts
 
 
 def _chunks(space: int) -> Iterator[np.ndarray]:
@@ -249,12 +289,17 @@ def generate(config: DatasetConfig) -> Dataset:
         seen_split[name] = seen.reshape((n_tok,) * arity[name])
 
     space = n_tok**m
+    pool_facts = space_facts(task, tables, config.same_functions, n_tok)  # None: label the space chunk by chunk
 
     def eligible(codes: np.ndarray) -> np.ndarray:
         ids = type_ids(task, tables, seen_split, config.same_functions, decode(codes, n_tok, m))
         return np.where(ids == 0, 0, -1)
 
-    picked, counts = sample_by_label(space, eligible, {0: config.n_train}, rng)
+    if pool_facts is None:
+        picked, counts = sample_by_label(space, eligible, {0: config.n_train}, rng)
+    else:
+        ids = types_of_facts(task, seen_split, config.same_functions, pool_facts)
+        picked, counts = sample_classes({0: np.flatnonzero(ids == 0)}, {0: config.n_train}, rng)
     train_codes, n_eligible = picked[0], counts[0]
     if config.n_train >= n_eligible:
         raise CovlibError(
@@ -283,7 +328,12 @@ def generate(config: DatasetConfig) -> Dataset:
 
     n_types = 1 << len(task.hops)
     quotas = {t: config.test_size_per_type for t in range(n_types)}
-    by_type, population = sample_by_label(space, test_label, quotas, rng)
+    if pool_facts is None:
+        by_type, population = sample_by_label(space, test_label, quotas, rng)
+    else:
+        ids = types_of_facts(task, seen_used, config.same_functions, pool_facts)
+        ids[train_sorted] = -1
+        by_type, population = sample_classes({t: np.flatnonzero(ids == t) for t in quotas}, quotas, rng)
 
     inferred = train_inputs[np.sort(rng.choice(len(train_inputs), size=min(config.test_size_per_type, len(train_inputs)), replace=False))]
     parts = [inferred] + [decode(by_type[t], n_tok, m) for t in range(n_types)]
