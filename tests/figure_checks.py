@@ -99,19 +99,25 @@ def svg_with_params(chart, **values) -> str:
     return vlc.vegalite_to_svg(json.dumps(spec))
 
 
-def _tooltip_fields(spec, found: set | None = None) -> set:
-    """Every field a tooltip of the spec shows (any depth)."""
-    found = set() if found is None else found
+def _dicts(spec):
+    """Every dict of a nested spec, at any depth (the spec itself first)."""
     if isinstance(spec, dict):
-        tip = spec.get("tooltip")
+        yield spec
+        for value in spec.values():
+            yield from _dicts(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _dicts(value)
+
+
+def _tooltip_fields(spec) -> set:
+    """Every field a tooltip of the spec shows (any depth)."""
+    found = set()
+    for node in _dicts(spec):
+        tip = node.get("tooltip")
         for item in tip if isinstance(tip, list) else [tip] if isinstance(tip, dict) else []:
             if isinstance(item, dict) and "field" in item:
                 found.add(item["field"])
-        for value in spec.values():
-            _tooltip_fields(value, found)
-    elif isinstance(spec, list):
-        for value in spec:
-            _tooltip_fields(value, found)
     return found
 
 
@@ -122,20 +128,11 @@ def boolean_tooltips(spec: dict) -> list[str]:
     return sorted({f for row in rows for f in fields if isinstance(row.get(f), bool)})
 
 
-def _param_views(spec, found: set | None = None) -> set:
+def _param_views(spec) -> set:
     """The names of the views that selection parameters are bound to (altair lifts a layer's parameters to the
     top with ``views``), at any depth."""
-    found = set() if found is None else found
-    if isinstance(spec, dict):
-        for param in spec.get("params", []):
-            if isinstance(param, dict) and "select" in param:
-                found.update(param.get("views", []))
-        for value in spec.values():
-            _param_views(value, found)
-    elif isinstance(spec, list):
-        for value in spec:
-            _param_views(value, found)
-    return found
+    return {view for node in _dicts(spec) for param in node.get("params", [])
+            if isinstance(param, dict) and "select" in param for view in param.get("views", [])}
 
 
 def overlay_params(spec: dict, path: str = "chart", nested: bool = False, views: set | None = None) -> list[str]:

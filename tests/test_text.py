@@ -49,3 +49,11 @@ def test_a_gap_that_prints_as_zero_is_no_gap():
 def test_series_joins_a_list_for_a_sentence():
     assert series([]) == "" and series(["a"]) == "a" and series(["a", "b"]) == "a and b"
     assert series(["a", "b", "c"]) == "a, b and c"
+
+
+def test_a_count_agrees_with_its_noun():
+    from covlib.figures.text import count_of
+
+    assert count_of(1, "size") == "1 size" and count_of(2, "size") == "2 sizes" and count_of(0, "size") == "0 sizes"
+    assert count_of(1, "lower end is", "lower ends are") == "1 lower end is"
+    assert count_of(1200, "probe") == "1,200 probes"

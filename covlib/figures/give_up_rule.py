@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from covlib.figures.tables import ReaderTable, reader_table
+from covlib.figures.text import count_of
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import VERDICT_RULE, exponents_for_reader, local_slopes, paper_local_slopes
 
@@ -65,10 +66,6 @@ def slopes_view(slopes: pd.DataFrame) -> ReaderTable:
                                  "slope": "local slope", "seed_range": "over pairings of seeds"},
                         formats={"slope": ".2f"}, max_rows=40)
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.DataFrame, floor: int,
                  quantile: float, successes: int, rerun_hours: float) -> str:
     """The pattern across exponents and what explains it, in prose, for whatever the floor's reruns have shown."""
@@ -88,20 +85,20 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
             "small, and so flattens the fit. The ID pool acts the other way: the cells it cuts off (no training set "
             "it allows reaches 99%) lie at the smallest N, above the line, and leaving them out steepens the fit. "
             f"\n\n**The test.** Under a floor of {floor:,} steps (give up only after max(100 epochs, {floor:,} steps) "
-            f"past the fit; {chosen}) the floor reopens {_count(reopened, 'lower end', 'lower ends')}"
+            f"past the fit; {chosen}) the floor reopens {count_of(reopened, 'lower end', 'lower ends')}"
             + (f", {cut_off} of them the largest probe of a cell the authors' rule found unreachable (if one flips, "
                "the pool did not cut that cell off: the rule did)" if cut_off else "") + ". ")
     if reruns == 0:
         return text + ("None has been rerun yet: the verdicts below are the authors' rule's, and the floor's rows "
                        f"fill as the book's queue reruns them (about {rerun_hours:.0f} CPU-hours, at the pace of "
                        "each cell's earlier probes).")
-    text += (f"{_count(reruns, 'has', 'have')} been rerun so far and {flips} of them flipped to success"
+    text += (f"{count_of(reruns, 'has', 'have')} been rerun so far and {flips} of them flipped to success"
              + (": the authors' rule had stopped those probes before they generalised, and their cells are "
                 "searched downward again under the floor. " if flips else
                 ": so far the authors' rule decided them as the floor does. "))
     pending = reopened - reruns
     if pending:
-        text += (f"{_count(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent whose cells are not all finished under "
+        text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent whose cells are not all finished under "
                  "the floor is fitted on those that are, and its verdict stays with the authors' rule until they are.")
     return text
 

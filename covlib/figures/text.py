@@ -79,3 +79,8 @@ def series(values: list[str]) -> str:
     if len(values) <= 1:
         return "".join(values)
     return f"{', '.join(values[:-1])} and {values[-1]}"
+
+
+def count_of(n: int, one: str, many: str | None = None) -> str:
+    """"1 size", "2 sizes" (``many`` defaults to ``one`` + "s"): never "size(s)"."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"

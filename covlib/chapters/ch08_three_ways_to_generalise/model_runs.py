@@ -150,7 +150,7 @@ def steps_text(meta: dict) -> str:
     """The step budget in words, naming the conditions that got a budget of their own."""
     steps_note = ", ".join(f"{c}: {s}" for c, s in meta.get("steps_of", {}).items())
     fewer = [c for c, s in meta.get("steps_of", {}).items() if s < meta["steps"]]
-    warning = (f"; the {' and '.join(fewer)} model(s) trained for fewer steps than the others, so a control among "
+    warning = (f"; the {' and '.join(fewer)} {'model' if len(fewer) == 1 else 'models'} trained for fewer steps than the others, so a control among "
                "them is weaker than its treated model for that reason alone") if fewer else ""
     return f"{meta['steps']} steps per model" + (f" ({steps_note})" if steps_note else "") + warning
 

@@ -21,6 +21,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     pool_of,
 )
 from covlib.coverage.exact import proper_subsets
+from covlib.figures.text import count_of
 
 MIN_CONTRAST_GAP = 15.0  # points of 3-coverage between arms a contrast must move to test coverage
 SATURATED = 0.95  # mean 3-coverage of random sets at or above which a size is saturated
@@ -199,7 +200,7 @@ def range_finding(summary: dict[str, float], Ns: Sequence[int]) -> str:
             f"{s['directed_n']:,.0f} examples), but only by shifting the sets' make-up {s['directed_shift']:.1f} sd "
             "away from random sets': a contrast of coverage and make-up together. ")
     if s["qualifying"]:
-        return head + (f"{s['qualifying']} size(s) may allow a contrast of {MIN_CONTRAST_GAP:.0f} points at fixed "
+        return head + (f"{count_of(int(s['qualifying']), 'size')} may allow a contrast of {MIN_CONTRAST_GAP:.0f} points at fixed "
                        "make-up: a contrast there is what would test coverage at fixed diversity.")
     return head + (f"No size at N = {', '.join(map(str, Ns))} lets selection at fixed diversity and make-up move "
                    f"3-coverage by {MIN_CONTRAST_GAP:.0f} points: exact coverage follows diversity, and a contrast "
