@@ -61,14 +61,12 @@ RECHECK=(--give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs
 # data/scaling/probes.csv` prints where each bracket stands and the flips so far.
 # Budgets: each rerun trains to its fit plus 2,000 steps unless it succeeds first, at the steps per minute its
 # cell's probes ran (under three workers on two cores, so an upper estimate).
-# 1. two-hop, plain and CoT (22 reruns): ~125 CPU-minutes
-step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L4-d128 "${RECHECK[@]}"
-# 1b. the cells the authors' rule found unreachable (even the largest training set the ID pool allows failed) whose
+# 1. the cells the authors' rule found unreachable (even the largest training set the ID pool allows failed) whose
 #     largest probe it gave up fewer than FLOOR steps past the fit: three-hop N = 10 (both seeds, best 92-95%),
 #     non-tree N = 25 and its CoT at N = 20 and 25 (chapter 6's "no training set reaches 99%"), L2-d64 N = 25
-#     (two-hop N = 20 is in step 1). One rerun each at the largest size, ~70 CPU-minutes; a flip walks down
+#     and two-hop N = 20 (both seeds). One rerun each at the largest size, ~90 CPU-minutes; a flip walks down
 step floor_cut_off; covlib scaling recheck --status unreachable "${RECHECK[@]}"
-# Controls that can tell (chapters 8 and 9), run side by side as two one-thread processes: ~95 and ~55 CPU-minutes
+# 2. controls that can tell (chapters 8 and 9), run side by side as two one-thread processes: ~95 and ~55 CPU-minutes
 # (chapter 8: 150 steps of each condition timed; chapter 9: from the 1,200-step runs of data/diversity/runs.csv)
 # - chapter 8: reuse across roles against atomic facts in their own role, four conditions at equal data and steps,
 #   two seeds (data/taxonomy/roles.csv; one run of eight is done)
@@ -77,46 +75,50 @@ step controls
 "$PY" -c "import torch; torch.set_num_threads(1); from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles; run_roles('$DATA/taxonomy', '$WORK/taxonomy-roles')" &
 covlib diversity run --plan k3 --experiments coverage --table "$DATA/diversity/contrast_k3.csv" --work "$WORK/diversity-k3" --jobs 1 &
 wait
-# Exact coverage crossings of two-hop at the paper's largest N (chapters 2 and 4; the table holds N = 20-100 and the
+# 3. two-hop, plain and CoT (22 reruns and the walks of the cells that flip; by the pace of this session's first
+#    reruns, 15-20 CPU-minutes each): ~8 CPU-hours. Three of the first five CoT reruns flipped (N = 20 both seeds,
+#    N = 25 seed 1)
+step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L4-d128 "${RECHECK[@]}"
+# 4. exact coverage crossings of two-hop at the paper's largest N (chapters 2 and 4; the table holds N = 20-100 and the
 # command skips them): N = 100 took 229 s for three seeds here, so N = 150 and 200 take ~30 CPU-minutes
 step coverage_twohop_wide
 covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 0 1 2 --out "$DATA/scaling/coverage_twohop.csv"
-# The exact GELU against the default tanh GELU (issue on the step's cost): two-hop N = 25, 30, 35, seed 0, under
+# 5. the exact GELU against the default tanh GELU (issue on the step's cost): two-hop N = 25, 30, 35, seed 0, under
 # the authors' rule into data/speed/probes_gelu.csv; ~60 CPU-minutes (twohop probes there ran 3-12 minutes)
 step gelu_nreq; bash benchmarks/gelu_nreq.sh
-# 2. three-hop with CoT (10 reruns): ~145 CPU-minutes (the book's 1.45 against the paper's 1.76)
+# 6. three-hop with CoT (10 reruns): ~145 CPU-minutes (the book's 1.45 against the paper's 1.76)
 step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
-# 3. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
+# 7. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
 step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop threehop --model L4-d128 "${RECHECK[@]}"
-# 4. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes at today's step (its probes evaluate 32 test types)
+# 8. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes at today's step (its probes evaluate 32 test types)
 step floor_fivehop;    covlib scaling recheck --task fivehop fivehop-cot --model L4-d128 "${RECHECK[@]}"
-# 5. the model sizes (4 reruns): ~65 CPU-minutes
+# 9. the model sizes (4 reruns): ~65 CPU-minutes
 step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[@]}"
-# 6. the Mamba (3 reruns): ~215 CPU-minutes at today's Mamba step
+# 10. the Mamba (3 reruns): ~215 CPU-minutes at today's Mamba step
 step floor_mamba;      covlib scaling recheck --model mamba-L4-d128 "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
 # earlier probes (not yet timed on this code: time the first probe of each step against its budget).
 SEARCH=(--model L4-d128 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR")
-# 7. the placeholder bridge (chapter 7) at three N and two seeds, beside CoT's floor cells at the same N: ~4 CPU-hours
+# 11. the placeholder bridge (chapter 7) at three N and two seeds, beside CoT's floor cells at the same N: ~4 CPU-hours
 step placeholder_floor
 covlib scaling search --task twohop --fake-bridge --N 25 30 40 --seeds 0 1 --model L4-d128 \
   --table "$DATA/cot/probes_fakebridge.csv" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
-# 8. three-hop with CoT at N = 24, 30 and 40, two seeds (at N = 40 slope 1.45 predicts ~5.0k examples, 1.76
+# 12. three-hop with CoT at N = 24, 30 and 40, two seeds (at N = 40 slope 1.45 predicts ~5.0k examples, 1.76
 #    ~6.2k): ~30 probes of 10-20 minutes, ~8 CPU-hours
 step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40 --seeds 0 1 "${SEARCH[@]}"
-# 9. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
+# 13. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
 #    N = 14, 42 s here): ~20 probes of ~40 minutes at today's evaluation of 32 test types, ~13 CPU-hours
 step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
-# 10. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at today's Mamba step
+# 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at today's Mamba step
 step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \
   --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
-# 10b. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
+# 15. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
 #      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
 #      2000 --table data/scaling/probes.csv` prints the plan (before the floor reruns: 13 of 14 brackets, ~290
 #      CPU-minutes)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
-# 11. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
+# 16. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
 #     are ~9,000 steps, past the floor, so both rules decide alike here
 step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
 
