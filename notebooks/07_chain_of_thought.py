@@ -235,13 +235,17 @@ display(tables.control_reader_table(curves.control_table(metrics, final_type0, f
 if len(fake_summary):
     display(search_reader_table(fake_summary, tables.PLACEHOLDER_SEARCH_COLUMNS,
                                                  caption="Required-data searches with the placeholder bridge"))
-placeholder = data_ratios.placeholder_share(summaries["twohop"], summaries["twohop_cot"], fake_summary)
+# read under the step floor once its plain, CoT and placeholder cells have finished, else under the authors' rule
+placeholder_floor, placeholder = data_ratios.placeholder_evidence(probes, fake_probes, chapter["fake"],
+                                                                   chapter["fake_floor"])
+placeholder_command = "" if chapter["miniature"] else experiment_command(chapter["fake_floor"])
 control_text = [
     curves.gain_text(final_answer, N, n_train),
     curves.still_rising_text(metrics),
     searches.placeholder_search_text(fake_summary, describe_cells(fake_summary, "placeholder two-hop"),
                                      chapter["fake"], chapter["miniature"]),
-    data_ratios.placeholder_data_text(placeholder),
+    data_ratios.placeholder_data_text(placeholder, rule_label(placeholder_floor), seed_spread(summaries["twohop"]),
+                                      placeholder_command),
 ]
 display(Markdown(" ".join(text for text in control_text if text)))
 
@@ -289,7 +293,7 @@ display(frame_table(
 
 # %%
 results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                   placeholder, ratios, nontree_summary, bounds)
+                                   placeholder, ratios, nontree_summary, bounds, placeholder_floor)
 results |= rule_counts_metrics(recheck, floor_steps, list(searches.COT_RULE_EXPONENTS))
 results |= rule_metrics(cot_rule, cot_verdicts)
 metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
@@ -300,7 +304,8 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 # %%
 display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
-    decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds)))
+    decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
+    placeholder_floor=placeholder_floor)))
 
 # %% [markdown]
 # ## Exercises

@@ -66,7 +66,8 @@ RANGES = [  # (what the name matches, lowest, highest): the first match decides
     (re.compile(r"(gap_between_arms|_pts$)"), -100.0, 100.0),  # gaps of coverage in percentage points
     (re.compile(r"effect_per_coverage_point"), -float("inf"), float("inf")),  # points of accuracy per point moved
     (re.compile(r"correlation|spearman"), -1.0, 1.0),
-    (re.compile(r"(placeholder_data_share|context_gap|gain)"), -2.0, 2.0),
+    (re.compile(r"^placeholder_saving_share_give_up_floor$"), 0, float("inf")),
+    (re.compile(r"(placeholder_saving_share|context_gap|gain)"), -2.0, 2.0),
     (re.compile(r"(ratio|spread)"), 0.0, float("inf")),
     (re.compile(r"exponent"), 0.0, 8.0),
     (re.compile(r"^iicg"), -2.0, 2.0),

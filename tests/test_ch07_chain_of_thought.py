@@ -431,15 +431,28 @@ def test_formed_text_names_the_position_that_writes_the_bridge():
         "twohop_fakebridge at x2, layer 1 (0.40), where chapter 5 found the bridge of the model without CoT")
 
 
-def test_placeholder_texts_follow_the_mean_share():
-    placeholder = pd.DataFrame({"N": [25, 30], "seed": [0, 0], "n_req_plain": [8000.0, 10000.0],
-                                "n_req_placeholder": [4000.0, 10000.0], "n_req_cot": [2000.0, 1000.0],
-                                "share": [0.5, 0.0]})
-    assert data_ratios.mean_share(placeholder) == pytest.approx(0.25)
-    assert np.isnan(data_ratios.mean_share(placeholder.iloc[:0]))
-    text = data_ratios.placeholder_data_text(placeholder)
-    assert "the placeholder goes 50% of the way" in text and "gets 25% of the saving" in text
-    assert data_ratios.placeholder_data_text(placeholder.iloc[:0]) == ""
+def test_placeholder_texts_conclude_only_from_three_values_of_N_and_two_seeds():
+    two_cells = pd.DataFrame({"N": [25, 30], "seed": [0, 0], "n_req_plain": [8000.0, 10000.0],
+                              "n_req_placeholder": [8500.0, 10600.0], "n_req_cot": [2000.0, 1000.0],
+                              "share": [-0.04, -0.03]})
+    assert data_ratios.mean_share(two_cells) == pytest.approx(-0.035)
+    assert np.isnan(data_ratios.mean_share(two_cells.iloc[:0]))
+    text = data_ratios.placeholder_data_text(two_cells, "the authors' rule", 1.15, "covlib scaling search ...")
+    assert "1.06x to 1.06x" not in text and "1.06x the plain model's data, within the 1.15x" in text
+    assert "2 cells on 2 values of N and 1 seed cannot say" in text and "`covlib scaling search ...`" in text
+    assert "comes from" not in text and data_ratios.placeholder_verdict(two_cells) == ""
+    assert "within the" not in data_ratios.placeholder_data_text(two_cells, "the authors' rule", 1.02)
+    six = pd.DataFrame({"N": [25, 25, 30, 30, 40, 40], "seed": [0, 1] * 3, "n_req_plain": [8000.0] * 6,
+                        "n_req_placeholder": [7000.0] * 6, "n_req_cot": [2000.0] * 6,
+                        "share": [0.1, 0.05, 0.0, 0.12, 0.2, 0.15]})
+    text = data_ratios.placeholder_data_text(six, "the floor", 1.15)
+    assert "Over these 6 cells (3 values of N, 2 seeds), the saving comes from supervising the bridge" in text
+    assert "gets 10% of the saving to 90% of it" in data_ratios.placeholder_verdict(six.assign(share=[0.1, 0.9] * 3))
+    assert data_ratios.placeholder_verdict(six.assign(share=0.8)) == "the extra position alone gets most of the saving"
+    metrics = data_ratios.placeholder_metrics(six, 2000)
+    assert (metrics["placeholder_saving_share_n_values"], metrics["placeholder_saving_share_seeds"],
+            metrics["placeholder_saving_share_give_up_floor"]) == (3, 2, 2000)
+    assert data_ratios.placeholder_data_text(two_cells.iloc[:0], "the authors' rule", 1.15) == ""
     fake = pd.DataFrame({"status": ["not started", "not started"]})
     experiment = searches.EXPERIMENTS["twohop_fakebridge"]
     assert searches.placeholder_search_text(fake, "", experiment, miniature=True).endswith("not in the cache yet.")
@@ -456,9 +469,11 @@ def test_recorded_metrics_and_summary_without_any_result():
                                                 empty, 0.0, pd.DataFrame(columns=["share"]), empty, not_started, empty)
     counts = {k for k in results if k.endswith(("_pairs", "_n_values", "_seeds"))}
     assert "cot_twohop_seeds" in counts and np.isnan(results["nontree_cot_reachable"])
-    assert len(results) == 35 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
+    assert len(results) == 38 and results["cot_search_cpu_minutes"] == 0.0 and all(results[k] == 0 for k in counts)
     assert "exponent_twohop_cot_ci_low" not in results  # no fit, no interval
-    assert all(np.isnan(v) for k, v in results.items() if k != "cot_search_cpu_minutes" and k not in counts)
+    assert results["placeholder_saving_share_give_up_floor"] == 0  # the authors' rule, where nothing is read
+    known = {"cot_search_cpu_minutes", "placeholder_saving_share_give_up_floor"}
+    assert all(np.isnan(v) for k, v in results.items() if k not in known and k not in counts)
     assert summary.summary_text(
         fits=fits, ratios=empty, by_task={"twohop": nan}, metrics={}, final_type0=finals, placeholder=empty,
         decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000, bounds=empty) == "The cache holds no results yet."

@@ -98,8 +98,8 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
                 ": so far the authors' rule decided them as the floor does. "))
     pending = reopened - reruns
     if pending:
-        text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent whose cells are not all finished under "
-                 "the floor is fitted on those that are, and its verdict stays with the authors' rule until they are.")
+        text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent is fitted under the floor only once every "
+                 "one of its cells is finished under it, and until then its verdict stays with the authors' rule.")
     return text
 
 def verdict_note(verdicts: pd.DataFrame) -> str:

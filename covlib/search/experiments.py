@@ -61,12 +61,14 @@ def experiment_cells(experiment: str | dict) -> list[Cell]:
 
 def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
     """The shell command that fills (or resumes) one experiment's rows of its probe table (the dict's
-    ``table``, by default the book's; its ``step_cap``, where it has one, above the default cap)."""
+    ``table``, by default the book's; its ``step_cap``, where it has one, above the default cap; its
+    ``give_up_floor``, where it has one, the step floor of the give-up rule)."""
     e = _experiment(experiment)
     style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
     cap = f" --step-cap {e['step_cap']}" if e.get("step_cap") else ""
+    floor = f" --give-up-floor {e['give_up_floor']}" if e.get("give_up_floor") else ""
     return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
-            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style}{cap} "
+            f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style}{cap}{floor} "
             f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
 
 

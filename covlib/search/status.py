@@ -11,16 +11,17 @@ from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
 
 
-def search_summary(cells: Sequence, probes: pd.DataFrame) -> pd.DataFrame:
+def search_summary(cells: Sequence, probes: pd.DataFrame, give_up_floor: int = 0) -> pd.DataFrame:
     """One row per cell of covlib.search searches (covlib.search.summary.summarise), read from the probe table
-    alone: a cell without probes is "not started" (no starting size is computed for it), and every row
-    adds the largest n_train probed and the best type_0 accuracy any probe of the cell reached there."""
+    alone, under the give-up rule with ``give_up_floor`` (0: the authors'): a cell without probes that count
+    under it is "not started" (no starting size is computed for it), and every row adds the largest n_train
+    probed and the best type_0 accuracy any probe of the cell reached there."""
 
     states = []
     for cell in cells:
-        rows = cell_rows(probes, cell) if len(probes) else probes
+        rows = cell_rows(probes, cell, give_up_floor) if len(probes) else probes
         if len(rows):
-            states.append(search_states([cell], probes, starts={cell.key(): 0})[0])
+            states.append(search_states([cell], probes, starts={cell.key(): 0}, give_up_floor=give_up_floor)[0])
         else:
             states.append(CellState(cell, pd.DataFrame(columns=PROBE_COLUMNS), 0, None, "not started"))
     summary = summarise(states)

@@ -31,7 +31,8 @@ from covlib.search.probes import read_probes
 from covlib.search.recheck import floor_recheck, rerun_minutes
 from covlib.search.required_data import search
 from covlib.search.status import describe_cells, search_summary
-from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table
+from covlib.search.summary import seed_spread
+from covlib.search.verdicts import exponents_by_rule, rule_label, rule_metrics, verdict_table
 from covlib.training.runs import load_metrics
 from covlib.training.shipped import ensure_shipped
 
@@ -57,11 +58,13 @@ __all__ = [
     "read_probes",
     "rerun_minutes",
     "rule_counts_metrics",
+    "rule_label",
     "rule_metrics",
     "search",
     "search_reader_table",
     "search_summary",
     "searches",
+    "seed_spread",
     "shipped",
     "slopes_table",
     "slopes_view",

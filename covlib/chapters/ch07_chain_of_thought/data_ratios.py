@@ -11,7 +11,9 @@ import pandas as pd
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.chapters.ch07_chain_of_thought.searches import COT_ONLY_TASKS, TASKS
 from covlib.figures.style import legend_highlight
-from covlib.figures.text import share_of
+from covlib.figures.text import count_of, share_of
+from covlib.search.experiments import cells_for
+from covlib.search.status import search_summary
 from covlib.search.summary import geometric_mean
 from covlib.search.summary import requirement_ratio as summary_ratio
 
@@ -142,22 +144,86 @@ def mean_share(placeholder: pd.DataFrame) -> float:
     return float(placeholder["share"].mean()) if len(placeholder) else float("nan")
 
 
-def placeholder_data_text(placeholder: pd.DataFrame) -> str:
-    """The required data without CoT, with the placeholder and with CoT per N, and where the saving comes from."""
+def placeholder_evidence(probes: pd.DataFrame, fake_probes: pd.DataFrame, authors: Mapping, floored: Mapping
+                         ) -> tuple[int, pd.DataFrame]:
+    """The give-up rule the placeholder's saving is read under and placeholder_share's cells under it: the cells of
+    ``floored`` (an experiment with a ``give_up_floor``) where its plain, CoT and placeholder searches have all
+    finished under that floor, if any has; else those of ``authors`` under the authors' rule."""
+    for experiment in (floored, authors):
+        floor = int(experiment.get("give_up_floor", 0))
+        plain, cot, fake = (
+            search_summary(cells_for(experiment["task"], experiment["N"], experiment["seeds"], experiment["model"],
+                                     cot=style == "cot", fake_bridge=style == "fake"),
+                           fake_probes if style == "fake" else probes, floor)
+            for style in ("plain", "cot", "fake"))
+        share = placeholder_share(plain, cot, fake)
+        if len(share) or experiment is authors:
+            return floor, share
+    raise AssertionError("unreachable")
+
+
+# what a conclusion on the placeholder's saving rests on: the seed gap alone moves one cell's ratio by ~1.15x
+PLACEHOLDER_MIN_N, PLACEHOLDER_MIN_SEEDS = 3, 2
+
+
+def placeholder_decides(placeholder: pd.DataFrame) -> bool:
+    """Whether the cells all three searches finished span enough values of N and seeds for a conclusion."""
+    return (len(placeholder) > 0 and placeholder["N"].nunique() >= PLACEHOLDER_MIN_N
+            and placeholder["seed"].nunique() >= PLACEHOLDER_MIN_SEEDS)
+
+
+def placeholder_metrics(placeholder: pd.DataFrame, give_up_floor: int) -> dict[str, float | int]:
+    """placeholder_saving_share (the mean share of CoT's data saving) with its _n_values, _seeds, _min, _max and
+    the give-up rule of the searches it comes from (_give_up_floor; 0 is the authors')."""
+    key = "placeholder_saving_share"
+    out = {key: mean_share(placeholder), f"{key}_n_values": int(placeholder["N"].nunique()) if len(placeholder) else 0,
+           f"{key}_seeds": int(placeholder["seed"].nunique()) if len(placeholder) else 0,
+           f"{key}_give_up_floor": int(give_up_floor)}
+    if len(placeholder):
+        out |= {f"{key}_min": float(placeholder["share"].min()), f"{key}_max": float(placeholder["share"].max())}
+    return out
+
+
+def placeholder_verdict(placeholder: pd.DataFrame) -> str:
+    """Where CoT's data saving comes from, by the spread of the shares over every finished cell ("" when the cells
+    cannot decide: placeholder_decides)."""
+    if not placeholder_decides(placeholder):
+        return ""
+    low, high = placeholder["share"].min(), placeholder["share"].max()
+    if high < 0.25:
+        return "the saving comes from supervising the bridge: the extra position alone saves little or none"
+    if low > 0.75:
+        return "the extra position alone gets most of the saving"
+    return (f"the extra position alone gets {share_of(low, 'the saving')} to {share_of(high, 'it')} across cells, "
+            "and supervising the bridge the rest")
+
+
+def placeholder_data_text(placeholder: pd.DataFrame, rule: str, seed_gap: float, command: str = "") -> str:
+    """The required data without CoT, with the placeholder and with CoT per cell under ``rule`` (in words), and what
+    they can say: a conclusion only from PLACEHOLDER_MIN_N values of N and PLACEHOLDER_MIN_SEEDS seeds, else how far
+    the placeholder's requirement lies from the plain model's against the seed gap (``seed_gap``, e.g. 1.15)."""
     if not len(placeholder):
         return ""
-    share = mean_share(placeholder)
-    return ("Required data at the same N and seed: " + "; ".join(
-        f"N = {int(r['N'])}: without CoT {r['n_req_plain']:,.0f}, placeholder {r['n_req_placeholder']:,.0f}, "
-        f"with CoT {r['n_req_cot']:,.0f} (the placeholder goes {share_of(r['share'], 'the way')}, in log data)"
-        for _, r in placeholder.iterrows()) + ". "
-        + (f"In data, the saving comes from supervising the bridge: the extra position alone saves "
-           f"{'none' if placeholder['share'].max() <= 0 else 'little'}; what it does at a fixed budget (above) is "
-           "speed learning up, not lower the data a model needs."
-           if share < 0.25 else
-           "In data, the extra position alone gets most of the saving." if share > 0.75 else
-           f"In data, the extra position alone gets {share_of(share, 'the saving')} and supervising "
-           "the bridge the rest."))
+    cells = "; ".join(
+        f"N = {int(r['N'])}, seed {int(r['seed'])}: without CoT {r['n_req_plain']:,.0f}, placeholder "
+        f"{r['n_req_placeholder']:,.0f}, with CoT {r['n_req_cot']:,.0f} (the placeholder goes "
+        f"{share_of(r['share'], 'the way')}, in log data)" for _, r in placeholder.iterrows())
+    text = f"Required data at the same N and seed, under {rule}: {cells}. "
+    verdict = placeholder_verdict(placeholder)
+    if verdict:
+        return text + (f"Over these {len(placeholder)} cells ({placeholder['N'].nunique()} values of N, "
+                       f"{placeholder['seed'].nunique()} seeds), {verdict}.")
+    ratio = placeholder["n_req_placeholder"] / placeholder["n_req_plain"]
+    low, high = f"{ratio.min():.2f}x", f"{ratio.max():.2f}x"
+    spread = low if low == high else f"{low} to {high}"
+    within = bool(((ratio <= seed_gap) & (ratio >= 1 / seed_gap)).all()) if seed_gap == seed_gap else False
+    return text + (
+        f"The placeholder needs {spread} the plain model's data"
+        + (f", within the {seed_gap:.2f}x by which two seeds of one cell differ" if within else "")
+        + f". {count_of(len(placeholder), 'cell')} on {count_of(placeholder['N'].nunique(), 'value')} of N and "
+        f"{count_of(placeholder['seed'].nunique(), 'seed')} cannot say whether the extra position saves data: that "
+        f"needs {PLACEHOLDER_MIN_N} values of N and {PLACEHOLDER_MIN_SEEDS} seeds"
+        + (f", which the book's queue runs under the step floor (`{command}`)." if command else "."))
 
 
 def ratio_range(ratios: pd.DataFrame) -> dict[str, float]:

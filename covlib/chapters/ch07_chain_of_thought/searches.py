@@ -18,6 +18,7 @@ from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
+from covlib.search.recheck import BOOK_FLOOR
 
 FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the repository
 
@@ -37,9 +38,13 @@ EXPERIMENTS: dict[str, dict] = {
     "fivehop": {"task": "fivehop", "N": [6], "seeds": [0], "model": "L4-d128"},
     # the paper: CoT does not rescue non-tree; searched where a plain non-tree search already fails (chapter 6)
     "nontree_cot": {"task": "nontree", "N": [20, 25, 30], "seeds": [0], "model": "L4-d128", "cot": True},
-    # one seed, two N: each failing probe costs as much as a plain one
+    # one seed, two N, under the authors' rule: each failing probe costs as much as a plain one
     "twohop_fakebridge": {"task": "twohop", "N": [25, 30], "seeds": [0], "model": "L4-d128", "fake_bridge": True,
                           "table": FAKE_BRIDGE_TABLE},
+    # the same question under the step floor, on three N and two seeds (what a conclusion needs: section 7.4),
+    # beside two-hop's plain and CoT cells at the same N under the same floor (data/QUEUE.sh)
+    "twohop_fakebridge_floor": {"task": "twohop", "N": [25, 30, 40], "seeds": [0, 1], "model": "L4-d128",
+                                "fake_bridge": True, "table": FAKE_BRIDGE_TABLE, "give_up_floor": BOOK_FLOOR},
 }
 
 
@@ -49,6 +54,7 @@ _DEFAULT_KNOBS = {
                     "twohop_cot": EXPERIMENTS["twohop_cot"], "threehop_cot": EXPERIMENTS["threehop_cot"],
                     "fivehop": EXPERIMENTS["fivehop"], "fivehop_cot": EXPERIMENTS["fivehop_cot"]},
     "fake": EXPERIMENTS["twohop_fakebridge"],
+    "fake_floor": EXPERIMENTS["twohop_fakebridge_floor"],
     "nontree": EXPERIMENTS["nontree_cot"],
     "rules": ProbeRules(),
     "miniature": False,  # read the cache (data/cot/, the probe tables) rather than train and search here
@@ -70,6 +76,8 @@ PRESETS: dict[str, dict] = {
             "fivehop_cot": {"task": "fivehop", "N": [3], "seeds": [0], "model": "smoke", "cot": True},
         },
         "fake": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True},
+        "fake_floor": {"task": "twohop", "N": [6], "seeds": [0], "model": "smoke", "fake_bridge": True,
+                       "give_up_floor": BOOK_FLOOR},
         "nontree": {"task": "nontree", "N": [6], "seeds": [0], "model": "smoke", "cot": True},
         "rules": ProbeRules(step_cap=200, give_up_epochs=10, eval_every=25, batch_size=128, test_size_per_type=100),
         "miniature": True,  # train the tiny models and run the miniature searches here, under out_dir

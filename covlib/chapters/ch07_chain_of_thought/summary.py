@@ -11,6 +11,9 @@ from covlib.base.paper import COT_DATA_RATIO, EXPONENTS, EXPONENTS_COT, NONTREE_
 from covlib.chapters.ch07_chain_of_thought.data_ratios import (
     fivehop_saving,
     mean_share,
+    placeholder_decides,
+    placeholder_metrics,
+    placeholder_verdict,
     ratio_at_least,
     ratio_range,
     seeds_paired,
@@ -19,7 +22,8 @@ from covlib.chapters.ch07_chain_of_thought.greedy import decoded
 from covlib.chapters.ch07_chain_of_thought.inside import context_gaps, peak_at_bridge, two_decimals
 from covlib.chapters.ch07_chain_of_thought.searches import TASKS, reachable
 from covlib.chapters.ch07_chain_of_thought.shipped import MODELS
-from covlib.figures.text import fmt, share_of
+from covlib.figures.text import count_of, fmt, share_of
+from covlib.search.verdicts import rule_label
 
 MISSING = "n/a (not in the cache)"  # what the chapter writes for a result the cache does not hold yet
 
@@ -60,7 +64,7 @@ def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
 def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
                      decoding: pd.DataFrame, at_bridge: pd.DataFrame, cot_minutes: float,
                      placeholder: pd.DataFrame, ratios: pd.DataFrame, nontree: pd.DataFrame,
-                     bounds: pd.DataFrame) -> dict[str, float]:
+                     bounds: pd.DataFrame, placeholder_floor: int = 0) -> dict[str, float]:
     """The chapter's results as record_metrics keys (NaN for what the cache does not hold)."""
     gap = context_gaps(at_bridge)
     return {
@@ -88,14 +92,14 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
         "iicg_context_gap_bridge_position_twohop_cot": gap["twohop_cot"],
         "iicg_context_gap_bridge_position_nontree_cot": gap["nontree_cot"],
         "cot_search_cpu_minutes": cot_minutes,
-        "placeholder_data_share": mean_share(placeholder),
+        **placeholder_metrics(placeholder, placeholder_floor),
     }
 
 
 def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_task: Mapping[str, float],
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
-                 n_train: int, bounds: pd.DataFrame) -> str:
+                 n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0) -> str:
     """The chapter's findings as a bullet list, each only where the cache holds what it rests on."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
@@ -120,10 +124,12 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
                        f"{final_type0['nontree_cot']:.1%}.")
     if len(placeholder):
         share, saving = mean_share(placeholder), "CoT's data saving"
+        verdict = placeholder_verdict(placeholder)
         summary.append(f"The placeholder bridge (an extra position, no bridge supervision) gets "
-                       f"{share_of(share, saving)} (log scale, {len(placeholder)} values of "
-                       "N): the saving comes from "
-                       + ("supervising the bridge." if share < 0.5 else "the extra position."))
+                       f"{share_of(share, saving)} on average (log scale, {count_of(placeholder['N'].nunique(), 'value')} "
+                       f"of N, {count_of(placeholder['seed'].nunique(), 'seed')}, {rule_label(placeholder_floor)}): "
+                       + (verdict + "." if placeholder_decides(placeholder) else
+                          "too few cells to say where the saving comes from."))
     if "twohop_cot" in available:
         summary.append(f"Greedy decoding's exact match ({value('twohop_cot', 'greedy_exact'):.1%} for two-hop with CoT) "
                        "is what a user sees; teacher-forced answer accuracy "
