@@ -130,6 +130,16 @@ def test_a_cell_the_pool_seemed_to_cut_off_is_rerun_at_its_largest_probe_and_may
     assert (counts["brackets"], counts["unreachable"], counts["flips"]) == (0, 1, 1)
 
 
+def test_a_cut_off_cell_whose_largest_probe_never_fitted_is_not_reopened():
+    from covlib.search.recheck import floor_recheck
+
+    most = SearchRules().largest_n(4000)
+    capped = pd.DataFrame([row(most, False, steps=6000, fit=None, stopped="steps")])  # the cap stopped it unfitted
+    checked = floor_recheck(capped, 2000).iloc[0]
+    assert checked["authors_status"] == "unreachable" and pd.isna(checked["past_fit"]) and not checked["reopened"]
+    assert checked["floor_status"] == "unreachable"
+
+
 def test_a_floor_exponent_waits_for_every_cell_the_authors_rule_finished():
     from covlib.search.verdicts import exponents_by_rule
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO, RUN_DIR_ENV
 from covlib.book.sweep import METRICS_FILE, describe_error, execute_notebook, notebook_parameters, read_notebook
+from covlib.figures.text import count_of
 
 NOTEBOOKS = REPO / "notebooks"
 
@@ -119,7 +120,7 @@ def run_book(preset: str = "default", only: Sequence[str] | None = None, out: st
         raise CovlibError(f"no chapters (NN_slug.py) found in {notebooks_dir}")
     figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
     say = print if progress else (lambda *a, **k: None)
-    say(f"book: {len(chapters)} chapter(s), preset {preset}; notebooks -> {Path(out) / preset}, figures -> {figures}")
+    say(f"book: {count_of(len(chapters), 'chapter')}, preset {preset}; notebooks -> {Path(out) / preset}, figures -> {figures}")
     results = []
     for i, chapter in enumerate(chapters, 1):
         say(f"[{i}/{len(chapters)}] {chapter.stem} ...", flush=True)

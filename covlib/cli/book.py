@@ -10,6 +10,7 @@ from covlib.base.paths import REPO
 from covlib.book.readme import refresh_readme
 from covlib.book.runner import PRESETS, run_book
 from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
+from covlib.figures.text import count_of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_book_showing_cell_output(args)
     failed = [r for r in results if r.status != "done"]
     if failed:
-        print(f"book: {len(failed)} chapter(s) failed: {', '.join(r.name for r in failed)}")
+        print(f"book: {count_of(len(failed), 'chapter')} failed: {', '.join(r.name for r in failed)}")
         return 1
     if not (args.snapshot or args.check):
         return 0
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.snapshot:
         written = write_snapshot(metrics, args.snapshot, args.reason, args.preset)
         refreshed = refresh_readme(REPO / "README.md", read_snapshot(written)["chapters"])
-        print(f"book: snapshot of {len(metrics)} chapter(s) written to {written}"
+        print(f"book: snapshot of {count_of(len(metrics), 'chapter')} written to {written}"
               + ("; README findings rewritten" if refreshed else "; README findings unchanged"))
     if args.check:
         snapshot = read_snapshot(args.check)

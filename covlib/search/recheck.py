@@ -54,7 +54,8 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
         if authors.status not in FINISHED:
             continue
         at_low = authors.probes[authors.probes["n_train"].astype(int) == authors.low].iloc[0]
-        past_fit = int(at_low["steps"] - at_low["first_fit_step"])
+        # a probe that never fitted its training set (the step cap stopped it first) has no steps past the fit
+        past_fit = at_low["steps"] - at_low["first_fit_step"] if pd.notna(at_low["first_fit_step"]) else None
         every = cell_rows(table, cell, None)
         rerun = every[(every["give_up_floor"].astype(int) == give_up_floor) & (every["n_train"] == authors.low)]
         floor = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=give_up_floor,
@@ -62,14 +63,15 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
         rows.append({"task": cell.task, "cot": cell.cot, "N": cell.N, "model": cell.model, "seed": cell.seed,
                      "authors_status": authors.status, "low": authors.low, "high": authors.high, "n_req": authors.estimate,
                      "past_fit": past_fit, "step_cap": int(every["step_cap"].max()),
-                     "reopened": bool(at_low["stopped"] == "gave_up" and past_fit < give_up_floor),
+                     "reopened": bool(at_low["stopped"] == "gave_up" and past_fit is not None
+                                      and past_fit < give_up_floor),
                      "rerun": bool(len(rerun)), "flipped": bool(len(rerun) and rerun["success"].iloc[0]),
                      "floor_status": floor.status, "floor_low": floor.low, "floor_high": floor.high,
                      "floor_n_req": floor.estimate if floor.status == "bracketed" else None})
     columns = ["task", "cot", "N", "model", "seed", "authors_status", "low", "high", "n_req", "past_fit", "step_cap", "reopened",
                "rerun", "flipped", "floor_status", "floor_low", "floor_high", "floor_n_req"]
-    return pd.DataFrame(rows, columns=columns).sort_values(["past_fit", "task", "N", "seed"], kind="stable",
-                                                           ignore_index=True)
+    frame = pd.DataFrame(rows, columns=columns).astype({"past_fit": "Int64"})
+    return frame.sort_values(["past_fit", "task", "N", "seed"], kind="stable", ignore_index=True)
 
 
 def flip_counts(recheck: pd.DataFrame) -> pd.DataFrame:
