@@ -52,7 +52,7 @@ from IPython.display import Markdown, display
 
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch10_how_much_data_will_my_task_need import charts, reader, readings, rule
+from covlib.chapters.ch10_how_much_data_will_my_task_need import charts, reader, readings, rule, views
 from covlib.coverage.predict import predict_requirement
 from covlib.tasks.graphs import get_task
 
@@ -73,7 +73,7 @@ my_N, my_Ns, seeds = chapter["my_N"], chapter["my_Ns"], chapter["seeds"]
 
 # %%
 live = predict_requirement("twohop", chapter["predict_N"], k=3, share=0.99, seeds=seeds)
-display(live[["N", "n_pred", "n_low", "n_high", "eligible", "probes", "seconds", "cpu_seconds"]].round(1))
+display(views.prediction_view(live))
 
 # %% [markdown]
 # ## 10.2 One rule, fitted on two-hop alone
@@ -88,10 +88,9 @@ cells = rule.measured_cells(floor=give_up_floor)
 ratios = rule.cell_ratios(cells, rule.read_crossings())
 fitted = rule.fit_rule(ratios)
 rule_text = rule.describe_rule(fitted)
-print(f"rule: n_req = {rule_text}")
+display(Markdown(f"The rule: $n_{{req}}$ = {rule_text}."))
 if fitted:
-    display(fitted["candidates"].pivot(index="k", columns="target", values="spread").round(2)
-            .rename_axis(index="k", columns="share covered: spread max/min of the ratio on two-hop"))
+    display(views.candidates_view(fitted["candidates"]))
 
 # %% [markdown]
 # ## 10.3 The rule tested, unchanged
@@ -106,9 +105,9 @@ tested = rule.apply_rule(ratios, fitted) if fitted else ratios.iloc[:0].assign(p
 authors = rule.authors_ratios(fitted)
 shown = rule.with_authors(tested, authors)
 ranges = rule.ratio_ranges(shown, band)
-display(ranges.round(2))
+display(views.ranges_view(ranges, band))
 display(Markdown(rule.where_it_misses(ranges, band)))
-print(rule.authors_note(authors, fitted))
+display(Markdown(rule.authors_note(authors, fitted)))
 
 # %% [markdown]
 # Where the rule misses, the miss has a reading in terms of the principle: keep the factor and ask which
@@ -119,8 +118,8 @@ print(rule.authors_note(authors, fitted))
 
 # %%
 depth = rule.depth_each_set_needs(ratios, fitted) if fitted else ratios.iloc[:0]
-display(depth.round(2))
-print(rule.depth_sentence(depth, fitted))
+display(views.depth_view(depth))
+display(Markdown(rule.depth_sentence(depth, fitted)))
 
 # %%
 chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_measured_over_predicted")
@@ -134,8 +133,8 @@ chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_mea
 
 # %%
 task = get_task(my_task)
-print(f"{task.graph}: {task.n_inputs} inputs; primitives "
-      + ", ".join(f"{name} ({arity} arguments)" for name, arity in task.primitives.items()))
+display(Markdown(f"`{task.graph}`: {task.n_inputs} inputs; primitives "
+                 + ", ".join(f"{name} ({arity} arguments)" for name, arity in task.primitives.items()) + "."))
 growth = reader.coverage_growth(my_task, my_N)
 chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
 
@@ -147,14 +146,14 @@ chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_cover
 # %%
 mine = reader.reader_prediction(my_task, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
                                 seeds)
-display(mine[["N", "n_pred", "n_low", "n_high", "eligible", "seconds"]].round(1))
+display(views.prediction_view(mine, cpu=False))
 where = reader.probe_size(mine, my_N)  # my_N, or the nearest N with a prediction
 if where is None:
-    print(reader.no_probe_sentence(mine))
+    display(Markdown(reader.no_probe_sentence(mine)))
 else:
     row = reader.check_probe(my_task, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
                              chapter["model"], chapter["step_cap"])
-    print(f"N = {where[0]}: " + reader.probe_sentence(row, where[1]))
+    display(Markdown(f"N = {where[0]}: " + reader.probe_sentence(row, where[1])))
 
 # %% [markdown]
 # ## What we found
@@ -163,7 +162,7 @@ else:
 record_metrics(readings.chapter_metrics(fitted, ranges, shown, authors, band,
                                         authors.loc[authors["N"] == 200, "cpu_seconds"].max() if len(authors) else None,
                                         rule_text))
-print(readings.findings(rule_text, ranges, shown, authors, band))
+display(Markdown(views.findings_markdown(readings.findings(rule_text, ranges, shown, authors, band))))
 
 # %% [markdown]
 # ## Exercise

@@ -132,3 +132,19 @@ def test_the_check_probe_goes_to_the_nearest_predicted_N_or_nowhere():
     assert reader.probe_size(table, 12) == (10, 700.0) and reader.probe_size(table, 10) == (10, 700.0)
     none = table.assign(n_pred=np.nan)
     assert reader.probe_size(none, 12) is None and "N = 8, 10, 12" in reader.no_probe_sentence(none)
+
+
+def test_the_chapters_tables_read_as_a_reader_expects():
+    from covlib.chapters.ch10_how_much_data_will_my_task_need import views
+
+    prediction = pd.DataFrame({"N": [8, 12], "n_pred": [np.nan, 1086.4], "n_low": [np.nan, 1059.8],
+                               "n_high": [np.nan, 1114.1], "eligible": [254, 850], "probes": [9, 9],
+                               "seconds": [0.12, 0.31], "cpu_seconds": [0.1, 0.3]})
+    table = views.prediction_view(prediction, cpu=False)
+    assert list(table.text.columns) == ["N (tokens)", "predicted n_req (examples)", "lowest seed", "highest seed",
+                                        "ID pool (inputs)", "datasets generated", "wall seconds"]
+    assert table.text.iloc[1, 1:4].tolist() == ["1,086", "1,060", "1,114"] and table.text.iloc[0, 1] == ""
+    depth = pd.DataFrame({"set": ["two-hop"], "k": [3], "typical ratio": [0.98], "range": ["0.90-1.11"],
+                          "factor at the rule's k": [1.97], "at the edge": [False], "cells": [10]})
+    assert views.depth_view(depth).text.iloc[0, 5] == "no"  # a word, never False
+    assert views.findings_markdown("Rule: 2 x.\ntwo-hop: 10 cells.\n") == "* Rule: 2 x.\n* two-hop: 10 cells."

@@ -169,7 +169,7 @@ def authors_note(authors: pd.DataFrame, rule: dict) -> str:
                       for n, g in sorted(authors.groupby("seeds"), key=lambda part: part[1]["N"].min()))
     return (f"The authors' points are predicted by `covlib predict` at the rule's k and share ({seeds}). At "
             f"N = {int(top['N'])} the prediction took {top['cpu_seconds']:.0f} CPU seconds ({top['seconds']:.0f} s "
-            "of wall time on a shared machine), against GPU-hours of training for the measurement.")
+            "of wall time), against GPU-hours of training for the measurement.")
 
 
 def depth_each_set_needs(ratios: pd.DataFrame, rule: dict) -> pd.DataFrame:
