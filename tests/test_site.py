@@ -481,6 +481,12 @@ def served(site: Path):
 PAGES = ["index"] + [c.stem for c in CHAPTERS]
 
 
+def cut_off_text(page) -> list[str]:
+    """The first line of every printed cell output whose text runs past its box (hidden or scrolled sideways)."""
+    return page.evaluate("""() => [...document.querySelectorAll('.cell_output pre')]
+        .filter(el => el.scrollWidth > el.clientWidth + 2).map(el => el.innerText.slice(0, 100))""")
+
+
 @pytest.mark.parametrize("page_name", PAGES)
 def test_page_renders_in_chromium_with_live_charts_math_and_no_errors(browser_context, served: str, site: Path,
                                                                       page_name: str):
@@ -495,6 +501,7 @@ def test_page_renders_in_chromium_with_live_charts_math_and_no_errors(browser_co
     assert drawn_charts(page) == [True] * charts, "a chart was not drawn"
     assert page.locator(".covlib-chart svg.marks").count() == charts
     assert misfits(page) == [], f"charts that do not fit the page at {WINDOW['width']} px"
+    assert cut_off_text(page) == [], f"printed output wider than the column at {WINDOW['width']} px"
     images = page.evaluate("""async () => {
         const imgs = [...document.images]; imgs.forEach(i => i.loading = 'eager');
         await Promise.all(imgs.map(i => i.decode().catch(() => null)));

@@ -120,6 +120,7 @@ CHARTS_CSS = '''.covlib-chart { overflow-x: auto; margin: 0.5em 0; scrollbar-wid
 .covlib-chart .vega-bindings { margin-top: 0.4em; font-size: 0.9em; }
 .covlib-chart .vega-bind-radio label { margin: 0 0.9em 0 0.25em; }
 .covlib-downloads { font-size: 0.9em; }
+.cell_output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 '''
 
 
