@@ -60,6 +60,12 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     text = pattern_note(exponents, pd.DataFrame(), held, 2000, 1690.0, 89, 1.0)
     assert "1 has been rerun so far and 0 of them flipped" in text and "decided them as the floor does" in text
     assert "1 lower end is still to be rerun" in text
+    rescued = recheck.assign(authors_status="unreachable", N=10, model="L4-d128", seed=[0, 1], rerun=True,
+                             flipped=True, task="threehop")
+    text = pattern_note(exponents, pd.DataFrame(), rescued, 2000, 1690.0, 89, 0.0)
+    assert ("Among them, three-hop N = 10 (L4-d128, seed 0) and three-hop N = 10 (L4-d128, seed 1), which the "
+            "authors' rule had found unreachable, reach 99% under the floor") in text
+    assert "Among them" not in pattern_note(exponents, pd.DataFrame(), held, 2000, 1690.0, 89, 1.0)
     flipped = recheck.assign(rerun=True, flipped=[True, False])
     text = pattern_note(exponents, pd.DataFrame(), flipped, 2000, float("nan"), 0, 0.0)
     assert "1 of them flipped" in text and "searched downward again" in text and "still to be rerun" not in text

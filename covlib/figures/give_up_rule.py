@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from covlib.figures.tables import ReaderTable, reader_table
-from covlib.figures.text import count_of
+from covlib.figures.text import count_of, series
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import VERDICT_RULE, exponents_for_reader, local_slopes, paper_local_slopes
 
@@ -96,11 +96,26 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
              + (": the authors' rule had stopped those probes before they generalised, and their cells are "
                 "searched downward again under the floor. " if flips else
                 ": so far the authors' rule decided them as the floor does. "))
+    text += _rescued(recheck)
     pending = reopened - reruns
     if pending:
         text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent is fitted under the floor only once every "
                  "one of its cells is finished under it, and until then its verdict stays with the authors' rule.")
     return text
+
+def _rescued(recheck: pd.DataFrame) -> str:
+    """The cells the authors' rule found unreachable that reached the threshold under the floor, named ("" if none)."""
+    rescued = recheck[recheck["flipped"] & (recheck["authors_status"] == "unreachable")]
+    if not len(rescued):
+        return ""
+    names = [f"{READER_NAMES.get(r.task + ('_cot' if r.cot else ''), r.task)} N = {r.N} ({r.model}, seed {r.seed})"
+             for r in rescued.itertuples(index=False)]
+    one = len(names) == 1
+    return (f"Among them, {series(names)}, which the authors' rule had found unreachable, "
+            f"{'reaches' if one else 'reach'} 99% under the floor: the give-up rule, not the ID pool, had cut "
+            f"{'it' if one else 'them'} off, and {'it rejoins' if one else 'they rejoin'} the fit at "
+            f"{'its' if one else 'their'} N under the floor. ")
+
 
 def verdict_note(verdicts: pd.DataFrame) -> str:
     """The verdict per exponent under the rule written once, with its reason."""
