@@ -137,10 +137,11 @@ def _verdicts(m: Mapping[str, Any], names: Mapping[str, str]) -> str:
     flips = sum(m.get(f"give_up_flips_{key}", 0) for key in names)
     floor = m.get("give_up_floor_steps", 0)
     rule = ("" if not floor else
-            f"; under a step floor ({floor:,} steps past the fit before giving up) none of these brackets' lower ends "
+            f"; under a step floor ({floor:,} steps past the fit before giving up) none of the lower ends it reopens "
             "has been rerun yet" if not reruns else
-            f"; under a step floor ({floor:,} steps past the fit before giving up) {reruns} of these brackets' lower "
-            f"ends rerun so far, {flips} of them flipped to success")
+            f"; under a step floor ({floor:,} steps past the fit before giving up) {reruns} of the lower ends it "
+            f"reopens (of brackets, or of cells the authors' rule found unreachable) rerun so far, {flips} of them "
+            "flipped to success")
     return f" Against the paper, by the rule chapter 4 states: {', '.join(said)}{rule}."
 
 
