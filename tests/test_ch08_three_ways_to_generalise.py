@@ -232,7 +232,7 @@ def test_taxonomy_tables_read_the_shipped_cache():
 
 
 def test_steps_minutes_and_description():
-    assert steps_text(META).startswith("300 steps per model (shared: 100); the shared model(s) trained for fewer")
+    assert steps_text(META).startswith("300 steps per model (shared: 100); the shared model trained for fewer")
     assert steps_text({**META, "steps_of": {"shared": 300}}) == "300 steps per model (shared: 300)"
     assert steps_text({**META, "steps_of": {}}) == "300 steps per model"
     assert training_minutes(META) == pytest.approx(0.75)  # the missing time is skipped
