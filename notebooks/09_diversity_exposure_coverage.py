@@ -263,7 +263,8 @@ chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
 # %%
 k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
 k3_effects = audit_stats.effect_numbers(k3_runs)
-k3_text = audit_stats.describe_effect("3-coverage", k3_effects)
+k3_text = (audit_stats.describe_effect("3-coverage", k3_effects)
+           + audit_stats.contrast_context(k3_runs, k3_effects, coverage_range.MIN_CONTRAST_GAP))
 print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage "
                                          f"--table {audit.K3_TABLE} --jobs 1"))
 

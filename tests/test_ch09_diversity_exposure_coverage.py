@@ -608,3 +608,16 @@ def test_the_k3_plan_contrasts_3_coverage_where_random_sets_vary_most():
     assert K3_PLAN.setup.N == 20 and K3_PLAN.candidates >= 40 * K3_PLAN.per_arm
     pool = make_pool(K3_PLAN.setup)
     assert K3_PLAN.contrast_n == round(0.5 * pool.size)  # the refined cell of data/diversity/coverage_range.csv
+
+
+def test_a_contrast_says_whether_it_moved_coverage_enough_and_whether_its_runs_learned():
+    from covlib.chapters.ch09_diversity_exposure_coverage.stats import contrast_context
+
+    runs = pd.DataFrame({"experiment": "coverage", "selection": ["high"] * 3 + ["low"] * 3, "n_unique": 1304,
+                         "steps": 1200, "final_type0": [0.16, 0.16, 0.15, 0.18, 0.17, 0.13]})
+    text = contrast_context(runs, {"coverage_gap_between_arms": 13.78}, 15.0)
+    assert "The arms reach 15.7% and 16.0% ID accuracy (3 and 3 runs, 1,304 examples, 1,200 steps)" in text
+    assert "by 13.8 points, short of the 15 the design aimed at" in text and "near its floor" in text
+    learned = contrast_context(runs.assign(final_type0=0.9), {"coverage_gap_between_arms": 16.0}, 15.0)
+    assert "by the 15 points the design aimed at" in learned and "floor" not in learned
+    assert contrast_context(runs.iloc[:0], {"coverage_gap_between_arms": float("nan")}, 15.0) == ""

@@ -157,7 +157,11 @@ def test_the_reuse_verdict_follows_the_numbers_whichever_way_they_fall():
     assert split["p"] < 0.01 and not split["holds"]
     assert "No reuse across roles is shown" in reuse_verdict(split, "CMD")
     null = reuse_test(_roles([0.05], [0.05]), 30)
-    assert not null["holds"] and "anecdote" in reuse_verdict(null, "CMD")
+    assert not null["holds"] and "decides nothing yet" in reuse_verdict(null, "CMD")
+    one_seed = reuse_test(_roles([0.20], [0.05]), 30)  # a large gap, p far below 0.01, but one training run
+    assert one_seed["p"] < 1e-6 and not one_seed["holds"]
+    said = reuse_verdict(one_seed, "CMD")
+    assert "1 training seed this decides nothing yet" in said and "`CMD`" in said and "is reused" not in said
     empty = reuse_test(pd.DataFrame(columns=ROLE_COLUMNS), 30)
     assert reuse_verdict(empty, "CMD").startswith("**Not measured yet:**") and "`CMD`" in reuse_verdict(empty, "CMD")
     metrics = reuse_metrics(shown)

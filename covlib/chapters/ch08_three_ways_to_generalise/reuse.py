@@ -8,7 +8,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from covlib.base.tables import read_table
 from covlib.chapters.ch08_three_ways_to_generalise.roles import CONTROLS, ROLE_COLUMNS, TREATED, roles_path
-from covlib.figures.text import p_value
+from covlib.figures.text import count_of, p_value
 
 CONDITION_NAMES = {"distinct_atomic": "distinct tables + atomic facts",
                    "distinct_first_role": "distinct tables + first-role items",
@@ -23,6 +23,7 @@ STATUS_WORDS = {"own": "in its own role", "other_role": "in the other role only"
 
 TREATED_REUSE = "shared_first_role"  # the pure reuse condition: held-out facts taught only in the first hop's role
 ALPHA = 0.01
+MIN_SEEDS = 2  # training seeds whose tests must each agree before the chapter claims reuse or its absence
 
 
 def load_roles(cache_dir) -> pd.DataFrame:
@@ -79,8 +80,9 @@ def reuse_test(roles: pd.DataFrame, num_tokens: int, treated: str = TREATED_REUS
         result["p_per_seed"].append(float(proportions_ztest([int(t.correct.iloc[0]), int(c.correct.iloc[0])],
                                                             [int(t.n.iloc[0]), int(c.n.iloc[0])],
                                                             alternative="larger")[1]))
-    result["holds"] = bool(result["p"] < ALPHA and result["p_per_seed"] and max(result["p_per_seed"]) < ALPHA
-                           and result["acc"] > chance)
+    # a test over inputs counts one training run's luck many times: a finding needs it in MIN_SEEDS seeds
+    result["holds"] = bool(result["p"] < ALPHA and len(result["p_per_seed"]) >= MIN_SEEDS
+                           and max(result["p_per_seed"]) < ALPHA and result["acc"] > chance)
     return result
 
 
@@ -93,7 +95,6 @@ def reuse_verdict(test: dict, command: str) -> str:
                 f"role are not all in the cache.{partial} Fill it with `{command}`; until then this chapter does not "
                 "claim reuse.")
     seeds = test["seeds"]
-    one_seed = (" With one training seed this is an anecdote until the second seed is in." if seeds < 2 else "")
     line = (f"Inputs whose second-hop fact the shared table was taught only in the first hop's role: "
             f"{test['acc']:.1%} correct ({test['n']:,} input-runs over {seeds} seed{'s' if seeds != 1 else ''}; per seed "
             f"{', '.join(f'{a:.1%}' for a in test['per_seed'])}), against {test['acc_control']:.1%} for the best "
@@ -101,10 +102,14 @@ def reuse_verdict(test: dict, command: str) -> str:
             f"{test['chance']:.1%}; one-sided two-proportion test {p_value(test['p'])}"
             + (f" (per seed: {', '.join(p_value(p) for p in test['p_per_seed'])})" if test["p_per_seed"] else "")
             + ". ")
+    if seeds < MIN_SEEDS:
+        return line + (f"With {count_of(seeds, 'training seed')} this decides nothing yet: the test counts inputs, and "
+                       "every input of a seed shares that one run's luck. The chapter claims reuse, or its absence, "
+                       f"once {MIN_SEEDS} seeds agree (the book's queue trains the rest: `{command}`).")
     if test["holds"]:
-        return line + "A fact learned in one role is reused in the other: shared-operator generalisation." + one_seed
+        return line + "A fact learned in one role is reused in the other: shared-operator generalisation."
     return line + ("No reuse across roles is shown: a fact taught in the first hop's role is not used in the second "
-                   "beyond what the control reaches." + one_seed)
+                   "beyond what the control reaches in every seed.")
 
 
 def own_role_numbers(roles: pd.DataFrame) -> dict[str, float]:

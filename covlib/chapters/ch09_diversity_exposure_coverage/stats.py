@@ -455,3 +455,26 @@ def describe_effect(name: str, numbers: dict[str, float], prefix: str = "") -> s
         return (f"{head}, under {MIN_GAP} points: {per_point}, an interval too wide to say anything about an effect "
                 "of 3-coverage in either direction.")
     return f"{head}; {per_point}."
+
+
+FLOOR_ACCURACY = 0.5  # mean ID accuracy of both arms below this: the runs have not learned the task at this budget
+
+
+def contrast_context(runs: pd.DataFrame, numbers: dict[str, float], bar: float, measure: str = "coverage") -> str:
+    """What a per-point effect can mean, given the contrast's design: whether its arms moved coverage by the ``bar``
+    points it aimed at, and whether they learned the task at all (near the floor, accuracy cannot show an effect of
+    coverage whichever way it goes). "" before both arms have runs."""
+    high, low = arm_accuracies(runs, measure)
+    gap = numbers.get("coverage_gap_between_arms", float("nan"))
+    if not len(high) or not len(low) or gap != gap:
+        return ""
+    arm_runs = runs[runs["experiment"] == measure]
+    steps, n = int(arm_runs["steps"].max()), int(arm_runs["n_unique"].max())
+    text = (f" The arms reach {high.mean():.1%} and {low.mean():.1%} ID accuracy ({len(high)} and {len(low)} runs, "
+            f"{n:,} examples, {steps:,} steps)")
+    text += (f"; they moved 3-coverage by the {bar:.0f} points the design aimed at." if abs(gap) >= bar else
+             f"; they moved 3-coverage by {abs(gap):.1f} points, short of the {bar:.0f} the design aimed at.")
+    if max(high.mean(), low.mean()) < FLOOR_ACCURACY:
+        text += (" Neither arm has learned the task at this budget, so the interval bounds the effect of 3-coverage "
+                 "where accuracy sits near its floor, not where a model generalises.")
+    return text
