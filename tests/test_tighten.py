@@ -59,7 +59,7 @@ def test_tightening_searches_the_selected_cells_under_the_floor_and_the_ratio(tm
     for r in table().to_dict("records"):
         append_probe(path, r)
     calls = []
-    monkeypatch.setattr("covlib.search.tighten.search",
+    monkeypatch.setattr("covlib.search.recheck.search",
                         lambda cells, table, work, rules, search_rules, **kw: calls.append((cells, rules, search_rules)))
     tighten_brackets(path, tmp_path / "work", 2000, ratio=1.15, max_minutes=60, log=None)
     (cells, rules, search_rules), = calls

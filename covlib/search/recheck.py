@@ -35,7 +35,10 @@ def floor_from_probes(table: pd.DataFrame, share: float = 0.95, most_n: int = 10
     return int(-(-quantile // round_to) * round_to), quantile, len(ok)
 
 
-def _cells(table: pd.DataFrame) -> list[Cell]:
+def table_cells(table: pd.DataFrame) -> list[Cell]:
+    """Every cell (task, N, model, seed, cot) of a probe table or a per-cell table, in sorted order."""
+    if not len(table):
+        return []
     keys = table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY).itertuples(index=False)
     return [Cell(k.task, int(k.N), k.model, int(k.seed), bool(k.cot)) for k in keys]
 
@@ -49,7 +52,7 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
     cells the pool seemed to cut off are the smallest N, where the rule gives the fewest steps.
     Ordered by the steps the lower end trained past its fit, fewest first (the order of the reruns)."""
     rows = []
-    for cell in _cells(table) if len(table) else []:
+    for cell in table_cells(table):
         authors = search_states([cell], table, rules, starts={cell.key(): 0})[0]
         if authors.status not in FINISHED:
             continue
@@ -111,12 +114,19 @@ def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give
     # every cell the floor has not finished: its lower end not yet rerun, or flipped and walking down
     todo = recheck[(recheck["floor_status"] == "searching") & recheck["authors_status"].isin(list(statuses))]
     todo = select_cells(todo, models, exclude_models, tasks)
+    return search_by_cap(todo, table, work_dir, give_up_floor, probe_rules, SearchRules(), jobs, log)
+
+
+def search_by_cap(todo: pd.DataFrame, table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int,
+                  probe_rules: ProbeRules, search_rules: SearchRules, jobs: int,
+                  log: Callable[[str], None] | None) -> list[SearchResult]:
+    """Search the cells of a per-cell table (columns CELL_KEY and step_cap) under the give-up floor, one search per
+    step cap (a cell's cap may only grow, so each group keeps the larger of its own and ``probe_rules``')."""
     results = []
     for cap, group in todo.groupby("step_cap", sort=True):
-        cells = [Cell(r.task, int(r.N), r.model, int(r.seed), bool(r.cot)) for r in group.itertuples(index=False)]
         rules = ProbeRules(**{**probe_rules.__dict__, "give_up_floor": give_up_floor,
                               "step_cap": max(int(cap), probe_rules.step_cap)})
-        results.append(search(cells, table, work_dir, rules, jobs=jobs, log=log))
+        results.append(search(table_cells(group), table, work_dir, rules, search_rules, jobs=jobs, log=log))
     return results
 
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from covlib.search.cells import Cell, ProbeRules, SearchRules
+from covlib.search.cells import ProbeRules, SearchRules
 from covlib.search.probes import cell_rows, read_probes
-from covlib.search.recheck import CELL_KEY, select_cells
-from covlib.search.required_data import SearchResult, search, search_states
+from covlib.search.recheck import search_by_cap, select_cells, table_cells
+from covlib.search.required_data import SearchResult, search_states
 
 TIGHT_RATIO = 1.15  # the book's target: the estimate within 1.07x of either end
 MAX_MINUTES = 60.0  # tighten a cell only where that costs at most this many one-thread CPU-minutes
@@ -35,9 +35,7 @@ def tighten_plan(table: pd.DataFrame, give_up_floor: int, ratio: float = TIGHT_R
     its bracket, the probes that would tighten it, their estimated one-thread CPU-minutes (probes times the longer
     of its two end probes' minutes) and whether that is within ``max_minutes`` (``selected``)."""
     rows = []
-    cells = table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY).itertuples(index=False) if len(table) else []
-    for k in cells:
-        cell = Cell(k.task, int(k.N), k.model, int(k.seed), bool(k.cot))
+    for cell in table_cells(table):
         state = search_states([cell], table, SearchRules(), starts={cell.key(): 0}, give_up_floor=give_up_floor)[0]
         if state.status != "bracketed" or state.high / state.low <= ratio:
             continue
@@ -64,10 +62,5 @@ def tighten_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give
     table, so a cell already tight is left alone."""
     plan = tighten_plan(read_probes(table), give_up_floor, ratio, max_minutes)
     todo = select_cells(plan[plan["selected"]], models, exclude_models, tasks)
-    results = []
-    for cap, group in todo.groupby("step_cap", sort=True):
-        cells = [Cell(r.task, int(r.N), r.model, int(r.seed), bool(r.cot)) for r in group.itertuples(index=False)]
-        rules = ProbeRules(**{**probe_rules.__dict__, "give_up_floor": give_up_floor,
-                              "step_cap": max(int(cap), probe_rules.step_cap)})
-        results.append(search(cells, table, work_dir, rules, SearchRules(bracket_ratio=ratio), jobs=jobs, log=log))
-    return results
+    return search_by_cap(todo, table, work_dir, give_up_floor, probe_rules, SearchRules(bracket_ratio=ratio), jobs,
+                         log)
