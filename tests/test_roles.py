@@ -161,7 +161,13 @@ def test_the_reuse_verdict_follows_the_numbers_whichever_way_they_fall():
     one_seed = reuse_test(_roles([0.20], [0.05]), 30)  # a large gap, p far below 0.01, but one training run
     assert one_seed["p"] < 1e-6 and not one_seed["holds"]
     said = reuse_verdict(one_seed, "CMD")
-    assert "1 training seed this decides nothing yet" in said and "`CMD`" in said and "is reused" not in said
+    assert "1 training seed that has both this model and its control, this decides nothing yet" in said
+    assert "`CMD`" in said and "is reused" not in said
+    unpaired = _roles([0.20, 0.20], [0.05, 0.05])
+    unpaired = unpaired[~((unpaired.seed == 1) & unpaired.condition.isin(["distinct_atomic", "distinct_first_role"]))]
+    half = reuse_test(unpaired, 30)  # the model in two seeds, its controls in one
+    assert half["seeds"] == 2 and half["paired_seeds"] == 1 and not half["holds"]
+    assert "decides nothing yet" in reuse_verdict(half, "CMD") and reuse_metrics(half)["seeds_reuse_second_role"] == 1
     empty = reuse_test(pd.DataFrame(columns=ROLE_COLUMNS), 30)
     assert reuse_verdict(empty, "CMD").startswith("**Not measured yet:**") and "`CMD`" in reuse_verdict(empty, "CMD")
     metrics = reuse_metrics(shown)

@@ -62,7 +62,7 @@ def reuse_test(roles: pd.DataFrame, num_tokens: int, treated: str = TREATED_REUS
     result = {"treated": treated, "acc": x_t / n_t if n_t else float("nan"), "n": n_t, "seeds": len(per_seed_t),
               "per_seed": per_seed_t, "chance": chance, "control": "", "acc_control": float("nan"), "n_control": 0,
               "control_per_seed": [], "p": float("nan"), "p_per_seed": [], "holds": False,
-              "other_treated": {}}
+              "other_treated": {}, "paired_seeds": 0}
     for other in TREATED:
         if other != treated:
             x_o, n_o, _ = pooled(roles, other, "reuse_second_role")
@@ -74,6 +74,7 @@ def reuse_test(roles: pd.DataFrame, num_tokens: int, treated: str = TREATED_REUS
     result |= {"control": best, "acc_control": x_c / n_c, "n_control": n_c, "control_per_seed": per_seed_c}
     result["p"] = float(proportions_ztest([x_t, x_c], [n_t, n_c], alternative="larger")[1])
     seeds = sorted(set(roles.loc[roles.condition == treated, "seed"]) & set(roles.loc[roles.condition == best, "seed"]))
+    result["paired_seeds"] = len(seeds)  # the seeds with both the model and its control: what a decision rests on
     for seed in seeds:
         t = roles[(roles.condition == treated) & (roles.group == "reuse_second_role") & (roles.seed == seed)]
         c = roles[(roles.condition == best) & (roles.group == "type:type_3") & (roles.seed == seed)]
@@ -102,8 +103,9 @@ def reuse_verdict(test: dict, command: str) -> str:
             f"{test['chance']:.1%}; one-sided two-proportion test {p_value(test['p'])}"
             + (f" (per seed: {', '.join(p_value(p) for p in test['p_per_seed'])})" if test["p_per_seed"] else "")
             + ". ")
-    if seeds < MIN_SEEDS:
-        return line + (f"With {count_of(seeds, 'training seed')} this decides nothing yet: the test counts inputs, and "
+    if test["paired_seeds"] < MIN_SEEDS:
+        return line + (f"With {count_of(test['paired_seeds'], 'training seed')} that has both this model and its "
+                       "control, this decides nothing yet: the test counts inputs, and "
                        "every input of a seed shares that one run's luck. The chapter claims reuse, or its absence, "
                        f"once {MIN_SEEDS} seeds agree (the book's queue trains the rest: `{command}`).")
     if test["holds"]:
@@ -127,7 +129,7 @@ def reuse_metrics(test: dict) -> dict[str, float]:
     return {"acc_reuse_second_role": test["acc"], "acc_reuse_second_role_control": test["acc_control"],
             "n_reuse_second_role": test["n"] // max(test["seeds"], 1), "p_reuse_second_role": test["p"],
             "acc_reuse_second_role_atomic": test["other_treated"].get("shared_atomic", (float("nan"), 0))[0],
-            "seeds_reuse_second_role": test["seeds"]}
+            "seeds_reuse_second_role": test["paired_seeds"]}
 
 
 def role_table_frame(roles: pd.DataFrame) -> pd.DataFrame:
