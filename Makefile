@@ -8,6 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= default
+JOBS ?= 2  # chapters make book runs side by side (one thread each)
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
@@ -32,7 +33,7 @@ $(LAB_SETTINGS): $(STAMP)
 	$(BIN)/jupytext-config --settings-file $@ set-default-viewer python
 
 book: setup
-	$(BIN)/covlib book --preset $(PRESET)
+	$(BIN)/covlib book --preset $(PRESET) --jobs $(JOBS)
 
 # the executed chapters in build/$(PRESET)/ as a static HTML book: build/site/$(PRESET)/index.html
 site: setup

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from covlib.book.runner import ChapterResult, discover_chapters, run_chapter
+from covlib.book.runner import ChapterResult, discover_chapters, run_chapters
 from covlib.figures.style import SPECS_ENV
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 
@@ -22,8 +22,9 @@ def smoke_book(tmp_path_factory) -> tuple[Path, dict[str, ChapterResult]]:
     saved = os.environ.get(SPECS_ENV)
     os.environ[SPECS_ENV] = str(build / "specs")  # save_figure also writes each chart's spec (kernels inherit it)
     try:
-        results = {c.stem: run_chapter(c, "smoke", build, build / "figures", extra={"out_dir": str(build / "data")},
-                                       progress_bar=False) for c in CHAPTERS}
+        ran = run_chapters(CHAPTERS, "smoke", build, build / "figures", extra={"out_dir": str(build / "data")},
+                           jobs=2, progress=False, say=lambda *a, **k: None)  # two one-thread workers
+        results = {r.name: r for r in ran}
     finally:
         if saved is None:
             os.environ.pop(SPECS_ENV, None)
@@ -35,7 +36,7 @@ def smoke_book(tmp_path_factory) -> tuple[Path, dict[str, ChapterResult]]:
 # Fixtures that train models, execute notebooks, start a cluster or a browser: every test using one is slow,
 # so that `pytest -m "not slow"` is a quick loop while developing (make test runs everything).
 SLOW_FIXTURES = {"smoke_book", "default_book", "default_metrics", "site", "served", "browser_context", "partition", "run", "shipped",
-                 "sanity_datasets", "smoke_build", "jupyter_lab", "lab_browser"}
+                 "sanity_datasets", "smoke_build", "jupyter_lab", "lab_browser", "chapter_runs"}
 
 
 def pytest_collection_modifyitems(config, items):

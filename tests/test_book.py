@@ -143,6 +143,36 @@ def test_runner_reports_a_failing_chapter_and_injects_only_declared_parameters(t
     assert "preset" in injected and "figures_dir" not in injected  # 01_ok does not declare figures_dir
 
 
+CHAPTER_THREADS = CHAPTER_OK.replace('print("preset is", preset)', """import os
+import time
+
+import torch
+
+time.sleep(1)
+print("threads", torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])""")
+
+
+def test_two_jobs_run_chapters_side_by_side_on_one_thread_each_and_report_in_chapter_order(tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ("01_a", "02_b", "03_c"):
+        (notebooks / f"{name}.py").write_text(CHAPTER_THREADS)
+    (notebooks / "04_broken.py").write_text(CHAPTER_FAIL)
+    results = run_book("smoke", out=tmp_path / "build", figures_dir=tmp_path / "figs", notebooks_dir=notebooks,
+                       jobs=2)
+    assert [(r.name, r.status) for r in results] == [("01_a", "done"), ("02_b", "done"), ("03_c", "done"),
+                                                      ("04_broken", "failed")]
+    assert "deliberate failure in smoke" in results[3].error
+    for name in ("01_a", "02_b", "03_c"):
+        executed = json.loads((tmp_path / "build" / "smoke" / f"{name}.ipynb").read_text())
+        printed = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
+        assert "threads 1 1" in printed, printed
+    table = capsys.readouterr().out
+    assert "wall clock" in table and "2 at a time" in table
+    with pytest.raises(CovlibError, match="jobs must be at least 1"):
+        run_book("smoke", out=tmp_path / "build", notebooks_dir=notebooks, jobs=0)
+
+
 def test_select_chapters_by_number_or_name(tmp_path):
     chapters = [tmp_path / "01_a.py", tmp_path / "02_b.py", tmp_path / "03_c.py"]
     assert select_chapters(chapters, None) == chapters

@@ -30,7 +30,7 @@ def default_book(tmp_path_factory) -> Path:
     saved = os.environ.get(SPECS_ENV)
     os.environ[SPECS_ENV] = str(out / "specs")  # save_figure also writes each chart's spec (kernels inherit it)
     try:
-        results = run_book("default", CACHED_CHAPTERS, out, out / "figures", progress=False)
+        results = run_book("default", CACHED_CHAPTERS, out, out / "figures", progress=False, jobs=2)
     finally:
         if saved is None:
             os.environ.pop(SPECS_ENV, None)

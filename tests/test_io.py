@@ -147,3 +147,23 @@ def test_atomic_writes_leave_ordinary_permissions(tmp_path):
     os.umask(umask)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left behind
+
+
+def test_a_second_process_that_wants_a_dataset_being_made_waits_for_it_and_reuses_it(tmp_path):
+    """Two chapters run side by side (covlib book --jobs 2) may want the same dataset: while one holds the
+    folder's lock the other waits, then finds the folder made and does not write it again."""
+    from covlib.base.files import folder_lock
+
+    config = DatasetConfig("twohop", 10, 300, test_size_per_type=20)
+    wanted = tmp_path / config.folder_name
+    script = (f"from covlib.tasks.datasets import DatasetConfig, ensure_dataset; "
+              f"print(ensure_dataset(DatasetConfig('twohop', 10, 300, test_size_per_type=20), {str(tmp_path)!r}))")
+    with folder_lock(wanted):
+        other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            other.wait(timeout=8)  # long enough to import covlib and make a dataset this small, were it not waiting
+        save_dataset(generate(config), tmp_path)  # the lock's holder makes it
+        made = (wanted / "covlib.json").stat().st_mtime_ns
+    out, _ = other.communicate(timeout=120)
+    assert other.returncode == 0 and out.strip() == str(wanted)
+    assert (wanted / "covlib.json").stat().st_mtime_ns == made  # reused, not written again

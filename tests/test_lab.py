@@ -207,13 +207,21 @@ OUTPUTS = """nb => {
 }"""
 
 
-def run_all(context, url: str, token: str, name: str, shots: Path | None = None) -> LabRun:
-    """Opens ``name`` with a double click in JupyterLab's file browser, runs all its cells, waits until the kernel
-    is idle and every cell has run (or the run stopped at an error), and reports what the notebook shows."""
+ALL_RAN = """() => {  // every cell ran or the run stopped (JupyterLab stops at an error)
+    const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')];
+    const idle = document.querySelector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']");
+    return Boolean(idle) && prompts.some(p => /\\[\\d+\\]/.test(p.textContent))
+        && !prompts.some(p => p.textContent.includes('*'));
+}"""
+
+
+def start_run_all(context, url: str, token: str, name: str, workspace: str = "default"):
+    """Opens ``name`` with a double click in JupyterLab's file browser (in its own workspace, so that two pages
+    can each run a chapter) and starts Run All. Returns the page's Visit."""
     seen = visit(context, url)
     page = seen.page
     try:
-        assert page.goto(f"{url}/lab?token={token}&reset", wait_until="load").ok
+        assert page.goto(f"{url}/lab/workspaces/{workspace}?token={token}&reset", wait_until="load").ok
         page.locator(".jp-DirListing-item", has_text=name).dblclick(timeout=120_000)
         page.locator(".jp-NotebookPanel, .jp-FileEditor").first.wait_for(timeout=60_000)
         assert page.locator(".jp-FileEditor").count() == 0, f"{name} opened as a text file (run `make setup`)"
@@ -222,13 +230,18 @@ def run_all(context, url: str, token: str, name: str, shots: Path | None = None)
         notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=120_000)
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.get_by_text("Run All Cells", exact=True).click()
-        page.wait_for_function("""() => {  // every cell ran or the run stopped (JupyterLab stops at an error)
-            const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')];
-            const idle = document.querySelector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']");
-            return idle && prompts.some(p => /\\[\\d+\\]/.test(p.textContent))
-                && !prompts.some(p => p.textContent.includes('*'));
-        }""", timeout=1_200_000, polling=1000)
+    except BaseException:
+        page.close()
+        raise
+    return seen
+
+
+def collect_run(seen, name: str, shots: Path | None = None) -> LabRun:
+    """What the notebook of a finished Run All shows; closes its page."""
+    page = seen.page
+    try:
         page.wait_for_timeout(3000)  # the last outputs' charts are drawn asynchronously
+        notebook = page.locator(".jp-NotebookPanel")
         # textContent, not innerText: JupyterLab leaves the cells out of view unrendered
         prompts = notebook.locator(".jp-CodeCell .jp-InputPrompt").evaluate_all("ps => ps.map(p => p.textContent)")
         tracebacks = notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").evaluate_all(
@@ -246,6 +259,35 @@ def run_all(context, url: str, token: str, name: str, shots: Path | None = None)
         page.close()
 
 
+def run_all(context, url: str, token: str, name: str, shots: Path | None = None) -> LabRun:
+    """Opens ``name`` with a double click, runs all its cells, waits until the kernel is idle and every cell has
+    run (or the run stopped at an error), and reports what the notebook shows."""
+    seen = start_run_all(context, url, token, name)
+    seen.page.wait_for_function(ALL_RAN, timeout=1_200_000, polling=1000)
+    return collect_run(seen, name, shots)
+
+
+def run_all_side_by_side(context, url: str, token: str, names: list[str], shots: Path | None = None,
+                         at_once: int = 2, timeout: float = 1_200) -> dict[str, LabRun]:
+    """run_all for every notebook of ``names``, ``at_once`` of them running at a time in pages of their own (the
+    kernels train on one thread each, so two share the machine's two cores)."""
+    waiting, running, done = list(names), {}, {}
+    while waiting or running:
+        for slot in range(at_once):
+            if slot not in running and waiting:
+                name = waiting.pop(0)
+                running[slot] = (name, start_run_all(context, url, token, name, f"w{slot}"), time.monotonic())
+        for slot, (name, seen, started) in list(running.items()):
+            if seen.page.evaluate(ALL_RAN):
+                done[name] = collect_run(seen, name, shots)
+                del running[slot]
+            elif time.monotonic() - started > timeout:
+                seen.page.close()
+                raise AssertionError(f"{name} did not finish Run All within {timeout:.0f} s")
+        time.sleep(1)
+    return done
+
+
 @pytest.mark.slow
 def test_the_lab_check_sees_a_chart_jupyterlab_cannot_draw(jupyter_lab, lab_browser):
     """The check of every chapter below, on the planted notebook: one chart drawn, one failed, and it says so."""
@@ -256,15 +298,20 @@ def test_the_lab_check_sees_a_chart_jupyterlab_cannot_draw(jupyter_lab, lab_brow
     assert run.problems() == [f"chart not drawn: {run.chart_errors[0]}"]
 
 
+@pytest.fixture(scope="module")
+def chapter_runs(jupyter_lab, lab_browser) -> dict[str, LabRun]:
+    """Run All of every chapter in JupyterLab, two at a time."""
+    url, token = jupyter_lab
+    shots = os.environ.get("COVLIB_LAB_SHOTS")
+    return run_all_side_by_side(lab_browser, url, token, [c.name for c in CHAPTERS], Path(shots) if shots else None)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_a_chapter_opened_with_a_double_click_runs_all_and_jupyterlab_draws_every_chart(
-        jupyter_lab, lab_browser, smoke_build: Path, chapter: Path):
-    url, token = jupyter_lab
-    build = smoke_build
-    shots = os.environ.get("COVLIB_LAB_SHOTS")
-    run = run_all(lab_browser, url, token, chapter.name, Path(shots) if shots else None)
+        chapter_runs: dict[str, LabRun], smoke_build: Path, chapter: Path):
+    run = chapter_runs[chapter.name]
     assert len(run.prompts) > 5
     assert run.problems() == [], run.problems()
-    expected = count_charts(json.loads((build / "smoke" / f"{chapter.stem}.ipynb").read_text()))
+    expected = count_charts(json.loads((smoke_build / "smoke" / f"{chapter.stem}.ipynb").read_text()))
     assert run.drawn == expected, f"JupyterLab drew {run.drawn} charts, the chapter shows {expected}"

@@ -136,8 +136,12 @@ def test_the_shared_operator_sentence_follows_the_reuse_numbers():
     assert "for distinct tables without atomic facts" in _shared_operator(base)
     run = base | {"acc_reuse_second_role": 0.20, "acc_reuse_second_role_control": 0.05, "n_reuse_second_role": 5000,
                   "p_reuse_second_role": 1e-9, "seeds_reuse_second_role": 2, "own_role_control_has_atomic": 1}
-    assert _shared_operator(run).endswith("(2 seeds, one-sided p = 1e-09): reuse shown.")
-    assert _shared_operator(run | {"p_reuse_second_role": 0.4}).endswith("reuse not shown.")
+    run |= {"reuse_second_role_shown": 1, "p_reuse_second_role_max_seed": 1e-6}
+    assert _shared_operator(run).endswith("(2 seeds, one-sided p = 1e-09 pooled, p = 1e-06 in the weakest seed): "
+                                          "reuse shown.")
+    split = run | {"reuse_second_role_shown": 0, "p_reuse_second_role_max_seed": 0.14}
+    assert _shared_operator(split).endswith("p = 0.14 in the weakest seed): reuse not shown: the seeds disagree.")
+    assert _shared_operator(split | {"p_reuse_second_role": 0.4}).endswith("reuse not shown.")
     no_control = run | {"acc_reuse_second_role_control": float("nan"), "p_reuse_second_role": float("nan")}
     assert _shared_operator(no_control).endswith("the controls at equal data and steps are not measured yet.")
     assert _per_point({"effect_per_coverage_point": float("nan")}, "") == "not estimable"

@@ -155,7 +155,9 @@ def test_the_reuse_verdict_follows_the_numbers_whichever_way_they_fall():
     assert "A fact learned in one role is reused" in reuse_verdict(shown, "CMD")
     split = reuse_test(_roles([0.20, 0.05], [0.05, 0.05]), 30)  # one seed shows it, the other does not
     assert split["p"] < 0.01 and not split["holds"]
-    assert "No reuse across roles is shown" in reuse_verdict(split, "CMD")
+    assert "The seeds disagree (1 of 2 below p = 0.01), so reuse across roles is not shown" in reuse_verdict(split, "CMD")
+    neither = reuse_test(_roles([0.05, 0.05], [0.05, 0.05]), 30)
+    assert "No reuse across roles is shown" in reuse_verdict(neither, "CMD")
     null = reuse_test(_roles([0.05], [0.05]), 30)
     assert not null["holds"] and "decides nothing yet" in reuse_verdict(null, "CMD")
     one_seed = reuse_test(_roles([0.20], [0.05]), 30)  # a large gap, p far below 0.01, but one training run
@@ -172,6 +174,8 @@ def test_the_reuse_verdict_follows_the_numbers_whichever_way_they_fall():
     assert reuse_verdict(empty, "CMD").startswith("**Not measured yet:**") and "`CMD`" in reuse_verdict(empty, "CMD")
     metrics = reuse_metrics(shown)
     assert metrics["n_reuse_second_role"] == 2000 and metrics["acc_reuse_second_role"] == pytest.approx(0.21)
+    assert metrics["reuse_second_role_shown"] == 1 and reuse_metrics(split)["reuse_second_role_shown"] == 0
+    assert reuse_metrics(split)["p_reuse_second_role_max_seed"] == max(split["p_per_seed"]) > 0.01
     assert np.isnan(reuse_metrics(empty)["acc_reuse_second_role_control"])
     assert own_role_numbers(_roles([0.2], [0.05])) == {"shared_atomic": 0.5, "distinct_atomic": 0.25}
     assert role_table_frame(pd.DataFrame(columns=ROLE_COLUMNS)).empty

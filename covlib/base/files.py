@@ -1,9 +1,13 @@
-"""Atomic writes: a file or a folder appears whole or not at all."""
+"""Atomic writes: a file or a folder appears whole or not at all; and a lock for making a folder once."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _UMASK = os.umask(0)
@@ -45,3 +49,20 @@ def write_folder_atomic(final: Path, files: dict[str, str]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+@contextmanager
+def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on making ``folder`` (a dataset, a training run): a second process that wants the
+    same folder, such as another chapter of a book run with --jobs 2, waits and then finds it made instead of
+    making it again underneath the first. The lock file lives in the temporary folder, keyed by the folder's
+    absolute path, so that no lock file appears beside committed data."""
+    key = hashlib.sha1(str(Path(folder).resolve()).encode()).hexdigest()[:20]
+    locks = Path(tempfile.gettempdir()) / "covlib-locks"
+    locks.mkdir(exist_ok=True)
+    with open(locks / f"{key}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

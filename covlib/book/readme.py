@@ -190,11 +190,15 @@ def _shared_operator(m: Mapping[str, Any]) -> str:
                       "one seed, against a control without atomic facts)") + (
             "; the controls at equal data and steps are not measured yet.")
     p, seeds = m.get("p_reuse_second_role", float("nan")), m.get("seeds_reuse_second_role", 0)
-    shown = ("not decided with one seed" if seeds < 2 else
-             "shown" if p < 0.01 and acc > m.get("acc_reuse_second_role_control", 1.0) else "not shown")
+    worst = m.get("p_reuse_second_role_max_seed", float("nan"))
+    # the chapter's rule (reuse.reuse_test): every paired seed's test and the pooled one below 0.01
+    shown = ("not decided with one seed" if seeds < 2 else "shown" if m.get("reuse_second_role_shown") else
+             "not shown: the seeds disagree" if p < 0.01 else "not shown")
     return own + (f"Reuse of a fact taught only in the first hop's role, in the second: {_pct(acc, 1)} on {n:,} "
                   f"inputs against {_pct(m.get('acc_reuse_second_role_control', float('nan')), 1)} for the best "
-                  f"control ({seeds} seed{'s' if seeds != 1 else ''}, one-sided {p_value(p)}): reuse {shown}.")
+                  f"control ({seeds} seed{'s' if seeds != 1 else ''}, one-sided {p_value(p)} pooled"
+                  + (f", {p_value(worst)} in the weakest seed" if seeds >= 2 and worst == worst else "")
+                  + f"): reuse {shown}.")
 
 
 def _k3(m: Mapping[str, Any]) -> str:

@@ -1,10 +1,12 @@
 """Execute the chapters with papermill into build/<preset>/ and collect their results."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,10 +111,56 @@ def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | 
     return ChapterResult(chapter.stem, "done", time.perf_counter() - start, output)
 
 
+def _one_thread_worker() -> None:
+    """A book worker process and the kernels it starts train on one thread: two one-thread processes share two
+    cores at full speed, two two-thread ones do not (README, performance)."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "COVLIB_THREADS"):
+        os.environ[name] = "1"
+
+
+def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, figures_dir: str | os.PathLike,
+                 extra: dict | None = None, kernel_name: str = "python3", timeout: float | None = None,
+                 jobs: int = 1, progress: bool = True, say=print) -> list[ChapterResult]:
+    """Execute ``chapters`` (run_chapter each), ``jobs`` at a time, and return their results in chapter order.
+    With jobs > 1 each chapter runs in a one-thread worker process, without cell output or progress bars (they
+    would interleave); chapters that want the same dataset or training run wait for each other (folder_lock)."""
+    if jobs < 1:
+        raise CovlibError(f"jobs must be at least 1, not {jobs}")
+    n = len(chapters)
+    results: dict[Path, ChapterResult] = {}
+
+    def report(i: int, result: ChapterResult) -> None:
+        if result.status == "done":
+            say(f"[{i}/{n}] {result.name} done in {result.elapsed:.1f} s", flush=True)
+        else:
+            say(f"[{i}/{n}] {result.name} FAILED after {result.elapsed:.1f} s\n    {result.error}\n"
+                f"    executed notebook (with the traceback): {result.output}", flush=True)
+
+    arguments = dict(preset=preset, out=out, figures_dir=figures_dir, extra=extra, kernel_name=kernel_name,
+                     timeout=timeout)
+    if jobs == 1:
+        for i, chapter in enumerate(chapters, 1):
+            say(f"[{i}/{n}] {chapter.stem} ...", flush=True)
+            results[chapter] = run_chapter(chapter, progress_bar=progress, **arguments)
+            report(i, results[chapter])
+    else:
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no state forked from the caller
+        with ProcessPoolExecutor(min(jobs, n), mp_context=context, initializer=_one_thread_worker) as pool:
+            futures = {pool.submit(run_chapter, chapter, progress_bar=False, **arguments): chapter
+                       for chapter in chapters}
+            say(f"{count_of(n, 'chapter')}, {jobs} at a time", flush=True)
+            for i, future in enumerate(as_completed(futures), 1):
+                results[futures[future]] = future.result()
+                report(i, results[futures[future]])
+    return [results[chapter] for chapter in chapters]
+
+
 def run_book(preset: str = "default", only: Sequence[str] | None = None, out: str | os.PathLike = "build",
              figures_dir: str | os.PathLike | None = None, notebooks_dir: str | os.PathLike = NOTEBOOKS,
-             kernel_name: str = "python3", timeout: float | None = None, progress: bool = True) -> list[ChapterResult]:
-    """Execute the chosen chapters in order, printing progress and a time table; returns every result."""
+             kernel_name: str = "python3", timeout: float | None = None, progress: bool = True,
+             jobs: int = 1) -> list[ChapterResult]:
+    """Execute the chosen chapters (``jobs`` at a time), printing progress and a time table; returns every
+    result in chapter order."""
     if preset not in PRESETS:
         raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
     chapters = select_chapters(discover_chapters(notebooks_dir), only)
@@ -121,25 +169,20 @@ def run_book(preset: str = "default", only: Sequence[str] | None = None, out: st
     figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
     say = print if progress else (lambda *a, **k: None)
     say(f"book: {count_of(len(chapters), 'chapter')}, preset {preset}; notebooks -> {Path(out) / preset}, figures -> {figures}")
-    results = []
-    for i, chapter in enumerate(chapters, 1):
-        say(f"[{i}/{len(chapters)}] {chapter.stem} ...", flush=True)
-        result = run_chapter(chapter, preset, out, figures, kernel_name=kernel_name, timeout=timeout,
-                             progress_bar=progress)
-        results.append(result)
-        if result.status == "done":
-            say(f"[{i}/{len(chapters)}] {chapter.stem} done in {result.elapsed:.1f} s")
-        else:
-            say(f"[{i}/{len(chapters)}] {chapter.stem} FAILED after {result.elapsed:.1f} s\n    {result.error}\n"
-                f"    executed notebook (with the traceback): {result.output}")
-    say(format_table(results))
+    start = time.perf_counter()
+    results = run_chapters(chapters, preset, out, figures, kernel_name=kernel_name, timeout=timeout, jobs=jobs,
+                           progress=progress, say=say)
+    say(format_table(results, time.perf_counter() - start if jobs > 1 else None))
     return results
 
 
-def format_table(results: Sequence[ChapterResult]) -> str:
-    """Plain-text table: chapter, status, seconds, and a total."""
+def format_table(results: Sequence[ChapterResult], wall: float | None = None) -> str:
+    """Plain-text table: chapter, status, seconds, a total, and the wall-clock time when chapters ran side by
+    side (``wall``)."""
     width = max([len(r.name) for r in results] + [len("chapter")])
     lines = [f"{'chapter':<{width}}  status  seconds", f"{'-' * width}  ------  -------"]
     lines += [f"{r.name:<{width}}  {r.status:<6}  {r.elapsed:7.1f}" for r in results]
     lines.append(f"{'total':<{width}}  {'':<6}  {sum(r.elapsed for r in results):7.1f}")
+    if wall is not None:
+        lines.append(f"{'wall clock':<{width}}  {'':<6}  {wall:7.1f}")
     return "\n".join(lines)

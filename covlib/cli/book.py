@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "else OUT/PRESET/papers_figures)")
     p.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="chapters run side by side, each in a one-thread process (default 1; 2 on two cores "
+                        "halves the time, without the cells' printed output)")
     p.add_argument("--check", metavar="SNAPSHOT", default=None,
                    help="compare the metrics the chapters recorded with this snapshot (e.g. tests/snapshots/"
                         "metrics_default.json); exit 1 on a difference")
@@ -43,7 +46,7 @@ def run_book_showing_cell_output(args: argparse.Namespace):
     log.propagate = False
     try:
         return run_book(args.preset, args.only, args.out, args.figures_dir, kernel_name=args.kernel,
-                        timeout=args.timeout)
+                        timeout=args.timeout, jobs=args.jobs)
     finally:
         log.removeHandler(handler)
         log.setLevel(level)

@@ -12,7 +12,7 @@ import numpy as np
 
 from covlib import __version__
 from covlib.base.errors import CovlibError
-from covlib.base.files import write_folder_atomic
+from covlib.base.files import folder_lock, write_folder_atomic
 from covlib.base.paths import default_root
 from covlib.tasks.folders import END, FAKE_BRIDGE, META, dumps_items, item_texts
 from covlib.tasks.graphs import Task, get_task, is_formula
@@ -436,13 +436,14 @@ def ensure_dataset(config: DatasetConfig, out_dir: str | Path | None = None) -> 
     out_dir = Path(out_dir) if out_dir is not None else default_root()
     folder = out_dir / config.folder_name
     meta = folder / "covlib.json"
-    if meta.is_file():
-        try:
-            if json.loads(meta.read_text()).get("config") == config.to_dict():
-                return folder
-        except json.JSONDecodeError:
-            pass
-    return save_dataset(generate(config), out_dir)
+    with folder_lock(folder):  # two chapters run side by side may want the same dataset
+        if meta.is_file():
+            try:
+                if json.loads(meta.read_text()).get("config") == config.to_dict():
+                    return folder
+            except json.JSONDecodeError:
+                pass
+        return save_dataset(generate(config), out_dir)
 
 
 def eligible_count(task: str, N: int, seed: int, cot: bool = False) -> int:

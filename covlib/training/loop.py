@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from covlib.base.device import get_device, seed_everything
 from covlib.base.errors import CovlibError
-from covlib.base.files import write_text_atomic
+from covlib.base.files import folder_lock, write_text_atomic
 from covlib.tasks.folders import DatasetFolder, load_dataset
 from covlib.training.batches import IGNORE, Batches, sequence_length, training_batches
 from covlib.training.config import RESUME_MAY_CHANGE, RunConfig, TrainConfig, make_config
@@ -170,6 +170,21 @@ def train(
     unless ``steps`` grew); without it, a folder that already holds a run is an error.
     ``callback(step, metrics_or_None)`` runs after every step (metrics at evaluation steps);
     raising from it aborts the run like a kill (tests use this)."""
+
+    with folder_lock(run_dir):  # one process trains a run folder at a time (chapters run side by side)
+        return _train(dataset_dir, run_dir, preset, overrides, resume, progress, callback, device)
+
+
+def _train(
+    dataset_dir: str | os.PathLike,
+    run_dir: str | os.PathLike,
+    preset: str = "default",
+    overrides: dict | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    callback: Callable[[int, dict | None], None] | None = None,
+    device: torch.device | str | None = None,
+) -> TrainResult:
 
     cfg = make_config(preset, overrides)
     tc = cfg.train
