@@ -199,6 +199,9 @@ if size_points:
     size_chart = chapter.save(estimates_chart(size_points, "Required data by model size (two-hop)"),
                               "04_required_data_by_size")
     display(size_chart)
+else:
+    display(Markdown("No cell of these models is bracketed at this preset, so there is no estimate to plot; the "
+                     "table says how far each search got."))
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
 param_ratio = model_comparison.parameter_ratio(measured_sizes)
 
@@ -238,6 +241,9 @@ if architecture_ratios:  # a figure only once the Mamba has a finished cell to s
     architecture_chart = chapter.save(estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
                                       "04_required_data_by_architecture")
     display(architecture_chart)
+else:
+    display(Markdown("No cell is bracketed for both architectures at this preset, so there is nothing to set side "
+                     "by side; the table says how far each search got."))
 architecture_note = model_comparison.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
 step_costs = model_comparison.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
@@ -262,6 +268,9 @@ display(views.chains_view(chains))
 if chain_points:
     chain_chart = chapter.save(estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
     display(chain_chart)
+else:
+    display(Markdown("No cell of these tasks is bracketed at this preset, so there is no estimate to plot; the "
+                     "table says how far each search got."))
 chain_note = longer_chains.chain_note(summaries, chain_fits, threshold)
 if chain_note and fit_twohop:
     display(Markdown(chain_note + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}."

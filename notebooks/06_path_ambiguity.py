@@ -198,7 +198,8 @@ if len(pending_cells) and not chapter["train_here"]:
 points, lines, reference = searches.required_data_frames(twohop_summary, nontree_summary, need, k)
 if len(points) or len(reference) or len(lines):
     need_chart = required_data_chart(points, lines, reference,
-                                     title="Training examples needed: measured, and for 99% coverage of type_0")
+                                     title="Training examples needed: measured, and for 99% coverage of type_0",
+                                     triangles="the largest training set tried where non-tree never reached 99%")
 else:
     need_chart = pending_chart("Required data of two-hop and non-tree",
                                experiment_command(searches.EXPERIMENTS["nontree"]))

@@ -151,3 +151,42 @@ def overlay_params(spec: dict, path: str = "chart", nested: bool = False, views:
     if isinstance(spec.get("spec"), dict):
         problems += overlay_params(spec["spec"], f"{path}.spec", True, views)
     return problems
+
+
+CONCATS = ("vconcat", "hconcat", "concat")
+
+
+def _rows(data: dict | None, datasets: dict) -> bool:
+    """Whether a view's data holds anything to draw (a URL or a generator counts as data)."""
+    if data is None:
+        return False
+    if "name" in data:
+        return bool(datasets.get(data["name"]))
+    if "values" in data:
+        return bool(data["values"])
+    return True
+
+
+def _draws(view: dict, data: dict | None, datasets: dict) -> bool:
+    """Whether a view (a mark, a layer, a facet) has any data row to draw, with ``data`` inherited."""
+    data = view.get("data", data)
+    if "layer" in view:
+        return any(_draws(layer, data, datasets) for layer in view["layer"])
+    if "spec" in view:  # facet or repeat
+        return _draws(view["spec"], data, datasets)
+    return _rows(data, datasets)
+
+
+def empty_panels(spec: dict, path: str = "chart", data: dict | None = None, datasets: dict | None = None) -> list[str]:
+    """Panels of a chart that draw nothing: a reader sees only a title and empty axes. A layer with nothing to
+    draw beside others that draw (an annotation with no rows this time) is fine; a whole panel is not."""
+    datasets = spec.get("datasets", {}) if datasets is None else datasets
+    data = spec.get("data", data)
+    for key in CONCATS:
+        if key in spec:
+            return [p for i, panel in enumerate(spec[key])
+                    for p in empty_panels(panel, f"{path}.{key}[{i}]", data, datasets)]
+    if _draws(spec, data, datasets):
+        return []
+    title = spec.get("title")
+    return [f"{path} ({title.get('text') if isinstance(title, dict) else title or 'untitled'})"]

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from figure_checks import boolean_tooltips, missing_tooltips, overlay_params, unexplained_layers
+from figure_checks import boolean_tooltips, empty_panels, missing_tooltips, overlay_params, unexplained_layers
 
 from covlib.base.errors import CovlibError
 from covlib.book.runner import discover_chapters, format_table, metrics_path, run_book, select_chapters
@@ -49,6 +49,7 @@ def test_chapter_runs_at_smoke_preset(chapter: Path, smoke_book):
         assert not missing_tooltips(json.loads(spec.read_text())), f"{spec.name}: a data mark without a tooltip"
         assert not boolean_tooltips(json.loads(spec.read_text())), f"{spec.name}: a tooltip shows true/false"
         assert not overlay_params(json.loads(spec.read_text())), f"{spec.name}: JupyterLab's Vega-Lite fails on it"
+        assert not empty_panels(json.loads(spec.read_text())), f"{spec.name}: {empty_panels(json.loads(spec.read_text()))} draw nothing"
         width = drawn_width(json.loads(spec.read_text()))
         assert width <= MAX_CHART_WIDTH, f"{spec.name}: {width:.0f} px wide, wider than the page ({MAX_CHART_WIDTH})"
     metrics = json.loads(metrics_path(chapter.stem, "smoke", build).read_text())
@@ -100,6 +101,19 @@ def test_the_figure_check_finds_a_mark_nothing_explains():
     assert len(unexplained_layers({"layer": [line, hidden]})) == 1
     assert unexplained_layers({"title": {"text": "t", "subtitle": "dashed: chance"}, "layer": [line, rule]}) == []
     assert len(unexplained_layers({"hconcat": [{"layer": [line, rule]}]})) == 1
+
+
+def test_the_empty_panel_check_finds_a_panel_with_only_a_title():
+    bars = {"mark": "bar", "data": {"name": "full"}, "title": "bars"}
+    empty = {"mark": "bar", "data": {"name": "none"}, "title": "At step 300"}
+    datasets = {"full": [{"x": 1}], "none": []}
+    assert empty_panels({"vconcat": [bars, empty], "datasets": datasets}) == ["chart.vconcat[1] (At step 300)"]
+    assert empty_panels({"vconcat": [bars, bars], "datasets": datasets}) == []
+    annotated = {"layer": [bars, {"mark": "rule", "data": {"values": []}}], "datasets": datasets}
+    assert empty_panels(annotated) == []  # an annotation with no rows beside a drawn layer
+    assert empty_panels({"layer": [empty], "title": {"text": "Required data by task"}, "datasets": datasets}) == \
+        ["chart (Required data by task)"]
+    assert empty_panels({"data": {"name": "full"}, "hconcat": [{"mark": "point"}], "datasets": datasets}) == []
 
 
 def test_the_range_check_catches_an_impossible_value():

@@ -179,6 +179,8 @@ def test_chain_table_and_note():
     assert longer_chains.chain_note({"threehop": both_seeds}, fits, 0.99).endswith("at N = 14 (seeds 0 and 1) no "
                                                                                   "training set the pool allows reaches 99%")
     assert longer_chains.chain_note({}, {}, 0.99) == ""
+    unbracketed = {"threehop": three.assign(n_req=np.nan, status="searching", task="threehop")}
+    assert longer_chains.chain_table(unbracketed, {}, {})[1] == []  # nothing to draw: no empty chart
     queued = pd.concat([both_seeds, summary([(16, 0, None, "searching"), (16, 1, None, "searching"),
                                              (18, 0, None, "not started")]).assign(task="threehop")])
     assert table["cells"].tolist() == [0, 0, 3]

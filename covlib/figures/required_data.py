@@ -40,10 +40,11 @@ def fit_with_extrapolation(fit: dict, draw_to: float, label: str = "fit") -> pd.
 
 
 def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd.DataFrame | None = None,
-                        title: str = "Required data against the token-set size", colors: Mapping[str, str] | None = None
-                        ) -> alt.LayerChart:
+                        title: str = "Required data against the token-set size", colors: Mapping[str, str] | None = None,
+                        triangles: str = "published reference points") -> alt.LayerChart:
     """Log-log required data: measured brackets (error bars) and estimates (points), fitted and predicted
-    lines (``lines``: N, n, series, optional dash), and reference points (``reference``: N, n, series)."""
+    lines (``lines``: N, n, series, optional dash), and reference points (``reference``: N, n, series) drawn as
+    open triangles, which the subtitle says are ``triangles``."""
     names = list(dict.fromkeys([*points["series"], *lines["series"],
                                 *(reference["series"] if reference is not None else [])]))
     palette = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#9e9e9e"]
@@ -82,7 +83,7 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
         subtitle.append("bars: the bracket (largest failing to smallest succeeding training set); dots: its "
                         "geometric mean, the estimate of n_req")
     if reference is not None and len(reference):
-        subtitle.append("open triangles: published reference points")
+        subtitle.append(f"open triangles: {triangles}")
     return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(
         title, subtitle=subtitle or alt.Undefined, anchor="start"))
 

@@ -17,7 +17,7 @@ CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
 def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, dict],
                 fits: Mapping[str, dict | None]) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     """Per task (two-hop and the longer chains): N values, exponent, interval, the paper's and finished cells
-    (a table), and the estimates as chart points (one frame per task with probes)."""
+    (a table), and the estimates as chart points (one frame per task with a bracketed cell)."""
     rows, points = [], []
     for name in CHAIN_TASKS:
         s, f = summaries.get(name, pd.DataFrame()), fits.get(name)
@@ -26,7 +26,7 @@ def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
                      "interval": interval_text(f), "seeds": f["seeds"] if f else 0,
                      "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0,
                      "cells": len(s)})
-        if len(s):
+        if len(s) and s["n_req"].notna().any():  # a task with no bracketed cell has no point to draw
             points.append(requirement_frame(s.assign(model=name)))
     return pd.DataFrame(rows), points
 

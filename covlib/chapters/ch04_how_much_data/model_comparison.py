@@ -35,7 +35,7 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
                reps: int = 2000, shared_cells: str = "twohop_small_model") -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     """Per model (a size or an architecture), on the cells of the experiment ``shared_cells`` (the ones every
     model is searched on): family, parameters, finished cells, exponent and mean n_req (a table), and the
-    estimates as chart points (one frame per model)."""
+    estimates as chart points (one frame per model with a bracketed cell)."""
     size_rows, size_points = [], []
     for name in size_names:
         s = summaries[name]
@@ -47,7 +47,9 @@ def size_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str, 
         common = s[s["N"].isin(shared["N"]) & s["seed"].isin(shared["seeds"])]
         finished = common.dropna(subset=["n_req"])
         f = summary_exponent(common, reps)
-        size_points.append(requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)")))
+        points = requirement_frame(common.assign(model=f"{model} ({params / 1e6:.2f}M)"))
+        if len(points):  # a model with no bracketed cell has no point to draw
+            size_points.append(points)
         size_rows.append({"model": model, "family": model_family(model), "parameters": params,
                           "cells finished": len(finished), "cells": len(common),
                           "N values": int(finished["N"].nunique()), "N low": finished["N"].min(),
