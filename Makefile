@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
 # JupyterLab settings of this environment: a double click opens a Python file (every chapter, notebooks/NN_*.py)
-# as a notebook through jupytext, instead of as text
+# as a notebook through jupytext, instead of as text; and no news or update pop-up (the book works offline)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/covlib.json
 
 .PHONY: book site test setup lab bench lint clean
@@ -29,8 +29,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-$(LAB_SETTINGS): $(STAMP)
+$(LAB_SETTINGS): $(STAMP) Makefile
 	$(BIN)/jupytext-config --settings-file $@ set-default-viewer python
+	$(BIN)/python -m covlib.book.lab_settings $@
 
 book: setup
 	$(BIN)/covlib book --preset $(PRESET) --jobs $(JOBS)

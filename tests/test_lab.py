@@ -44,6 +44,18 @@ def test_make_setup_tells_jupyterlab_to_open_python_files_as_notebooks():
     assert settings.is_file(), f"{settings} is missing: run `make setup` (it writes JupyterLab's settings)"
     viewers = json.loads(settings.read_text())["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
     assert viewers["python"] == "Jupytext Notebook"
+    news = json.loads(settings.read_text())["@jupyterlab/apputils-extension:notification"]
+    assert news == {"fetchNews": "false", "checkForUpdates": False}  # no pop-up asking to reach the network
+
+
+def test_quieting_the_news_keeps_the_other_settings(tmp_path):
+    from covlib.book.lab_settings import quiet_news
+
+    file = tmp_path / "overrides.json"
+    file.write_text(json.dumps({"a": {"b": 1}, "@jupyterlab/apputils-extension:notification": {"doNotDisturbMode": True}}))
+    quiet_news(file)
+    assert json.loads(file.read_text()) == {"a": {"b": 1}, "@jupyterlab/apputils-extension:notification": {
+        "doNotDisturbMode": True, "fetchNews": "false", "checkForUpdates": False}}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])

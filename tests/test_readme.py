@@ -116,6 +116,10 @@ def test_a_timing_not_measured_says_so_and_a_measured_one_is_stated():
     assert "11.9 minutes in all: `01_a` 12 s, `02_coverage` 11.7 minutes (exact coverage, computed)" in full
     assert "`make book PRESET=smoke`: 55 s" in full and "10.3 minutes, of which pytest 9.0 (524 tests)" in full
     assert "not measured" not in full
+    side_by_side = timings_text({"commit": "c", "conditions": "x", "book_default_seconds": {"01_a": 100.0, "02_b": 80.0},
+                                 "book_default_wall_seconds": 95.0})
+    assert ("two chapters at a time): 95 s of wall-clock time; one by one (`make book JOBS=1`) about 180 s, the sum "
+            "of the chapters' own times: `01_a` 100 s, `02_b` 80 s.") in side_by_side
 
 
 def test_refresh_blocks_writes_both_blocks_and_nothing_else(tmp_path):

@@ -350,7 +350,12 @@ def timings_text(t: Mapping[str, Any]) -> str:
     chapters = t.get("book_default_seconds") or {}
     parts = [f"`{name}` {_seconds(sec)}" + (f" ({CHAPTER_NOTES[name]})" if name in CHAPTER_NOTES else "")
              for name, sec in chapters.items()]
-    book = (f"`make book` (default preset, every chapter reading its shipped results): "
+    wall = t.get("book_default_wall_seconds")
+    book = (f"`make book` (default preset, every chapter reading its shipped results, two chapters at a time): "
+            f"{_seconds(wall)} of wall-clock time; one by one (`make book JOBS=1`) about "
+            f"{_seconds(sum(chapters.values()))}, the sum of the chapters' own times: {', '.join(parts)}."
+            if chapters and wall else
+            f"`make book` (default preset, every chapter reading its shipped results): "
             f"{_seconds(sum(chapters.values()))} in all: {', '.join(parts)}." if chapters else
             "`make book`: not measured at this commit.")
     smoke = t.get("book_smoke_seconds")

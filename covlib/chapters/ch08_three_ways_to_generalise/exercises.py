@@ -76,7 +76,7 @@ def _as_counts(answer, keys: list) -> dict | None:
 def check_reachable(answer, truth: dict[int, int]) -> str:
     """Exercise 1: the counts of inputs reachable only through the symmetry, per k (``truth``: reachable_counts)."""
     if answer is None:
-        return ("no answer yet: set my_reachable to (count at k, count at exercise_k); run three_ways.symmetry_reach "
+        return ("no answer yet: set my_reachable to (count at k, count at exercise_k); run reach.symmetry_reach "
                 "on the commutative dataset's inputs outside training at each threshold and count its 'reachable'")
     shown = ", ".join(f"{n} at k={k}" for k, n in truth.items())
     if _as_counts(answer, list(truth)) == truth:
@@ -87,7 +87,7 @@ def check_reachable(answer, truth: dict[int, int]) -> str:
 def check_agreement(answer, truth: float, num_tokens: int, tolerance: float = 1e-3) -> str:
     """Exercise 2: the share of the control's off-diagonal inputs whose mirror has the same answer."""
     if answer is None:
-        return ("no answer yet: set my_agreement to a share; run three_ways.symmetry_reach on the distinct-table "
+        return ("no answer yet: set my_agreement to a share; run reach.symmetry_reach on the distinct-table "
                 "dataset's inputs outside training with x1 != x2 (pass swap, it has no commutative primitive) and "
                 "average its 'same_output'")
     scale = f"1/N = {1 / num_tokens:.3f}, 2/N = {2 / num_tokens:.3f}"
@@ -103,7 +103,7 @@ def check_agreement(answer, truth: float, num_tokens: int, tolerance: float = 1e
 def check_cross_role(answer, truth: tuple[int, int]) -> str:
     """Exercise 3: cross-role inputs outside training without and with atomic facts (``truth``: cross_role_counts)."""
     if answer is None:
-        return ("no answer yet: set my_cross_role to (without atomic facts, with them); run three_ways.role_reach on "
+        return ("no answer yet: set my_cross_role to (without atomic facts, with them); run reach.role_reach on "
                 "the shared-table dataset's inputs outside training, once with each include_atomic, and count its "
                 "'cross_role'")
     shown = f"{truth[0]} without atomic facts, {truth[1]} with them"
