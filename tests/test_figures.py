@@ -403,3 +403,9 @@ def test_heatmap_and_over_training_data_keep_the_precision_their_tooltips_show()
     over = pd.DataFrame({"step": [1, 2], "value": [0.98765, 0.1], "series": "a"})
     (values,) = [d for d in over_training_chart(over, "t").to_dict()["datasets"].values()]
     assert [row["value"] for row in values] == [0.988, 0.1]
+
+
+def test_the_required_data_axis_labels_every_measured_N_and_leaves_room_at_its_ends():
+    spec = shared_charts()["required_data"].to_dict()
+    x = next(layer["encoding"]["x"] for layer in spec["layer"] if "x" in layer.get("encoding", {}))
+    assert x["axis"]["values"] == [20, 50] and x["scale"]["padding"] == 10  # the bracketed N and the reference's

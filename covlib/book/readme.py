@@ -37,6 +37,8 @@ CHAPTER_NOTES = {
                                            "edge-of-coverage run, about 20 minutes",
     "05_inside_the_model": "its analyses computed on the shipped model",
     "06_path_ambiguity": "analyses computed on its two shipped models",
+    "10_how_much_data_will_my_task_need": "coverage's predictions computed, and one probe of the reader's task "
+                                          "trained at its predicted size",
 }
 
 

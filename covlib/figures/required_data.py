@@ -51,7 +51,11 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     rng = [(colors or {}).get(n, palette[i % len(palette)]) for i, n in enumerate(names)]
     color = alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=rng), sort=names,
                       legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical"))
-    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False))
+    # ticks at the measured N (a log axis would otherwise drop labels that collide, such as 100 beside 90), and a
+    # few pixels of room so that a point at either end of the range is not cut in half
+    measured = sorted({int(n) for n in [*points["N"], *(reference["N"] if reference is not None else [])]})
+    axis = alt.Axis(values=measured, format="d") if len(measured) >= 2 else alt.Undefined
+    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10), axis=axis)
     series_tip, N_tip = alt.Tooltip("series:N", title="series"), alt.Tooltip("N:Q", title="N (tokens)")
     layers = []
     if len(lines):
