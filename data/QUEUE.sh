@@ -36,6 +36,8 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
     signal=$([ "$LANE" = stop ] && echo TERM || { [ "$LANE" = pause ] && echo STOP || echo CONT; })
     for lane in $LANES; do
       [ -f "$logs/queue-$lane.pgid" ] && kill -"$signal" -- -"$(cat "$logs/queue-$lane.pgid")" 2>/dev/null
+      # a paused queue holds a TERM until it is continued: without this, `stop` leaves it paused, to wake later
+      [ "$LANE" = stop ] && [ -f "$logs/queue-$lane.pgid" ] && kill -CONT -- -"$(cat "$logs/queue-$lane.pgid")" 2>/dev/null
     done
   fi
   exit 0
