@@ -64,14 +64,15 @@ RECHECK=(--give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs
 # Budgets: each rerun trains to its fit plus 2,000 steps unless it succeeds first, at the steps per minute its
 # cell's probes ran (under three workers on two cores, so an upper estimate).
 # 1. controls that can tell (chapters 8 and 9), run side by side as two one-thread processes: ~95 and ~55 CPU-minutes;
-#    the second lane goes on to step 2's reruns on one worker when chapter 9's contrast is done
+#    the second lane once went on to the unreachable cells' reruns on one worker (see below)
 # (chapter 8: 150 steps of each condition timed; chapter 9: from the 1,200-step runs of data/diversity/runs.csv)
 # - chapter 8: reuse across roles against atomic facts in their own role, four conditions at equal data and steps,
 #   two seeds (data/taxonomy/roles.csv; one run of eight is done)
 # - chapter 9: the contrast of exact 3-coverage where selection can move it (N = 20, 1,304 examples)
+# (the second lane also began step 3's reruns on one worker; with both controls done that left a core idle, so
+# step 3 now runs them on both)
 second_lane() {
   covlib diversity run --plan k3 --experiments coverage --table "$DATA/diversity/contrast_k3.csv" --work "$WORK/diversity-k3" --jobs 1
-  covlib scaling recheck --status unreachable --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 1 --run
 }
 step controls
 "$PY" -c "import torch; torch.set_num_threads(1); from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles; run_roles('$DATA/taxonomy', '$WORK/taxonomy-roles')" &
@@ -87,7 +88,7 @@ step gelu_nreq; bash benchmarks/gelu_nreq.sh
 #     largest probe it gave up fewer than FLOOR steps past the fit: three-hop N = 10 (both seeds, best 92-95%),
 #     non-tree N = 25 and its CoT at N = 20 and 25 (chapter 6's "no training set reaches 99%"), L2-d64 N = 25
 #     and two-hop N = 20 (both seeds). One rerun each at the largest size, ~90 CPU-minutes; a flip walks down.
-#     Step 1's second lane starts them; this step finishes them on both workers
+#     Step 1's second lane began them on one worker; this step finishes them on both
 step floor_cut_off; covlib scaling recheck --status unreachable "${RECHECK[@]}"
 # 4. two-hop, plain and CoT (22 reruns and the walks of the cells that flip; by the pace of this session's first
 #    reruns, 15-20 CPU-minutes each): ~8 CPU-hours. Three of the first five CoT reruns flipped (N = 20 both seeds,
