@@ -10,7 +10,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.cli.main import main
 from covlib.coverage.predict import predict_requirement
-from covlib.coverage.requirement import CoverageProbes, bisect_crossing, coverage_requirement
+from covlib.coverage.requirement import CoverageProbes, bisect_crossing, bisect_crossing_two, coverage_requirement
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate
 from covlib.tasks.graphs import TASKS, get_task
 
@@ -33,6 +33,43 @@ def test_bisection_finds_the_first_success_of_a_monotone_step(rel_tol):
         if rel_tol == 0:
             assert at == first  # to adjacent integers: the brute-force answer itself
         assert probes == len(calls) < 2 * np.log2(1000)
+
+
+@pytest.mark.parametrize("rel_tol", [0.0, 0.05])
+def test_two_probes_a_round_find_the_same_first_success_in_fewer_rounds(rel_tol):
+    for first in (2, 3, 4, 17, 500, 998, 999):
+        rounds = []
+        below, at, probes = bisect_crossing_two(
+            lambda a, b, rounds=rounds, first=first: rounds.append((a, b)) or (a >= first, b >= first), 1, 1000, rel_tol)
+        assert below < first <= at and (at - below == 1 or at <= below * (1 + rel_tol))
+        if rel_tol == 0:
+            assert at == first
+        assert all(1 <= a <= b < 1000 for a, b in rounds)
+        assert len(rounds) <= np.ceil(np.log(1000) / np.log(3)) + 1 < np.log2(1000)  # rounds, each two probes
+
+
+def test_a_crossing_narrowed_by_two_workers_is_a_bracketed_crossing_like_bisection():
+    from concurrent.futures import ProcessPoolExecutor
+
+    k, target = 3, 0.9
+    alone = CoverageProbes("twohop", 16, 0, [k], test_size_per_type=300)
+    paired = CoverageProbes("twohop", 16, 0, [k], test_size_per_type=300)
+    with ProcessPoolExecutor(2) as pool:
+        row = paired.crossing(k, target, rel_tol=0.0, top_first=False, pool=pool)
+    assert row["n_train"] - row["below"] == 1
+    assert paired.share(row["n_train"], k) >= target > paired.share(row["below"], k)  # worker shares, checked here
+    assert alone.share(row["n_train"], k) == paired.shares[row["n_train"]][k]  # a worker computes the same share
+    assert row["n_train"] == pytest.approx(alone.crossing(k, target, rel_tol=0.03, top_first=False)["n_train"], rel=0.06)
+
+
+def test_predict_on_two_workers_gives_the_crossings_of_one_to_within_the_tolerance():
+    one = predict_requirement("twohop", [12, 16], k=2, share=0.9, seeds=(0, 1, 2), test_size_per_type=300)
+    two = predict_requirement("twohop", [12, 16], k=2, share=0.9, seeds=(0, 1, 2), test_size_per_type=300, jobs=2)
+    assert one["N"].tolist() == two["N"].tolist() and (two["seeds"] == 3).all()
+    for column in ("n_pred", "n_low", "n_high"):  # each seed's crossing is bracketed to 3% either way
+        assert np.allclose(two[column], one[column], rtol=0.07), (one[column].tolist(), two[column].tolist())
+    with pytest.raises(CovlibError, match="jobs must be at least 1"):
+        predict_requirement("twohop", [12], jobs=0)
 
 
 def test_bisection_on_real_coverage_matches_a_brute_force_scan():
@@ -84,9 +121,11 @@ def test_predict_function_and_cli_agree(capsys):
     assert cell.share(raw["n_train"], 2) >= 0.9 > cell.share(raw["below"], 2)
     assert row["n_low"] <= row["n_pred"] <= row["n_high"] and row["seconds"] > 0
     assert main(["predict", "--task", "twohop", "--N", "12", "--k", "2", "--share", "0.9", "--seeds", "1",
-                 "--factor", "2", "--test-size", "300"]) == 0
+                 "--factor", "2", "--test-size", "300", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert f"{row['n_pred']:,.0f}" in out and "total" in out
+    assert main(["predict", "--task", "twohop", "--N", "12", "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", list(FORMULAS))

@@ -24,15 +24,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
     p.add_argument("--out", default=None, help="also write the table to this CSV (rows of other N and rules are kept)")
     p.add_argument("--test-size", type=int, default=1000, help="ID test items per dataset whose coverage is read")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="one-thread worker processes (default 2: the first seed's bracket narrows two probes a "
+                        "round and the other seeds run side by side; 1 runs everything here, one probe at a time)")
 
 
 def run(args: argparse.Namespace) -> int:
     task = task_of(args)
-    if args.seeds < 1 or args.k < 1 or not 0 < args.share <= 1 or args.factor <= 0 or args.test_size < 1:
-        raise CovlibError("--seeds, --k and --test-size must be at least 1, --share in (0, 1], --factor positive")
+    if args.seeds < 1 or args.k < 1 or not 0 < args.share <= 1 or args.factor <= 0 or args.test_size < 1 or args.jobs < 1:
+        raise CovlibError("--seeds, --k, --test-size and --jobs must be at least 1, --share in (0, 1], --factor positive")
     start = time.perf_counter()
-    table = predict_requirement(task, args.N, args.k, args.share, range(args.seeds), args.factor, args.rel_tol,
-                                args.test_size)
+    table = predict_requirement(task, args.N, args.k, args.share, list(range(args.seeds)), args.factor, args.rel_tol,
+                                args.test_size, jobs=args.jobs)
     print(f"{task}: training examples at which {args.share:.0%} of the ID test items are {args.k}-covered"
           + (f", times {args.factor:g}" if args.factor != 1 else "") + f" (median and range over {args.seeds} seeds)")
     print(f"{'N':>6}{'predicted':>12}{'range':>22}{'ID pool':>12}{'seconds':>10}")

@@ -3,6 +3,7 @@ found by bisection on n_train (one dataset per probe), with its median and sprea
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 
 import numpy as np
 import pandas as pd
@@ -43,9 +44,47 @@ def bisect_crossing(reaches: Callable[[int], bool], lo: int, hi: int, rel_tol: f
     return lo, hi, probes
 
 
+def bisect_crossing_two(reaches_both: Callable[[int, int], tuple[bool, bool]], lo: int, hi: int,
+                        rel_tol: float = 0.03) -> tuple[int, int, int]:
+    """bisect_crossing with two probes a round, at the thirds of [lo, hi] in log n, for two workers: each round
+    cuts the bracket three-fold where bisection cuts it two-fold. ``reaches_both(a, b)`` answers for a < b
+    (computed side by side); returns (below, at, probes) with the same guarantee as bisect_crossing."""
+    probes = 0
+    while hi - lo > 2 and hi > lo * (1 + rel_tol):
+        low, high = np.log(max(lo, 1)), np.log(hi)
+        a = min(max(int(round(np.exp(low + (high - low) / 3))), lo + 1), hi - 2)
+        b = min(max(int(round(np.exp(low + 2 * (high - low) / 3))), a + 1), hi - 1)
+        probes += 2
+        at_a, at_b = reaches_both(a, b)
+        if at_a:
+            hi = a
+        elif at_b:
+            lo, hi = a, b
+        else:
+            lo = b
+    if hi - lo == 2 and hi > lo * (1 + rel_tol):  # one integer left between them
+        below, at, more = bisect_crossing(lambda n: reaches_both(n, n)[0], lo, hi, rel_tol)
+        return below, at, probes + more
+    return lo, hi, probes
+
+
 def largest_probe(eligible: int) -> int:
     """The largest n_train a crossing probes: the ID-eligible inputs less those kept to test."""
     return max(eligible - min(TEST_KEPT, eligible // 4), 1)
+
+
+def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int, n: int
+              ) -> dict[int, float]:
+    """The share of one dataset's ID test items (type_0) k-covered at every k of ``ks``, the dataset generated
+    at n_train ``n`` (a function of its arguments alone, so that a worker process can compute it)."""
+    ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
+    data = coverage_inputs(ds)
+    ids = data.test_types == "type_0"
+    if not ids.any():  # no type_0 item at all (non-tree at small n): nothing is covered
+        return {k: 0.0 for k in ks}
+    result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs[ids],
+                            max_k=max(ks), min_k=min(ks))
+    return {k: float(np.mean(result.cutoffs >= k)) for k in ks}
 
 
 class CoverageProbes:
@@ -62,17 +101,15 @@ class CoverageProbes:
 
     def share(self, n: int, k: int) -> float:
         if n not in self.shares:
-            ds = generate(DatasetConfig(self.task, self.num_tokens, n, seed=self.seed,
-                                        test_size_per_type=self.test_size_per_type))
-            data = coverage_inputs(ds)
-            ids = data.test_types == "type_0"
-            if not ids.any():  # no type_0 item at all (non-tree at small n): nothing is covered
-                self.shares[n] = {k: 0.0 for k in self.ks}
-            else:
-                result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs[ids],
-                                        max_k=max(self.ks), min_k=min(self.ks))
-                self.shares[n] = {k: float(np.mean(result.cutoffs >= k)) for k in self.ks}
+            self.shares[n] = shares_at(self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n)
         return self.shares[n][k]
+
+    def shares_side_by_side(self, sizes: Sequence[int], pool: Executor) -> None:
+        """Compute the shares of the sizes not yet probed, one per worker of ``pool``, side by side."""
+        missing = [n for n in dict.fromkeys(sizes) if n not in self.shares]
+        jobs = [pool.submit(shares_at, self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n)
+                for n in missing]
+        self.shares.update({n: job.result() for n, job in zip(missing, jobs)})
 
     def _unreachable(self, top: int, k: int, target: float) -> None:
         raise CovlibError(f"even {top} training examples cover less than {target:.0%} of the ID test items at "
@@ -90,7 +127,7 @@ class CoverageProbes:
         return lo, hi
 
     def crossing(self, k: int, target: float, rel_tol: float = 0.03, guess: int | None = None,
-                 top_first: bool = True, spread: float = 2.0) -> dict:
+                 top_first: bool = True, spread: float = 2.0, pool: Executor | None = None) -> dict:
         """The smallest n_train (to ``rel_tol``) whose ID test items are ``target`` k-covered, by bisection.
 
         ``top_first`` probes the largest training set the pool allows before anything else (the book's cached
@@ -98,7 +135,8 @@ class CoverageProbes:
         by a factor ``spread`` (2: doubling or halving), squared at every step after the first when it is below
         2 (a guess from another seed of the same cell sits within a few percent, so a first step of 1.05 brackets
         it at once), and the largest probe, by far the costliest (about 2 million examples at two-hop N = 200), is
-        only generated when nothing below it reaches the share. Either way the answer is a bracketed crossing."""
+        only generated when nothing below it reaches the share. Either way the answer is a bracketed crossing.
+        With a ``pool`` of two workers the bracket is narrowed two probes a round (bisect_crossing_two)."""
         if spread <= 1:
             raise CovlibError(f"spread={spread:g}: the step from a guess must be a factor above 1")
         top = largest_probe(self.eligible)
@@ -118,7 +156,13 @@ class CoverageProbes:
         if self.share(hi, k) < target:  # only the largest probe is left, and it falls short
             self._unreachable(top, k, target)
         before = len(self.shares)
-        below, at, _ = bisect_crossing(lambda n: self.share(n, k) >= target, lo, hi, rel_tol)
+        if pool is None:
+            below, at, _ = bisect_crossing(lambda n: self.share(n, k) >= target, lo, hi, rel_tol)
+        else:
+            def reaches_both(a: int, b: int) -> tuple[bool, bool]:
+                self.shares_side_by_side([a, b], pool)
+                return self.shares[a][k] >= target, self.shares[b][k] >= target
+            below, at, _ = bisect_crossing_two(reaches_both, lo, hi, rel_tol)
         return {"task": self.task, "N": self.num_tokens, "seed": self.seed, "k": k, "target": target,
                 "n_train": at, "below": below, "eligible": self.eligible, "probes": len(self.shares) - before}
 
