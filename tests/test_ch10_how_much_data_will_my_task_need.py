@@ -89,6 +89,8 @@ def test_metrics_and_findings_name_every_set():
     assert m["predict_seconds_twohop_N200"] == 40.0 and "threehop" in " ".join(m)
     text = readings.findings(m["predict_rule"], ranges, tested, authors, 1.15)
     assert "within 1.15x: 50% of 6" in text and "N = 50, 200" in text
+    with_authors = pd.concat([ranges, ranges.iloc[:1].assign(set="authors' two-hop (GPT-2)")], ignore_index=True)
+    assert readings.findings(m["predict_rule"], with_authors, tested, authors, 1.15).count("authors' two-hop") == 1
     note = rule.authors_note(authors, fitted)
     assert "40 CPU seconds" in note and "3 dataset seeds at N = 50; 1 dataset seed at N = 200" in note
     assert "not predicted yet" in rule.authors_note(authors.iloc[:0], fitted) and "--k 3 --share 0.9" in \

@@ -52,7 +52,7 @@ def findings(rule_text: str, ranges: pd.DataFrame, tested: pd.DataFrame, authors
     for _, r in ranges.iterrows():
         lines.append(f"{r['set']}: {r['cells']} cells, N = {r['N']}, measured / predicted {r['ratio_min']:.2f}-"
                      f"{r['ratio_max']:.2f}, {r['within']} within {band:g}x; give-up rule: {r['give-up rule']}.")
-    if len(authors):
+    if len(authors) and not ranges["set"].astype(str).str.contains("authors").any():  # not already a set above
         lines.append(f"The authors' two-hop models (N = {', '.join(str(int(n)) for n in authors['N'])}): "
                      f"{authors['ratio'].min():.2f}-{authors['ratio'].max():.2f}.")
     lines.append(f"Cells within {band:g}x: {within_share(tested['ratio'], band):.0%} of {len(tested)}.")
