@@ -10,8 +10,9 @@ from covlib.figures.style import TYPE_COLORS, _type_scale, zoom
 
 def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
                         reference: dict[int, float] | None = None, legend_title: str = "test type",
-                        k_slider: int | None = None) -> alt.LayerChart:
-    """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve.
+                        k_slider: int | None = None, note: str | None = None) -> alt.LayerChart:
+    """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve, and
+    ``note`` a subtitle (say, that two lines coincide, so that a reader does not look for the hidden one).
 
     ``k_slider`` (a k, e.g. 3) adds a slider over k that starts there: a vertical line marks the chosen k and each
     type's share covered at it is written beside its point."""
@@ -32,7 +33,7 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
             alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None),
             tooltip=[alt.Tooltip("source:N", title="series"), alt.Tooltip("k:O", title="k"),
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
-    subtitle = alt.Undefined
+    subtitle = note or alt.Undefined
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
         subtitle = "vertical line: the k chosen with the slider below the live chart, each type's share written there"
