@@ -318,6 +318,7 @@ def test_two_hop_and_failure_charts_have_tooltips():
     same = failing_probes.failure_chart(wide, covs.assign(covered=1.0), pair).to_dict()["vconcat"][1]["title"]
     assert same.get("subtitle") == "both lines coincide: within half a point at every k"
     assert "subtitle" not in charts[-1].to_dict()["vconcat"][1]["title"]  # lines apart: nothing to say
+    assert charts[-1].to_dict()["resolve"]["legend"] == {"strokeDash": "independent"}  # chance under its curves
 
 
 def _architecture_cache() -> tuple[dict, dict]:

@@ -51,7 +51,9 @@ def failure_chart(wide: pd.DataFrame, covs: pd.DataFrame, pair: pd.Series) -> al
     cov_chart = coverage_by_k_chart(covs, title="ID test items k-covered", legend_title="training set",
                                     note="both lines coincide: within half a point at every k"
                                     if same else None)
-    return alt.vconcat(failure_curve, cov_chart).resolve_scale(color="independent")  # side by side: wider than a page
+    # the chance line's legend stays with the curves it belongs to (a shared one sat under the coverage panel)
+    return alt.vconcat(failure_curve, cov_chart).resolve_scale(color="independent").resolve_legend(
+        strokeDash="independent")  # stacked: side by side would be wider than a page
 
 
 def probe_row(probes: pd.DataFrame, pair: pd.Series, n_train: int) -> pd.Series:
