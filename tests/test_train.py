@@ -13,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from covlib.base.device import cpu_threads
 from covlib.base.errors import CovlibError
 from covlib.cli.main import main
+from covlib.search.cells import PROBE_EVAL_TYPES
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.tasks.folders import load_dataset
 from covlib.training.batches import IGNORE, training_batches
@@ -379,3 +380,30 @@ def test_cpu_threads_are_one_unless_the_environment_says_otherwise(monkeypatch):
     monkeypatch.setenv("COVLIB_THREADS", "many")
     with pytest.raises(CovlibError, match="COVLIB_THREADS='many' is not a number of threads"):
         cpu_threads()
+
+
+@pytest.mark.parametrize("cot", [False, True])
+def test_lean_evaluation_trains_and_decides_exactly_as_scoring_every_type(data_root, tmp_path, cot):
+    # three-hop has eight test types: a lean evaluation scores four of them (and no greedy decoding of CoT)
+    folder = ensure_dataset(DatasetConfig("threehop", 6, 150, test_size_per_type=30, cot=cot), data_root)
+    rules = FAST | {"steps": 400, "batch_size": 32, "lr": 3e-3, "early_stop": True, "give_up_epochs": 10.0}
+    full = train(folder, tmp_path / "full", preset="smoke", overrides=rules, progress=False)
+    lean = train(folder, tmp_path / "lean", preset="smoke", overrides=rules | {"eval_types": PROBE_EVAL_TYPES},
+                 progress=False)
+    assert full.stopped == "gave_up" and lean.stopped == full.stopped  # the give-up decision was taken
+    kept = ["step", "train_loss", *(f"acc/{t}" for t in PROBE_EVAL_TYPES)]
+    assert lean.metrics[kept].equals(full.metrics[kept])
+    between = lean.metrics.iloc[:-1]
+    assert between["acc/type_7"].isna().all() and between.filter(like="greedy/").isna().all().all()
+    assert {k: v for k, v in lean.final.items() if k != "elapsed"} == {k: v for k, v in full.final.items() if k != "elapsed"}
+    wa, wb = _weights(tmp_path / "full"), _weights(tmp_path / "lean")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    # resuming the finished lean run leaves its last, whole evaluation as it was
+    again = train(folder, tmp_path / "lean", preset="smoke", overrides=rules | {"eval_types": PROBE_EVAL_TYPES},
+                  progress=False, resume=True)
+    assert again.final == lean.final
+
+
+def test_lean_evaluation_must_keep_the_types_the_decisions_read():
+    with pytest.raises(CovlibError, match="train_inferred"):
+        make_config("smoke", {"eval_types": ["type_0", "type_1"]})

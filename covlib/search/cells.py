@@ -11,6 +11,11 @@ from covlib.base.errors import CovlibError
 from covlib.tasks.graphs import get_task, is_formula
 
 
+# what a probe's evaluations score before its last (which scores every type): the types early stop and the give-up
+# rule read, and those its kept learning curve shows (probes.CURVE_METRICS); teacher-forced, so CoT is not decoded
+PROBE_EVAL_TYPES = ("train_inferred", "type_0", "type_1", "type_2", "type_3")
+
+
 @dataclass(frozen=True)
 class ProbeRules:
     """What counts as success and when a probe gives up (the authors' rule)."""
@@ -25,6 +30,9 @@ class ProbeRules:
     # a step floor on the give-up rule: give up only after max(give_up_epochs epochs, this many steps) past the
     # fit, so that a small training set is not given up after a few hundred steps; 0 = the authors' rule alone
     give_up_floor: int = 0
+    # lean evaluation (TrainConfig.eval_types): it changes no decision, only what the intermediate evaluations
+    # cost (five-hop CoT: 33 types, each CoT target greedily decoded); () scores every type at every evaluation
+    eval_types: tuple[str, ...] = PROBE_EVAL_TYPES
 
     def describe(self) -> str:
         """The rules in words, for a reader."""
@@ -35,7 +43,7 @@ class ProbeRules:
     def train_overrides(self) -> dict:
         return {"steps": self.step_cap, "early_stop": True, "threshold": self.threshold,
                 "give_up_epochs": self.give_up_epochs, "give_up_floor": self.give_up_floor, "eval_every": self.eval_every, "batch_size": self.batch_size,
-                "weight_decay": self.weight_decay, "checkpoint_every": 500}
+                "weight_decay": self.weight_decay, "checkpoint_every": 500, "eval_types": self.eval_types}
 
 
 POLICIES = ("bisect", "guided")  # the search policies SearchRules.policy may name; "bisect" is the original

@@ -10,7 +10,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.tables import read_table, replace_rows, upsert_row
-from covlib.search.cells import Cell, Probe, ProbeRules
+from covlib.search.cells import PROBE_EVAL_TYPES, Cell, Probe, ProbeRules
 from covlib.training.runs import load_metrics
 
 PROBE_COLUMNS = [
@@ -40,7 +40,7 @@ def append_probe(path: str | os.PathLike, row: dict) -> None:
                defaults=RULE_DEFAULTS)
 
 
-CURVE_METRICS = ["train_loss", "acc/train_inferred", "acc/type_0", "acc/type_1", "acc/type_2", "acc/type_3"]
+CURVE_METRICS = ["train_loss", *(f"acc/{name}" for name in PROBE_EVAL_TYPES)]
 
 
 # a probe is one cell at one n_train under one give-up rule: a rerun under a step floor keeps the authors'-rule row

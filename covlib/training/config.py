@@ -10,6 +10,9 @@ from covlib.training.mamba import MambaModelConfig
 from covlib.training.model import MODEL_FAMILIES, MODEL_PRESETS, ModelConfig, family_config
 
 
+DECISION_TYPES = ("type_0", "train_inferred")  # the test types a run's early stop and give-up rule read
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Optimisation and bookkeeping knobs; the defaults are the measured CPU recipe (SPEC §3)."""
@@ -37,9 +40,19 @@ class TrainConfig:
     give_up_floor: int = 0
     fit_threshold: float = 0.99
     fast_forward: bool = True  # train through model.FastForward (same function, fused ops, no hook wrappers)
+    # lean evaluation: every evaluation but the last scores only these test types, teacher-forced (no greedy
+    # decoding of CoT targets); the last evaluation scores everything. The decisions (early stop, give-up) read
+    # type_0 and train_inferred alone, so they must be among them and the run trains exactly as with every
+    # type (evaluation touches neither weights nor random state). Empty: every evaluation scores everything
+    eval_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
+        object.__setattr__(self, "eval_types", tuple(self.eval_types))
+        missing = [t for t in DECISION_TYPES if self.eval_types and t not in self.eval_types]
+        if missing:
+            raise CovlibError(f"eval_types={list(self.eval_types)} leaves out {missing}, which early stop and the "
+                              f"give-up rule read; add them (or pass no eval_types to score every type)")
         positive = ("steps", "batch_size", "grad_accum", "eval_every", "eval_batch_size")
         for name in positive:
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
@@ -69,7 +82,7 @@ PRESETS = tuple(TRAIN_PRESETS)
 
 
 RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
-                     "give_up_epochs", "give_up_floor", "fit_threshold")
+                     "give_up_epochs", "give_up_floor", "fit_threshold", "eval_types")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +81,17 @@ class EvalSet:
     def cot(self) -> bool:
         return self.targets.shape[1] > 1
 
+    def restricted_to(self, types: Sequence[str]) -> EvalSet:
+        """Only the items of the test ``types`` (with the k-groups, which hold type_0 items), renumbered: what a
+        lean evaluation scores. A type the dataset does not have is skipped."""
+        keep = [name for name in self.groups
+                if name in types or name.startswith("k") and "type_0" in types]
+        items = np.unique(np.concatenate([self.groups[name] for name in keep] or [np.zeros(0, dtype=np.int64)]))
+        renumber = np.full(len(self.prompts), -1, dtype=np.int64)
+        renumber[items] = np.arange(len(items))
+        index = torch.from_numpy(items).to(self.prompts.device)
+        return EvalSet(self.prompts[index], self.targets[index], {name: renumber[self.groups[name]] for name in keep})
+
 
 def eval_set(ds: DatasetFolder, device: torch.device) -> EvalSet:
     """Group test items per type and, when annotated, type_0 items per k-cutoff group and per k."""
@@ -104,13 +116,15 @@ def logits_from(model, tokens: torch.Tensor, start: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def predict(model, prompts: torch.Tensor, targets: torch.Tensor, batch_size: int = 2048) -> dict[str, torch.Tensor]:
+def predict(model, prompts: torch.Tensor, targets: torch.Tensor, batch_size: int = 2048, greedy: bool = True
+            ) -> dict[str, torch.Tensor]:
     """Per-item teacher-forced results: ``correct`` (all target tokens), ``answer_correct``, ``loss``
-    (mean CE per target token) and, when targets have more than one token, ``greedy_correct``.
+    (mean CE per target token) and, when targets have more than one token and ``greedy``, ``greedy_correct``.
     ``model`` maps tokens to logits: a model, or a FastForward of one (the same logits, fewer operations)."""
     m, L = prompts.shape[1], targets.shape[1]
+    greedy = greedy and L > 1
     out: dict[str, list[torch.Tensor]] = {"correct": [], "answer_correct": [], "loss": []}
-    if L > 1:
+    if greedy:
         out["greedy_correct"] = []
     for start in range(0, len(prompts), batch_size):
         p, t = prompts[start : start + batch_size], targets[start : start + batch_size]
@@ -120,7 +134,7 @@ def predict(model, prompts: torch.Tensor, targets: torch.Tensor, batch_size: int
         out["correct"].append(hit.all(1))
         out["answer_correct"].append(hit[:, -1])
         out["loss"].append(F.cross_entropy(logits.transpose(1, 2), t, reduction="none").mean(1))
-        if L > 1:
+        if greedy:
             out["greedy_correct"].append(greedy_decode(model, p, L)[:, -1] == t[:, -1])
     return {k: torch.cat(v).cpu() for k, v in out.items()}
 
@@ -134,13 +148,15 @@ def greedy_decode(model, prompts: torch.Tensor, length: int) -> torch.Tensor:
     return seq[:, prompts.shape[1] :]
 
 
-def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048, forward=None) -> dict[str, float]:
+def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048, forward=None, greedy: bool = True
+             ) -> dict[str, float]:
     """Every metric (see the module docstring) of ``model`` on the test set, without gradients; ``forward``
-    (default: the model) computes its logits, e.g. the FastForward training uses."""
+    (default: the model) computes its logits, e.g. the FastForward training uses. ``greedy=False`` leaves out
+    the greedy decoding of CoT targets (one forward pass per target token), and its ``greedy/`` metrics."""
     was_training = model.training
     model.eval()
     try:
-        res = {k: v.numpy() for k, v in predict(forward or model, es.prompts, es.targets, batch_size).items()}
+        res = {k: v.numpy() for k, v in predict(forward or model, es.prompts, es.targets, batch_size, greedy).items()}
     finally:
         model.train(was_training)
     metrics: dict[str, float] = {}

@@ -199,6 +199,7 @@ def _train(
                                        "n_ctx": n_ctx, "vocab": ds.vocab}}
     doc = json.loads(json.dumps(doc))  # tuples become lists, as in the config.json it is compared with
     es = eval_set(ds, device)  # reads test_annotated.json: fail before touching the run folder
+    lean = es.restricted_to(tc.eval_types) if tc.eval_types else None  # what evaluations before the last score
     resuming = _prepare_run_dir(run_dir, doc, resume)
 
     seed_everything(tc.seed)  # init and batch order use their own seeded generators; this covers the rest
@@ -232,7 +233,7 @@ def _train(
             _save_torch_atomic(state, run_dir / "checkpoints" / f"step_{step:06d}.pt")
 
     if step == 0 and not rows:  # the untrained model: step 0 of every curve
-        rows.append(_eval_row(model, es, tc, 0, 0.0, None, forward))
+        rows.append(_eval_row(model, lean or es, tc, 0, 0.0, None, forward, greedy=lean is None))
         _append_row(run_dir, rows[-1])
     stopped = "steps"
     if tc.early_stop and rows and rows[-1].get("acc/type_0", 0.0) >= tc.threshold:
@@ -248,8 +249,8 @@ def _train(
             loss_sum, loss_n = loss_sum + loss, loss_n + 1
             row = None
             if step % tc.eval_every == 0 or step == tc.steps:
-                row = _eval_row(model, es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1),
-                                forward)
+                row = _eval_row(model, lean or es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1),
+                                forward, greedy=lean is None)
                 loss_sum, loss_n = 0.0, 0
                 rows.append(row)
                 _append_row(run_dir, row)
@@ -270,6 +271,13 @@ def _train(
     finally:
         if bar is not None:
             bar.close()
+    if lean is not None and rows and rows[-1]["step"] == step and not _scores_everything(rows[-1], es):
+        # the last evaluation scores every type (a finished run resumed from its checkpoint is already whole)
+        t0 = time.perf_counter()
+        rows[-1] = _eval_row(model, es, tc, step, 0.0, rows[-1]["train_loss"], forward)
+        elapsed += time.perf_counter() - t0
+        rows[-1]["elapsed"] = round(elapsed, 3)
+        _write_rows(run_dir, rows)
     checkpoint(stopped)
     return _finish(run_dir, cfg, model, ds, n_ctx, rows, stopped)
 
@@ -287,13 +295,20 @@ def gave_up(rows: list[dict], tc: TrainConfig, n_train: int) -> bool:
     return past_fit * tc.batch_size >= tc.give_up_epochs * n_train and past_fit >= tc.give_up_floor
 
 
+def _scores_everything(row: dict, es: EvalSet) -> bool:
+    """Whether an evaluation row holds every metric of ``es``: each type's accuracy and, for CoT, greedy decoding
+    (a lean row holds a few types, teacher-forced)."""
+    return (all(f"acc/{name}" in row for name, idx in es.groups.items() if len(idx))
+            and (not es.cot or "greedy/type_0" in row))
+
+
 def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None,
-              forward: Callable | None = None) -> dict:
+              forward: Callable | None = None, greedy: bool = True) -> dict:
     """One row of metrics.jsonl; the logits come through ``forward`` (the training's FastForward, whose tail
-    computes only the positions evaluation reads) when it is one."""
+    computes only the positions evaluation reads) when it is one; ``greedy=False``: no greedy decoding."""
     lr = lr_at(max(step - 1, 0), tc) if step else 0.0
     return {"step": step, "elapsed": round(elapsed, 3), "train_loss": train_loss, "lr": lr} | evaluate(
-        model, es, tc.eval_batch_size, forward if isinstance(forward, FastForward) else None)
+        model, es, tc.eval_batch_size, forward if isinstance(forward, FastForward) else None, greedy)
 
 
 def _progress(enabled: bool, start: int, total: int, name: str):
