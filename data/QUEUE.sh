@@ -116,7 +116,8 @@ step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop thre
 step floor_fivehop;    covlib scaling recheck --task fivehop fivehop-cot --model L4-d128 "${RECHECK[@]}"
 # 9. the model sizes (4 reruns): ~65 CPU-minutes
 step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[@]}"
-# 10. the Mamba (3 reruns): ~215 CPU-minutes at today's Mamba step
+# 10. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
+#     (bench_mamba_scan.py: 2.37x faster a step, the same function to float rounding)
 step floor_mamba;      covlib scaling recheck --model mamba-L4-d128 "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
@@ -133,7 +134,8 @@ step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40
 #    N = 14, 42 s here): ~20 probes of ~40 minutes when every evaluation scored 32 test types (~13 CPU-hours),
 #    ~15 minutes lean (~5 CPU-hours)
 step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
-# 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at today's Mamba step
+# 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at the plain sequential scan's step,
+#     ~5-7 at the compiled scan's
 step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \
   --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
 # 15. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes

@@ -25,7 +25,8 @@ from covlib.tasks.folders import load_dataset
 from covlib.training.config import make_config, run_name
 from covlib.training.evaluation import eval_set, evaluate
 from covlib.training.loop import make_optimizer, train
-from covlib.training.mamba import SEQUENTIAL_UP_TO, MambaLM, MambaModelConfig
+from covlib.training.mamba import (SEQUENTIAL_UP_TO, MambaLM, MambaModelConfig, _CompiledScan, causal_depthwise_conv,
+                                   sequential_scan)
 from covlib.training.model import build_model, model_config_from_dict
 from covlib.training.runs import load_metrics, load_model, run_family
 from covlib.training.shapes import model_overrides, model_params
@@ -196,8 +197,9 @@ def test_transformerlens_analyses_refuse_a_mamba_run(tiny_run, tmp_path, capsys)
 
 @pytest.mark.parametrize("length", [1, 3, 12, SEQUENTIAL_UP_TO, SEQUENTIAL_UP_TO + 1])
 def test_the_scan_gives_mambapys_parallel_scan_outputs_and_gradients(length):
-    """MambaLM scans short sequences with sequential_scan, longer ones with mambapy's parallel scan: at every
-    length its logits and gradients are mambapy's parallel scan's (to float rounding)."""
+    """MambaLM scans short sequences with the compiled sequential_scan, longer ones with mambapy's parallel scan,
+    and convolves by shifted products: at every length its logits and gradients are mambapy's own (to float
+    rounding)."""
     torch.manual_seed(0)
     model = build_model(MambaModelConfig(n_layers=2, d_model=32), 11, 16, seed=3, device="cpu")
     tokens = torch.randint(0, 11, (6, length))
@@ -206,10 +208,36 @@ def test_the_scan_gives_mambapys_parallel_scan_outputs_and_gradients(length):
     # one token: A never meets a hidden state, so its gradient is zero (mambapy multiplies it by h_0 = 0)
     g_ours = [torch.zeros_like(p) if g is None else g
               for p, g in zip(params, torch.autograd.grad(ours.square().sum(), params, allow_unused=True))]
-    for layer in model.mamba.layers:  # back to mambapy's own selective_scan (parallel scan) at every length
-        del layer.mixer.selective_scan
+    for layer in model.mamba.layers:  # back to mambapy's own parallel scan and Conv1d at every length
+        del layer.mixer.selective_scan, layer.mixer.conv1d.forward
     theirs = model(tokens)
     g_theirs = torch.autograd.grad(theirs.square().sum(), params)
     torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
     for a, b in zip(g_ours, g_theirs):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 7])
+def test_the_causal_convolution_is_mambapys_conv1d(length):
+    conv = torch.nn.Conv1d(8, 8, kernel_size=4, groups=8, padding=3)
+    x = torch.randn(5, 8, length, requires_grad=True)
+    ours, theirs = causal_depthwise_conv(conv, x), conv(x)[:, :, :length]
+    torch.testing.assert_close(ours, theirs)
+    for a, b in zip(torch.autograd.grad(ours.square().sum(), [x, conv.weight, conv.bias]),
+                    torch.autograd.grad(theirs.square().sum(), [x, conv.weight, conv.bias])):
+        torch.testing.assert_close(a, b)
+
+
+def test_the_scan_runs_uncompiled_with_a_warning_where_compiling_fails():
+    scan = _CompiledScan()
+
+    def broken(*args):
+        raise RuntimeError("no C++ compiler\nmore detail")
+
+    scan.compiled = broken
+    args = (torch.randn(2, 3, 4), torch.rand(2, 3, 4), -torch.rand(4, 5), torch.randn(2, 3, 5),
+            torch.randn(2, 3, 5), torch.randn(4))
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler"):
+        out = scan(*args)
+    torch.testing.assert_close(out, sequential_scan(*args))
+    assert scan.compiled is None  # and it does not try again

@@ -11,10 +11,14 @@ logits [batch, pos, vocab] out. It is not a TransformerBridge, so the Transforme
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import os
+import warnings
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from mambapy.mamba import Mamba, MambaConfig, RMSNorm
 from torch import nn
 
@@ -90,8 +94,10 @@ class MambaLM(nn.Module):
         self.norm_f = RMSNorm(cfg.d_model, self.config.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.d_model, d_vocab, bias=False)
         self._init_like_mambapy()
-        for layer in self.mamba.layers:  # short sequences: the sequential scan (the same function, less memory)
+        for layer in self.mamba.layers:  # the same functions as mambapy's, computed faster on short sequences
             layer.mixer.selective_scan = _scan_by_length(layer.mixer, layer.mixer.selective_scan)
+            conv = layer.mixer.conv1d
+            conv.forward = functools.partial(causal_depthwise_conv, conv)
 
     def _init_like_mambapy(self) -> None:
         """mambapy LM's (non-muP) initialisation: every Linear and the embedding N(0, base_std), Linear biases
@@ -134,15 +140,68 @@ def sequential_scan(x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: to
     return torch.stack(ys, dim=1) + D * x
 
 
+# torch.compile unrolls the scan's loop over positions, so compiling takes longer the longer the sequence: measured
+# here (one thread, a cold cache), 15-25 s for 3-8 tokens, but ~60 s at 12 and ~170 s at 32. The book's sequences
+# that a Mamba trains on are 3-6 tokens; past COMPILED_UP_TO the scan runs uncompiled
+COMPILED_UP_TO = 8
+
+
+class _CompiledScan:
+    """sequential_scan through torch.compile, which fuses each position's elementwise steps (and their backward)
+    into one pass over memory: a Mamba training step takes about half the time (benchmarks/bench_mamba_scan.py).
+    The same function to float rounding (tested). Where compiling fails (no C++ compiler, say), or with
+    COVLIB_COMPILE=0, the plain function runs, after one warning."""
+
+    def __init__(self) -> None:
+        self.compiled = torch.compile(sequential_scan) if os.environ.get("COVLIB_COMPILE", "1") != "0" else None
+
+    def __call__(self, *args):
+        if self.compiled is not None:
+            try:
+                return self.compiled(*args)
+            except Exception as exc:  # noqa: BLE001 - any compiler failure: the plain function computes the same
+                warnings.warn(f"torch.compile could not compile the Mamba scan ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''}); it runs uncompiled, about half "
+                              "as fast", RuntimeWarning, stacklevel=2)
+                self.compiled = None
+        return sequential_scan(*args)
+
+
+_compiled_scan: _CompiledScan | None = None  # one per process: its compiled graphs serve every model
+
+
+def fast_sequential_scan(*args) -> torch.Tensor:
+    """sequential_scan, compiled once per process when torch.compile works here (see _CompiledScan)."""
+    global _compiled_scan
+    if _compiled_scan is None:
+        _compiled_scan = _CompiledScan()
+    return _compiled_scan(*args)
+
+
 def _scan_by_length(block, parallel):
-    """A MambaBlock's selective_scan that takes sequential_scan up to SEQUENTIAL_UP_TO tokens, else ``parallel``."""
+    """A MambaBlock's selective_scan: the compiled sequential scan up to COMPILED_UP_TO tokens, the plain one up
+    to SEQUENTIAL_UP_TO, else ``parallel``."""
 
     def scan(x, delta, A, B, C, D):
+        if x.shape[1] <= COMPILED_UP_TO:
+            return fast_sequential_scan(x, delta, A, B, C, D)
         if x.shape[1] <= SEQUENTIAL_UP_TO:
             return sequential_scan(x, delta, A, B, C, D)
         return parallel(x, delta, A, B, C, D)
 
     return scan
+
+
+def causal_depthwise_conv(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+    """mambapy's short causal convolution over time, as a sum of shifted products: the same function as
+    ``conv(x)[..., :L]`` (a depthwise Conv1d padded by kernel - 1 on both sides, cut to the first L outputs), to
+    float rounding. x [batch, channels, L] -> [batch, channels, L]. PyTorch's depthwise Conv1d backward took 18%
+    of a Mamba training step here for a 4-tap filter over 3 tokens; these few multiply-adds take almost nothing."""
+    weight, length, taps = conv.weight[:, 0, :], x.shape[-1], conv.weight.shape[-1]
+    y = conv.bias[:, None] + weight[:, taps - 1, None] * x  # tap taps-1 reads the current position
+    for shift in range(1, min(taps, length)):  # tap taps-1-shift reads the position `shift` back
+        y = y + F.pad(weight[:, taps - 1 - shift, None] * x[..., : length - shift], (shift, 0))
+    return y
 
 
 def build_mamba(cfg: MambaModelConfig, d_vocab: int, seed: int, device: torch.device) -> MambaLM:
