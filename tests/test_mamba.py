@@ -25,8 +25,14 @@ from covlib.tasks.folders import load_dataset
 from covlib.training.config import make_config, run_name
 from covlib.training.evaluation import eval_set, evaluate
 from covlib.training.loop import make_optimizer, train
-from covlib.training.mamba import (SEQUENTIAL_UP_TO, MambaLM, MambaModelConfig, _CompiledScan, causal_depthwise_conv,
-                                   sequential_scan)
+from covlib.training.mamba import (
+    SEQUENTIAL_UP_TO,
+    MambaLM,
+    MambaModelConfig,
+    _CompiledScan,
+    causal_depthwise_conv,
+    sequential_scan,
+)
 from covlib.training.model import build_model, model_config_from_dict
 from covlib.training.runs import load_metrics, load_model, run_family
 from covlib.training.shapes import model_overrides, model_params

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO, RUN_DIR_ENV
+from covlib.base.workers import one_thread_worker
 from covlib.book.sweep import METRICS_FILE, describe_error, execute_notebook, notebook_parameters, read_notebook
 from covlib.figures.text import count_of
 
@@ -111,13 +112,6 @@ def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | 
     return ChapterResult(chapter.stem, "done", time.perf_counter() - start, output)
 
 
-def _one_thread_worker() -> None:
-    """A book worker process and the kernels it starts train on one thread: two one-thread processes share two
-    cores at full speed, two two-thread ones do not (README, performance)."""
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "COVLIB_THREADS"):
-        os.environ[name] = "1"
-
-
 def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, figures_dir: str | os.PathLike,
                  extra: dict | None = None, kernel_name: str = "python3", timeout: float | None = None,
                  jobs: int = 1, progress: bool = True, say=print) -> list[ChapterResult]:
@@ -145,7 +139,7 @@ def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, 
             report(i, results[chapter])
     else:
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no state forked from the caller
-        with ProcessPoolExecutor(min(jobs, n), mp_context=context, initializer=_one_thread_worker) as pool:
+        with ProcessPoolExecutor(min(jobs, n), mp_context=context, initializer=one_thread_worker) as pool:
             futures = {pool.submit(run_chapter, chapter, progress_bar=False, **arguments): chapter
                        for chapter in chapters}
             say(f"{count_of(n, 'chapter')}, {jobs} at a time", flush=True)

@@ -3,7 +3,6 @@ a share of the ID test items is k-covered (exact bisection in each dataset seed)
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.workers import one_thread_worker
 from covlib.coverage.requirement import CoverageProbes
 from covlib.tasks.graphs import get_task
 
@@ -31,10 +31,6 @@ def seed_crossing(task: str, N: int, seed: int, k: int, share: float, rel_tol: f
     return found, len(cell.shares), cell.eligible
 
 
-def _one_thread() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-
-
 def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float = 0.99, seeds: Sequence[int] = (0, 1, 2),
                         factor: float = 1.0, rel_tol: float = 0.03, test_size_per_type: int = 1000,
                         log: Callable[[str], None] | None = None, jobs: int = 1) -> pd.DataFrame:
@@ -49,7 +45,7 @@ def predict_requirement(task: str, Ns: Sequence[int], k: int = 3, share: float =
     if jobs < 1:
         raise CovlibError(f"jobs must be at least 1, not {jobs}")
     name = get_task(task).name
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread) \
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=one_thread_worker) \
         if jobs > 1 else None
     rows, last = [], None
     try:

@@ -10,7 +10,6 @@ import pandas as pd
 from covlib.base.errors import CovlibError
 from covlib.tasks.graphs import get_task, is_formula
 
-
 # what a probe's evaluations score before its last (which scores every type): the types early stop and the give-up
 # rule read, and those its kept learning curve shows (probes.CURVE_METRICS); teacher-forced, so CoT is not decoded
 PROBE_EVAL_TYPES = ("train_inferred", "type_0", "type_1", "type_2", "type_3")

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.errors import CovlibError
+from covlib.base.workers import one_thread_worker
 from covlib.coverage.requirement import data_for_coverage
 from covlib.search.cells import Cell, CellState, Probe, ProbeRules, SearchRules
 from covlib.search.probes import (
@@ -257,14 +258,6 @@ def run_probe(probe: Probe) -> dict:
     return row
 
 
-def _one_thread_worker() -> None:
-    """Every pool worker trains on one thread: two one-thread processes beat one two-thread run."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    import torch
-
-    torch.set_num_threads(1)
-
-
 @dataclass
 class SearchResult:
     """Every cell's state after a search; ``summary()`` is one row per cell."""
@@ -336,7 +329,7 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
         from multiprocessing import get_context
 
         busy: dict = {}  # future -> cell
-        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
             while True:
                 while len(busy) < jobs and (max_probes is None or launched < max_probes):
                     probe = next((p for c in cells if c not in busy.values() and c not in broken

@@ -9,7 +9,6 @@ from covlib.base.errors import CovlibError
 from covlib.training.mamba import MambaModelConfig
 from covlib.training.model import MODEL_FAMILIES, MODEL_PRESETS, ModelConfig, family_config
 
-
 DECISION_TYPES = ("type_0", "train_inferred")  # the test types a run's early stop and give-up rule read
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
+from covlib.base.workers import one_thread_worker
 
 EXECUTORS = ("local", "slurm")
 
@@ -53,19 +54,6 @@ class Outcome:
     job_id: str = ""
 
 
-def one_thread() -> None:
-    """Pool worker initialiser: torch and OpenMP on one thread (two one-thread processes train 1.3x
-    faster than one run on both cores; two two-thread processes four times slower)."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["MKL_NUM_THREADS"] = "1"
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # a job that does not use torch
-        pass
-
-
 def write_status(run_dir: str, status: str, **extra: Any) -> None:
     """status.json of a run folder, written atomically."""
     if not run_dir:
@@ -80,7 +68,7 @@ def _call(job: Job) -> Any:
 
 
 def _call_one_thread(job: Job) -> Any:
-    one_thread()
+    one_thread_worker()
     return job.fn(**job.kwargs)
 
 
@@ -122,7 +110,7 @@ def _run_local(jobs, workers, progress, on_outcome) -> list[Outcome]:
         from concurrent.futures import ProcessPoolExecutor, as_completed
         from multiprocessing import get_context
 
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn"), initializer=one_thread) as pool:
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
             futures = {pool.submit(_call, job): i for i, job in enumerate(jobs)}
             for fut in as_completed(futures):
                 i = futures[fut]
