@@ -141,8 +141,10 @@ def contrast_chart(runs: pd.DataFrame) -> alt.Chart:
     same model seed."""
     data = runs.assign(arm=runs["selection"].map({"low": "lowest", "high": "highest"}))
     base = alt.Chart(data).encode(
-        x=alt.X("arm:N", sort=["lowest", "highest"], title="selected for the measure"),
-        y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
+        x=alt.X("arm:N", sort=["lowest", "highest"], title="selected for the measure", axis=alt.Axis(labelAngle=0)),
+        # padding keeps the highest and lowest runs off the plot's edges (a nice domain ends at them)
+        y=alt.Y(f"{ACC}:Q", title="ID test accuracy", scale=alt.Scale(zero=False, padding=10),
+                axis=alt.Axis(format="%")),
         detail="seed:N")
     dots = base.mark_circle(size=60).encode(
         color=alt.Color("arm:N", legend=None),
