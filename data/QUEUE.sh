@@ -103,30 +103,32 @@ step floor_cut_off; covlib scaling recheck --status unreachable "${RECHECK[@]}"
 #    reruns, 15-20 CPU-minutes each): ~8 CPU-hours. Three of the first five CoT reruns flipped (N = 20 both seeds,
 #    N = 25 seed 1)
 step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L4-d128 "${RECHECK[@]}"
-# 5. exact coverage crossings of two-hop at the paper's largest N (chapters 2 and 4; the table holds N = 20-100 and the
+# 5. the placeholder bridge (chapter 7) at three N and two seeds, beside the plain and CoT floor cells step 4
+#    finishes at the same N: ~4 CPU-hours. Moved up ahead of steps 6-11: with step 4 it settles chapter 7's last open
+#    conclusion, while each of those steps settles only part of an exponent that also waits on steps 12-16
+step placeholder_floor
+covlib scaling search --task twohop --fake-bridge --N 25 30 40 --seeds 0 1 --model L4-d128 \
+  --table "$DATA/cot/probes_fakebridge.csv" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
+# 6. exact coverage crossings of two-hop at the paper's largest N (chapters 2 and 4; the table holds N = 20-100 and the
 # command skips them): N = 100 took 229 s for three seeds here, so N = 150 and 200 take ~30 CPU-minutes
 step coverage_twohop_wide
 covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 0 1 2 --out "$DATA/scaling/coverage_twohop.csv"
-# 6. three-hop with CoT (10 reruns): ~145 CPU-minutes at the old evaluation, ~110 lean (the book's 1.45 against the
+# 7. three-hop with CoT (10 reruns): ~145 CPU-minutes at the old evaluation, ~110 lean (the book's 1.45 against the
 #    paper's 1.76)
 step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
-# 7. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
+# 8. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
 step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop threehop --model L4-d128 "${RECHECK[@]}"
-# 8. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes when every evaluation scored 32 test types, ~170 lean
+# 9. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes when every evaluation scored 32 test types, ~170 lean
 step floor_fivehop;    covlib scaling recheck --task fivehop fivehop-cot --model L4-d128 "${RECHECK[@]}"
-# 9. the model sizes (4 reruns): ~65 CPU-minutes
+# 10. the model sizes (4 reruns): ~65 CPU-minutes
 step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[@]}"
-# 10. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
+# 11. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
 #     (bench_mamba_scan.py: 2.37x faster a step, the same function to float rounding)
 step floor_mamba;      covlib scaling recheck --model mamba-L4-d128 "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
 # earlier probes (not yet timed on this code: time the first probe of each step against its budget).
 SEARCH=(--model L4-d128 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR")
-# 11. the placeholder bridge (chapter 7) at three N and two seeds, beside CoT's floor cells at the same N: ~4 CPU-hours
-step placeholder_floor
-covlib scaling search --task twohop --fake-bridge --N 25 30 40 --seeds 0 1 --model L4-d128 \
-  --table "$DATA/cot/probes_fakebridge.csv" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
 # 12. three-hop with CoT at N = 24, 30 and 40, two seeds (at N = 40 slope 1.45 predicts ~5.0k examples, 1.76
 #    ~6.2k): ~30 probes of 10-20 minutes, ~8 CPU-hours at the old evaluation, ~6 lean
 step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40 --seeds 0 1 "${SEARCH[@]}"
