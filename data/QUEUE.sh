@@ -134,7 +134,10 @@ SEARCH=(--model L4-d128 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-
 step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40 --seeds 0 1 "${SEARCH[@]}"
 # 13. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
 #    N = 14, 42 s here): ~20 probes of ~40 minutes when every evaluation scored 32 test types (~13 CPU-hours),
-#    ~15 minutes lean (~5 CPU-hours)
+#    ~15 minutes lean (~5 CPU-hours). Each search starts from the power law through the five-hop CoT cells
+#    finished under the floor at N = 6-10 (step 9), not from coverage: exact coverage of five-hop compares pairs of
+#    training inputs that grow as n_train^2 (123 million at N = 10, n_train = 100,000, ~15 GiB), and at N = 14
+#    coverage's 99% crossing lies where this machine's memory cannot hold them (covlib refuses, CoverageTooLarge)
 step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
 # 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at the plain sequential scan's step,
 #     ~5-7 at the compiled scan's

@@ -11,7 +11,7 @@ import pytest
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import coverage_by_k, wide_table
-from covlib.coverage.exact import coverage_sweep, k_cutoffs
+from covlib.coverage.exact import CoverageTooLarge, coverage_sweep, k_cutoffs, max_pairs
 from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
 from covlib.tasks.graphs import TASKS
 
@@ -170,6 +170,22 @@ def test_training_inputs_get_the_ceiling_and_bad_input_is_refused():
         k_cutoffs(np.array([[0, 1, 2], [0, 1, 2]]), np.array([1, 2]), 5)
     with pytest.raises(CovlibError):
         k_cutoffs(np.array([[0, 1, 7]]), np.array([1]), 5)
+
+
+def test_a_training_set_too_large_for_memory_is_refused_before_it_is_compared(monkeypatch):
+    # 40 inputs sharing one context and answer over {x1, x2}: 40 * 39 / 2 = 780 agreeing pairs on that set alone
+    inputs = np.array([(a, b, 0) for a in range(8) for b in range(5)])
+    answers = np.zeros(len(inputs), dtype=np.int64)
+    test = np.array([(0, 0, 1)])
+    monkeypatch.setenv("COVLIB_COVERAGE_MAX_PAIRS", "700")
+    with pytest.raises(CoverageTooLarge, match=r"780 pairs.*COVLIB_COVERAGE_MAX_PAIRS") as refused:
+        coverage_sweep(inputs, answers, 8, test)
+    assert isinstance(refused.value, CovlibError) and refused.value.pairs == 780
+    monkeypatch.delenv("COVLIB_COVERAGE_MAX_PAIRS")
+    assert max_pairs() > 10**6  # what this machine's free memory allows
+    unlimited = coverage_sweep(inputs, answers, 8, test).cutoffs.tolist()
+    monkeypatch.setenv("COVLIB_COVERAGE_MAX_PAIRS", "780")  # exactly enough: the same answer
+    assert coverage_sweep(inputs, answers, 8, test).cutoffs.tolist() == unlimited
 
 
 # ----------------------------------------------------------------------------- the paper's sanity figure

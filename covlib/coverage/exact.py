@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,8 +35,34 @@ def position_label(positions: tuple[int, ...]) -> str:
     return "{" + ",".join(f"x{p + 1}" for p in positions) + "}"
 
 
-def _pairs_within_groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All index pairs (i < j) of a sorted key array with equal keys, without a Python loop."""
+# bytes a pair of agreeing training inputs holds at the peak of pair_evidence (index pairs, fragment ids, pair keys
+# and np.unique's sort of them: measured ~60, doubled for what else is alive)
+BYTES_PER_PAIR = 128
+
+
+def max_pairs() -> int:
+    """How many agreeing pairs pair_evidence may hold: COVLIB_COVERAGE_MAX_PAIRS, else what the memory available
+    now allows at BYTES_PER_PAIR (a larger set would be killed by the kernel, taking other work with it)."""
+    forced = os.environ.get("COVLIB_COVERAGE_MAX_PAIRS", "").strip()
+    if forced:
+        return int(forced)
+    return available_memory() // BYTES_PER_PAIR
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (Linux: MemAvailable), or 8 GiB where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 << 30
+
+
+def _pairs_within_groups(sorted_keys: np.ndarray, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All index pairs (i < j) of a sorted key array with equal keys, without a Python loop; more than ``limit``
+    pairs raise CoverageTooLarge before anything is allocated for them."""
     n = len(sorted_keys)
     if n < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -46,6 +74,8 @@ def _pairs_within_groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarra
     group_end = np.repeat(ends, ends - starts)  # end (exclusive) of each item's group
     partners = group_end - np.arange(n) - 1  # items after it in its group
     total = int(partners.sum())
+    if limit is not None and total > limit:
+        raise CoverageTooLarge(total, limit)
     left = np.repeat(np.arange(n, dtype=np.int64), partners)
     first = np.cumsum(partners) - partners  # where each item's run of pairs begins
     right = left + 1 + (np.arange(total, dtype=np.int64) - np.repeat(first, partners))
@@ -107,6 +137,20 @@ def _check_training(train_inputs: np.ndarray, train_answers: np.ndarray, num_tok
     return inputs.astype(np.int64), answers.astype(np.int64)
 
 
+class CoverageTooLarge(CovlibError):
+    """Exact coverage of a training set would hold more agreeing pairs than memory allows."""
+
+    def __init__(self, pairs: int, limit: int) -> None:
+        self.pairs, self.limit = pairs, limit
+        super().__init__(
+            f"exact coverage of this training set compares {pairs:,} pairs of training inputs that agree on one set "
+            f"of positions, about {pairs * BYTES_PER_PAIR / 2**30:.1f} GiB; the memory available allows "
+            f"{limit:,} ({limit * BYTES_PER_PAIR / 2**30:.1f} GiB). The pairs grow as the square of n_train over "
+            "the values a context takes (five-hop at n_train ~100,000 needs tens of GiB): use a smaller n_train or "
+            "N (a search for n_req can start from --start instead of coverage's guess), a machine with more memory, or "
+            "set COVLIB_COVERAGE_MAX_PAIRS to raise the limit at your own risk")
+
+
 @dataclass
 class PairEvidence:
     """Contradiction-free fragment pairs over one P: fragment ids (base-N over P) and shared contexts."""
@@ -139,7 +183,7 @@ def pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_token
     # 1. agreeing pairs: same context, same output
     group = ctx * num_tokens + answers
     order = np.argsort(group, kind="stable")
-    i, j = _pairs_within_groups(group[order])
+    i, j = _pairs_within_groups(group[order], limit=max_pairs())
     a, b = frag[order][i], frag[order][j]
     pair_key = np.minimum(a, b) * n_frag + np.maximum(a, b)
     keys, agree = np.unique(pair_key, return_counts=True)
