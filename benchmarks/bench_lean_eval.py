@@ -70,8 +70,7 @@ def bench_cell(task: str, N: int, n_train: int, cot: bool, rounds: int, data: st
         times["steps"].append(cpu_seconds(lambda: [train_step(model, opt, batches, s, cfg.train, forward)
                                                    for s in range(STEPS)]))
         times["full"].append(cpu_seconds(lambda: evaluate(model, full, cfg.train.eval_batch_size, forward)))
-        times["lean"].append(cpu_seconds(lambda: evaluate(model, lean, cfg.train.eval_batch_size, forward,
-                                                          greedy=False)))
+        times["lean"].append(cpu_seconds(lambda: evaluate(model, lean, cfg.train.eval_batch_size, forward)))
     med = {k: statistics.median(v) for k, v in times.items()}
     return {"items": (len(full.prompts), len(lean.prompts)), **med,
             "before": med["steps"] + med["full"], "after": med["steps"] + med["lean"]}

@@ -23,6 +23,8 @@ from multiprocessing import get_context
 
 import torch
 
+from covlib.base.workers import one_thread_worker
+
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 STEPS = int(sys.argv[2]) if len(sys.argv) > 2 else 150
 BATCH = 512
@@ -44,11 +46,6 @@ def one_run(args: tuple[str, int, str]) -> float:
     train(ds, out, overrides={"steps": STEPS, "seed": seed, "eval_every": STEPS, "checkpoint_every": 0},
           progress=False)
     return time.perf_counter() - t0
-
-
-def one_thread() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-    torch.set_num_threads(1)
 
 
 def ensemble(ds: str) -> float:
@@ -96,7 +93,7 @@ def main() -> None:
             one_run((ds, s, os.path.join(tmp, f"seq{s}")))
         sequential = time.perf_counter() - t0
         t0 = time.perf_counter()
-        with ProcessPoolExecutor(2, mp_context=get_context("spawn"), initializer=one_thread) as pool:
+        with ProcessPoolExecutor(2, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
             list(pool.map(one_run, [(ds, s, os.path.join(tmp, f"par{s}")) for s in range(RUNS)]))
         two_procs = time.perf_counter() - t0
     try:

@@ -76,21 +76,24 @@ class EvalSet:
     prompts: torch.Tensor  # (n, m) long
     targets: torch.Tensor  # (n, L) long
     groups: dict[str, np.ndarray]  # metric suffix ("type_0", "k<3", ...) -> item indices
+    greedy: bool = True  # also decode CoT targets greedily (a lean evaluation, restricted_to, does not)
 
     @property
     def cot(self) -> bool:
         return self.targets.shape[1] > 1
 
     def restricted_to(self, types: Sequence[str]) -> EvalSet:
-        """Only the items of the test ``types`` (with the k-groups, which hold type_0 items), renumbered: what a
-        lean evaluation scores. A type the dataset does not have is skipped."""
+        """Only the items of the test ``types`` (with the k-groups, which hold type_0 items), renumbered and
+        teacher-forced only (no greedy decoding): what a lean evaluation scores. A type the dataset lacks is
+        skipped."""
         keep = [name for name in self.groups
                 if name in types or name.startswith("k") and "type_0" in types]
         items = np.unique(np.concatenate([self.groups[name] for name in keep] or [np.zeros(0, dtype=np.int64)]))
         renumber = np.full(len(self.prompts), -1, dtype=np.int64)
         renumber[items] = np.arange(len(items))
         index = torch.from_numpy(items).to(self.prompts.device)
-        return EvalSet(self.prompts[index], self.targets[index], {name: renumber[self.groups[name]] for name in keep})
+        return EvalSet(self.prompts[index], self.targets[index], {name: renumber[self.groups[name]] for name in keep},
+                       greedy=False)
 
 
 def eval_set(ds: DatasetFolder, device: torch.device) -> EvalSet:
@@ -148,15 +151,14 @@ def greedy_decode(model, prompts: torch.Tensor, length: int) -> torch.Tensor:
     return seq[:, prompts.shape[1] :]
 
 
-def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048, forward=None, greedy: bool = True
-             ) -> dict[str, float]:
+def evaluate(model: torch.nn.Module, es: EvalSet, batch_size: int = 2048, forward=None) -> dict[str, float]:
     """Every metric (see the module docstring) of ``model`` on the test set, without gradients; ``forward``
-    (default: the model) computes its logits, e.g. the FastForward training uses. ``greedy=False`` leaves out
-    the greedy decoding of CoT targets (one forward pass per target token), and its ``greedy/`` metrics."""
+    (default: the model) computes its logits, e.g. the FastForward training uses. An EvalSet without ``greedy``
+    leaves out the greedy decoding of CoT targets (one forward pass per target token) and its ``greedy/`` metrics."""
     was_training = model.training
     model.eval()
     try:
-        res = {k: v.numpy() for k, v in predict(forward or model, es.prompts, es.targets, batch_size, greedy).items()}
+        res = {k: v.numpy() for k, v in predict(forward or model, es.prompts, es.targets, batch_size, es.greedy).items()}
     finally:
         model.train(was_training)
     metrics: dict[str, float] = {}

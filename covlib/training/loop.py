@@ -233,7 +233,7 @@ def _train(
             _save_torch_atomic(state, run_dir / "checkpoints" / f"step_{step:06d}.pt")
 
     if step == 0 and not rows:  # the untrained model: step 0 of every curve
-        rows.append(_eval_row(model, lean or es, tc, 0, 0.0, None, forward, greedy=lean is None))
+        rows.append(_eval_row(model, lean or es, tc, 0, 0.0, None, forward))
         _append_row(run_dir, rows[-1])
     stopped = "steps"
     if tc.early_stop and rows and rows[-1].get("acc/type_0", 0.0) >= tc.threshold:
@@ -250,7 +250,7 @@ def _train(
             row = None
             if step % tc.eval_every == 0 or step == tc.steps:
                 row = _eval_row(model, lean or es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1),
-                                forward, greedy=lean is None)
+                                forward)
                 loss_sum, loss_n = 0.0, 0
                 rows.append(row)
                 _append_row(run_dir, row)
@@ -303,12 +303,12 @@ def _scores_everything(row: dict, es: EvalSet) -> bool:
 
 
 def _eval_row(model, es: EvalSet, tc: TrainConfig, step: int, elapsed: float, train_loss: float | None,
-              forward: Callable | None = None, greedy: bool = True) -> dict:
+              forward: Callable | None = None) -> dict:
     """One row of metrics.jsonl; the logits come through ``forward`` (the training's FastForward, whose tail
-    computes only the positions evaluation reads) when it is one; ``greedy=False``: no greedy decoding."""
+    computes only the positions evaluation reads) when it is one."""
     lr = lr_at(max(step - 1, 0), tc) if step else 0.0
     return {"step": step, "elapsed": round(elapsed, 3), "train_loss": train_loss, "lr": lr} | evaluate(
-        model, es, tc.eval_batch_size, forward if isinstance(forward, FastForward) else None, greedy)
+        model, es, tc.eval_batch_size, forward if isinstance(forward, FastForward) else None)
 
 
 def _progress(enabled: bool, start: int, total: int, name: str):

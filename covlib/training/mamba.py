@@ -167,15 +167,15 @@ class _CompiledScan:
         return sequential_scan(*args)
 
 
-_compiled_scan: _CompiledScan | None = None  # one per process: its compiled graphs serve every model
+@functools.cache
+def _compiled_scan() -> _CompiledScan:
+    """One per process: its compiled graphs serve every model."""
+    return _CompiledScan()
 
 
 def fast_sequential_scan(*args) -> torch.Tensor:
     """sequential_scan, compiled once per process when torch.compile works here (see _CompiledScan)."""
-    global _compiled_scan
-    if _compiled_scan is None:
-        _compiled_scan = _CompiledScan()
-    return _compiled_scan(*args)
+    return _compiled_scan()(*args)
 
 
 def _scan_by_length(block, parallel):
