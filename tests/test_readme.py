@@ -14,6 +14,7 @@ from covlib.book.readme import (
     START,
     TIMINGS,
     TIMINGS_BLOCK,
+    _below_paper,
     _fivehop_saving,
     _mamba,
     _nontree_cot,
@@ -95,6 +96,22 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
             "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
             "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
     assert "N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)
+
+
+def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_finishes_under_it():
+    paper = {"twohop": 2.26, "threehop": 2.58}
+    authors = {"exponent_twohop": 2.11, "exponent_twohop_ci_low": 1.82, "exponent_twohop_ci_high": 2.38,
+               "exponent_threehop": 2.31, "exponent_threehop_floor": float("nan")}
+    assert _below_paper({"exponent_twohop": 2.40}, paper) == ""  # nothing below the paper: nothing to explain
+    waiting = _below_paper(authors, paper)
+    assert "2 of these 2 exponents lie below" in waiting and "no exponent has finished under it yet" in waiting
+    rose = _below_paper({**authors, "exponent_twohop_floor": 2.29, "exponent_twohop_floor_ci_low": 2.04,
+                         "exponent_twohop_floor_ci_high": 2.54}, paper)
+    assert ("two-hop 2.11 (95% interval 1.82 to 2.38) under the authors' rule, 2.29 (95% interval 2.04 to 2.54) "
+            "under the floor: up 0.18, toward the paper's 2.26") in rose
+    assert "without proving it (1 more still searching under the floor)" in rose
+    fell = _below_paper({**authors, "exponent_twohop_floor": 1.70}, paper)
+    assert "down 0.41, away from the paper's" in fell and "does not explain the whole gap" in fell
 
 
 def test_the_readmes_timings_and_citation_come_from_their_one_place():

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from covlib.figures.give_up_rule import floor_verdict
 from covlib.search.verdicts import local_slopes, paper_local_slopes, verdict
 
 
@@ -80,3 +81,12 @@ def test_a_slopes_table_with_no_finished_pairs_is_empty_not_an_error():
     assert table.empty and "seed_range" in table
     slopes_view(table)  # the reader's table of nothing renders
     assert len(slopes_table(exponents)) == 4  # the paper's own four slopes
+
+
+def test_the_floors_verdict_on_the_explanation_follows_the_direction_and_size_of_the_shifts():
+    assert floor_verdict([], True) == ""
+    assert floor_verdict([0.18], True).startswith("the one exponent finished under the floor rose")
+    assert "without proving it" in floor_verdict([0.18], True)
+    assert "without proving it" not in floor_verdict([0.18, 0.5], False)
+    assert floor_verdict([0.18, -0.2], False).startswith("1 of the 2 exponents finished under the floor rose")
+    assert floor_verdict([0.001], False).startswith("0 of the 1")  # a change that rounds to zero is no rise

@@ -20,6 +20,7 @@ from covlib.base.files import write_text_atomic
 from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
+from covlib.figures.give_up_rule import READER_NAMES, floor_shift, floor_verdict
 from covlib.figures.text import fmt, p_value, share_of
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
@@ -162,15 +163,35 @@ def _placeholder(m: Mapping[str, Any]) -> str:
 
 
 def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str = "") -> str:
-    """How many exponents lie below the paper's, and the suspected cause chapter 4 tests ("" if none is below)."""
-    pairs = [(m[f"exponent_{task}{suffix}"], c) for task, c in paper.items()
-             if isinstance(m.get(f"exponent_{task}{suffix}"), float) and not math.isnan(m[f"exponent_{task}{suffix}"])]
-    below = sum(round(c_here, 2) < c for c_here, c in pairs)
+    """How many exponents lie below the paper's under the authors' rule, the suspected cause, and what the step
+    floor has shown of it where an exponent is finished under the floor ("" if none is below)."""
+    def value(key: str) -> float:
+        v = m.get(key)
+        return v if isinstance(v, float) else math.nan
+    pairs = [(task, value(f"exponent_{task}{suffix}"), c) for task, c in paper.items()]
+    pairs = [(task, here, c) for task, here, c in pairs if here == here]
+    below = sum(round(here, 2) < c for _, here, c in pairs)
     if not below:
         return ""
-    return (f" {below} of these {len(pairs)} exponents lie below the paper's: the authors' give-up rule gives a small "
-            "training set only a few hundred steps after the fit, which can raise n_req most where n is small and "
-            "flatten a fit; chapter 4 tests it under a step floor.")
+    cause = (f" {below} of these {len(pairs)} exponents lie below the paper's under the authors' rule, which gives "
+             "a small training set only a few hundred steps after the fit: that can raise n_req most where n is "
+             "small and flatten a fit")
+    said, shifts, within = [], [], []
+    for task, here, c in pairs:
+        key = f"exponent_{task}{suffix}"
+        floor = value(f"{key}_floor")
+        if floor != floor:
+            continue
+        authors = (here, value(f"{key}_ci_low"), value(f"{key}_ci_high"))
+        said.append(floor_shift(READER_NAMES.get(task + suffix, task + suffix), authors,
+                                (floor, value(f"{key}_floor_ci_low"), value(f"{key}_floor_ci_high")), c))
+        shifts.append(floor - here)
+        within.append(authors[1] == authors[1] and authors[1] <= floor <= authors[2])
+    if not said:
+        return cause + "; chapter 4 tests it under a step floor, and no exponent has finished under it yet."
+    pending = len(pairs) - len(said)
+    return (cause + ". Under the step floor: " + "; ".join(said) + "; " + floor_verdict(shifts, all(within))
+            + (f" ({pending} more still searching under the floor)." if pending else "."))
 
 
 def _shared_operator(m: Mapping[str, Any]) -> str:

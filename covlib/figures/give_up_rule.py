@@ -99,9 +99,58 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
     text += _rescued(recheck)
     pending = reopened - reruns
     if pending:
-        text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} CPU-hours); an exponent is fitted under the floor only once every "
-                 "one of its cells is finished under it, and until then its verdict stays with the authors' rule.")
-    return text
+        text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} "
+                 "CPU-hours); an exponent is fitted under the floor only once every one of its cells is finished "
+                 "under it, and until then its verdict stays with the authors' rule.")
+    return text + _floor_outcome(exponents)
+
+def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[float, float, float],
+                paper: float) -> str:
+    """One exponent's move from the authors' rule to the floor, as its numbers fall: each c with its interval
+    (``(c, ci_low, ci_high)``, NaN bounds where there is none), and the change, toward or away from the paper's."""
+    (c_a, lo_a, hi_a), (c_f, lo_f, hi_f) = authors, floor
+    def shown(c: float, lo: float, hi: float) -> str:
+        return f"{c:.2f}" + (f" (95% interval {lo:.2f} to {hi:.2f})" if lo == lo else "")
+    change = round(c_f - c_a, 2)
+    moved = ("unchanged" if change == 0 else f"{'up' if change > 0 else 'down'} {abs(change):.2f}, "
+             f"{'toward' if abs(c_f - paper) < abs(c_a - paper) else 'away from'} the paper's {paper:.2f}")
+    return f"{label} {shown(c_a, lo_a, hi_a)} under the authors' rule, {shown(c_f, lo_f, hi_f)} under the floor: {moved}"
+
+
+def floor_verdict(shifts: Sequence[float], all_within: bool) -> str:
+    """What the exponents finished under the floor say of the explanation, from their changes (floor minus
+    authors' rule) and whether every floor value lay inside the authors' rule's interval."""
+    if not shifts:
+        return ""
+    rose, many = sum(round(s, 2) > 0 for s in shifts), len(shifts) > 1
+    if rose < len(shifts):
+        return (f"{rose} of the {len(shifts)} exponents finished under the floor rose: the give-up rule does not "
+                "explain the whole gap to the paper")
+    return (("every exponent" if many else "the one exponent") + " finished under the floor rose, as a rule that "
+            "stops small training sets too early predicts"
+            + (f"; but {'each' if many else 'its'} shift lies inside the authors' rule's own interval, so "
+               f"{'they agree' if many else 'it agrees'} with the explanation without proving it" if all_within else ""))
+
+
+def _floor_outcome(exponents: pd.DataFrame) -> str:
+    """The exponents finished under the floor beside their authors'-rule fits, and what they say ("" if none)."""
+    by_rule = {(r["exponent"], r["give_up_floor"] > 0): r for _, r in exponents.iterrows()}
+    said, shifts, within = [], [], []
+    for (name, floored), r in by_rule.items():
+        authors = by_rule.get((name, False))
+        if not floored or authors is None or r["c"] != r["c"] or authors["c"] != authors["c"]:
+            continue
+        said.append(floor_shift(READER_NAMES.get(name, name), (authors["c"], authors["ci_low"], authors["ci_high"]),
+                                (r["c"], r["ci_low"], r["ci_high"]), r["paper"]))
+        shifts.append(r["c"] - authors["c"])
+        within.append(authors["ci_low"] == authors["ci_low"] and authors["ci_low"] <= r["c"] <= authors["ci_high"])
+    if not said:
+        return ""
+    verdict = floor_verdict(shifts, all(within))
+    said_all = "; ".join(said)
+    return (f"\n\n**What the floor has shown so far.** {said_all[0].upper()}{said_all[1:]}. "
+            f"{verdict[0].upper()}{verdict[1:]}.")
+
 
 def _rescued(recheck: pd.DataFrame) -> str:
     """The cells the authors' rule found unreachable that reached the threshold under the floor, named ("" if none)."""
