@@ -99,6 +99,12 @@ step gelu_nreq; bash benchmarks/gelu_nreq.sh
 #     and two-hop N = 20 (both seeds). One rerun each at the largest size, ~90 CPU-minutes; a flip walks down.
 #     Step 1's second lane began them on one worker; this step finishes them on both
 step floor_cut_off; covlib scaling recheck --status unreachable "${RECHECK[@]}"
+# 3b. chapter 9's 3-coverage contrast left its models at the accuracy floor (15-16% at 1,200 steps): its first pair
+#     (the same sets and seed) trained 8,000 steps, 16 evaluations (K3_LONG_PLAN), to see whether more steps lift
+#     them off it. ~25 CPU-minutes a run; the high arm's run was timed first, by hand, as this step's pilot (its row is
+#     the command's own: run_one with the plan's run), so the step trains the low arm's
+step k3_long
+covlib diversity run --plan k3_long --experiments coverage --table "$DATA/diversity/contrast_k3_long.csv" --work "$WORK/diversity-k3-long" --jobs 1
 # 4. two-hop, plain and CoT (22 reruns and the walks of the cells that flip; by the pace of this session's first
 #    reruns, 15-20 CPU-minutes each): ~8 CPU-hours. Three of the first five CoT reruns flipped (N = 20 both seeds,
 #    N = 25 seed 1)

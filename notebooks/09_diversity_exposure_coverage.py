@@ -269,6 +269,17 @@ print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run -
                                          f"--table {audit.K3_TABLE} --jobs 1"))
 
 # %% [markdown]
+# Near the floor, accuracy cannot show an effect of coverage either way. Would the arms' models
+# leave it if they trained longer? The contrast's first pair (the same two training sets and model
+# seed) trained 6.7 times as long, evaluated 16 times (`audit.K3_LONG_PLAN`):
+
+# %%
+k3_longer = audit_stats.longer_training(k3_runs, audit.read_runs(repository_path(audit.K3_LONG_TABLE)))
+display(audit_figures.longer_training_table(k3_longer))
+k3_text += " " + audit_stats.longer_training_note(k3_longer)
+print(audit_stats.longer_training_note(k3_longer))
+
+# %% [markdown]
 # ## 9.6 The answer
 #
 # Beside the companion study's COGS numbers (its Experiments 3 to 5; T5-small, exact match on the
@@ -294,6 +305,8 @@ record_metrics({
     "max_typical_arms_gap_pts": range_numbers["max_typical_gap"], "max_directed_gap_pts": range_numbers["max_directed_gap"],
     "directed_makeup_shift_sd": range_numbers["directed_shift"], "contrast_sizes_qualifying": range_numbers["qualifying"],
     **{f"k3_{key}": value for key, value in k3_effects.items() if not key.startswith("surface_")},
+    **{f"k3_long_best_type0_{r.selection}": float(r.best_long) for r in k3_longer.itertuples()},
+    "k3_long_steps": int(k3_longer["steps_long"].max()) if len(k3_longer) else 0,
 })
 print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 

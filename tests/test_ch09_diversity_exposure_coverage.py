@@ -621,3 +621,40 @@ def test_a_contrast_says_whether_it_moved_coverage_enough_and_whether_its_runs_l
     learned = contrast_context(runs.assign(final_type0=0.9), {"coverage_gap_between_arms": 16.0}, 15.0)
     assert "by the 15 points the design aimed at" in learned and "floor" not in learned
     assert contrast_context(runs.iloc[:0], {"coverage_gap_between_arms": float("nan")}, 15.0) == ""
+
+
+def test_the_longer_plan_retrains_the_k3_contrasts_first_pair_and_shares_its_candidates(tmp_path):
+    from covlib.chapters.ch09_diversity_exposure_coverage.audit import K3_LONG_PLAN, K3_PLAN
+
+    small = dataclasses.replace(SMOKE_PLAN, candidates=24, per_arm=3)
+    table = tmp_path / "contrast.csv"
+    cands = ensure_candidates(small, table)
+    longer = dataclasses.replace(small, contrast_steps=5 * small.contrast_steps, pairs=1, candidates_table=str(table))
+    assert ensure_candidates(longer, tmp_path / "longer.csv").equals(pd.read_csv(candidates_path(table)))  # read
+    assert not candidates_path(tmp_path / "longer.csv").exists()
+    first_pair = [r for r in small.runs("coverage", str(table), "w", cands) if r.seed == 0]
+    retrained = longer.runs("coverage", str(tmp_path / "longer.csv"), "w", cands)
+    assert [(r.selection, r.seed, r.draw) for r in retrained] == [(r.selection, r.seed, r.draw) for r in first_pair]
+    assert {r.n_steps for r in retrained} == {5 * small.contrast_steps}
+    assert K3_LONG_PLAN.pairs == 1 and K3_LONG_PLAN.contrast_steps > K3_PLAN.contrast_steps
+    assert dataclasses.replace(K3_LONG_PLAN, setup=K3_PLAN.setup, contrast_steps=K3_PLAN.contrast_steps, pairs=0,
+                               candidates_table="") == K3_PLAN  # only its length, evaluations and pairs differ
+
+
+def test_longer_training_matches_sets_and_says_whether_they_leave_the_floor():
+    from covlib.chapters.ch09_diversity_exposure_coverage.stats import longer_training, longer_training_note
+
+    short = pd.DataFrame({"experiment": "coverage", "selection": ["low", "high", "low", "high"], "seed": [0, 0, 1, 1],
+                          "draw": [950, 895, 3, 4], "steps": 1200, "final_type0": [0.15, 0.16, 0.2, 0.2]})
+    long = pd.DataFrame({"experiment": "coverage", "selection": ["low", "high"], "seed": 0, "draw": [950, 895],
+                         "coverage": [0.571, 0.694], "steps": 8000, "final_type0": [0.14, 0.159],
+                         "best_type0": [0.16, 0.178], "final_train": [1.0, 1.0]})
+    table = longer_training(short, long)
+    assert table[["draw", "acc_short", "acc_long", "best_long"]].values.tolist() == [[950, 0.15, 0.14, 0.16],
+                                                                                    [895, 0.16, 0.159, 0.178]]
+    note = longer_training_note(table)
+    assert "the high arm's set (69.4% 3-covered): 16.0% at 1,200 steps, 15.9% at 8,000 (best 17.8%)" in note
+    assert "Neither set leaves the floor" in note and "follows diversity" in note
+    assert "still might" in longer_training_note(table.assign(train_long=[0.8, 1.0]))
+    assert "leaves the floor with more steps" in longer_training_note(table.assign(best_long=[0.2, 0.7]))
+    assert "not in the cache" in longer_training_note(longer_training(short, long.iloc[:0]))

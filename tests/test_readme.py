@@ -16,6 +16,7 @@ from covlib.book.readme import (
     TIMINGS_BLOCK,
     _below_paper,
     _fivehop_saving,
+    _k3,
     _mamba,
     _nontree_cot,
     block,
@@ -168,3 +169,15 @@ def test_the_shared_operator_sentence_follows_the_reuse_numbers():
     assert _per_point({"effect_per_coverage_point": float("nan")}, "") == "not estimable"
     assert _per_point({"x_effect_per_coverage_point": 5.09, "x_effect_per_coverage_point_ci_low": -123.7,
                        "x_effect_per_coverage_point_ci_high": 133.9}, "x_") == "+5.1 pp, 95% interval -124 to +134"
+    assert _per_point({"effect_per_coverage_point": -0.084, "effect_per_coverage_point_ci_low": -0.273,
+                       "effect_per_coverage_point_ci_high": 0.104}, "") == "-0.08 pp, 95% interval -0.27 to +0.10"
+
+
+def test_the_k3_clause_adds_the_longer_runs_once_they_are_cached():
+    m = {"contrast_sizes_qualifying": 2, "k3_coverage_gap_between_arms": 13.78, "k3_effect_per_coverage_point": -0.08,
+         "k3_effect_per_coverage_point_ci_low": -0.27, "k3_effect_per_coverage_point_ci_high": 0.10}
+    assert _k3(m).endswith("per point.") and "+13.8 points" in _k3(m)
+    longer = {**m, "k3_long_steps": 8000, "k3_long_best_type0_high": 0.178, "k3_long_best_type0_low": 0.16}
+    assert ("trained 8,000 steps, its first pair reaches at best 17.8% (high arm) and 16.0% (low arm): more steps do "
+            "not lift the models off the floor") in _k3(longer)
+    assert "leave the floor" in _k3({**longer, "k3_long_best_type0_high": 0.7})

@@ -156,7 +156,8 @@ def _placeholder(m: Mapping[str, Any]) -> str:
     n_values, seeds = m[f"{key}_n_values"], m[f"{key}_seeds"]
     rule = "the authors' give-up rule" if not m.get(f"{key}_give_up_floor") else "the step floor"
     decided = n_values >= 3 and seeds >= 2
-    return (f"the placeholder's own searches get {share_of(m[key], COT_SAVING)} ({n_values} values of N, "
+    return (f"the placeholder's own searches get {share_of(m[key], COT_SAVING)} ({n_values} "
+            f"{'value' if n_values == 1 else 'values'} of N, "
             f"{seeds} {'seed' if seeds == 1 else 'seeds'}, {rule})"
             + ("" if decided else ": too few cells to say where the saving comes from; the queue reruns it under "
                "the step floor on 3 values of N and 2 seeds") + ". ")
@@ -232,8 +233,15 @@ def _k3(m: Mapping[str, Any]) -> str:
     if gap != gap:
         return ("a contrast of about 15 points at fixed make-up may be possible where coverage varies most; it has "
                 "not been trained yet.")
-    return (f"the contrast of 3-coverage at N = 20 moved it by {gap:+.1f} points, and accuracy by "
-            f"{_per_point(m, 'k3_')} per point.")
+    said = (f"the contrast of 3-coverage at N = 20 moved it by {gap:+.1f} points, and accuracy by "
+            f"{_per_point(m, 'k3_')} per point")
+    high, low = m.get("k3_long_best_type0_high"), m.get("k3_long_best_type0_low")
+    if high is None or low is None:
+        return said + "."
+    return (said + f"; trained {m['k3_long_steps']:,} steps, its first pair reaches at best {_pct(high, 1)} (high "
+            f"arm) and {_pct(low, 1)} (low arm)" + (": more steps do not lift the models off the floor, where "
+                                                    "coverage could show." if max(high, low) < 0.5 else
+                                                    ": with more steps the models leave the floor."))
 
 
 def _per_point(m: Mapping[str, Any], prefix: str) -> str:
@@ -241,7 +249,9 @@ def _per_point(m: Mapping[str, Any], prefix: str) -> str:
     lo, hi = m.get(f"{prefix}effect_per_coverage_point_ci_low"), m.get(f"{prefix}effect_per_coverage_point_ci_high")
     if e is None or e != e:
         return "not estimable"
-    return f"{e:+.1f} pp, 95% interval {lo:+.0f} to {hi:+.0f}"
+    wide = max(abs(lo), abs(hi)) >= 10  # a wide interval in whole points, a narrow one to two decimals
+    return (f"{e:+.1f} pp, 95% interval {lo:+.0f} to {hi:+.0f}" if wide else
+            f"{e:+.2f} pp, 95% interval {lo:+.2f} to {hi:+.2f}")
 
 
 def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:

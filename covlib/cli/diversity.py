@@ -7,6 +7,7 @@ import dataclasses
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     BOOK_PLAN,
+    K3_LONG_PLAN,
     K3_PLAN,
     SMOKE_PLAN,
     ensure_candidates,
@@ -15,7 +16,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     run_audit,
 )
 
-PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN}
+PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN, "k3_long": K3_LONG_PLAN}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s = sub.add_parser(name, help=help_text, description=help_text)
         s.add_argument("--plan", choices=list(PLANS), default="book",
                        help="book: chapter 9's grids; smoke: tiny ones; k3: the contrast of exact 3-coverage at N = 20 "
-                            "(run its coverage experiment only)")
+                            "(run its coverage experiment only); k3_long: that contrast's most extreme set per arm, 8,000 steps")
         s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
                        help="any of: dose factorial coverage surface (default: all, in that order)")
         s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")

@@ -335,6 +335,8 @@ class AuditPlan:
     per_arm: int = 20  # training sets per arm (each with its own model seed, paired across arms); the first
     # design had 6 (FIRST_RING), which bounded an equivalence only to about +-13 points
     measures: tuple[str, ...] = ("coverage", "surface")
+    candidates_table: str = ""  # read the candidates scored beside this table (another plan's, in the same folder)
+    pairs: int = 0  # train only the first this many pairs of a contrast's arms (0: all per_arm)
     extra: dict = field(default_factory=dict, compare=False)
 
     def runs(self, experiment: str, table: str, work_dir: str, candidates: pd.DataFrame | None = None) -> list[AuditRun]:
@@ -354,7 +356,7 @@ class AuditPlan:
             # pair by pair from the extremes inward, so that a half-trained contrast is already balanced
             return [AuditRun(s, experiment, arm, self.contrast_n, self.contrast_steps * s.batch_size / self.contrast_n,
                              i, arms[arm][i], table, work_dir, steps=self.contrast_steps, **th)
-                    for i in range(self.per_arm) for arm in ("low", "high")]
+                    for i in range(self.pairs or self.per_arm) for arm in ("low", "high")]
         raise CovlibError(f"unknown experiment {experiment!r}; choose dose, factorial, coverage or surface")
 
     def selection_column(self, experiment: str) -> str:
@@ -376,6 +378,12 @@ SMOKE_PLAN = AuditPlan(
 K3_PLAN = AuditPlan(setup=AuditSetup(N=20), contrast_n=1304, contrast_steps=1200, contrast_k=3, surface_min=1,
                     candidates=1000, per_arm=6)
 K3_TABLE = "data/diversity/contrast_k3.csv"
+# the same contrast's first pair (its seed 0: the same two training sets and model seed) trained 6.7x longer and
+# evaluated 16 times: do more steps lift a set of 1,304 examples off the accuracy floor, where a difference in
+# 3-coverage could show?
+K3_LONG_PLAN = dataclasses.replace(K3_PLAN, setup=dataclasses.replace(K3_PLAN.setup, evals=16), contrast_steps=8000,
+                                   pairs=1, candidates_table=K3_TABLE)
+K3_LONG_TABLE = "data/diversity/contrast_k3_long.csv"
 
 
 EXPERIMENTS = ("dose", "factorial", "coverage", "surface")
@@ -399,7 +407,7 @@ def candidates_path(table: str | os.PathLike) -> Path:
 
 def ensure_candidates(plan: AuditPlan, table: str | os.PathLike, progress: bool = False) -> pd.DataFrame:
     """The scored candidate sets of ``plan`` (read from beside the table, or computed and written)."""
-    path = candidates_path(table)
+    path = candidates_path(Path(table).with_name(Path(plan.candidates_table).name) if plan.candidates_table else table)
     if path.is_file():
         cands = pd.read_csv(path)
         if len(cands) == plan.candidates and (cands["n_unique"] == plan.contrast_n).all():

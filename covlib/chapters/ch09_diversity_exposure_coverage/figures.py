@@ -225,6 +225,17 @@ def balance_table(balance: pd.DataFrame, cov_col: str, surf_col: str) -> ReaderT
         {cov_col: ".2%", surf_col: ".2%", "entropy_t": ".4f", "entropy_b": ".4f"})
 
 
+def longer_training_table(table: pd.DataFrame) -> ReaderTable:
+    """stats.longer_training: a contrast's training sets at the contrast's length and trained longer."""
+    return reader_table(table, {
+        "selection": "arm", "draw": "training set", "coverage": "exact 3-coverage of the ID test",
+        "steps_short": "steps (contrast)", "acc_short": "ID accuracy", "steps_long": "steps (longer)",
+        "acc_long": "ID accuracy at the end", "best_long": "best during the longer run",
+        "train_long": "training items at the end"},
+        {"coverage": ".1%", "steps_short": ",.0f", "acc_short": ".1%", "steps_long": ",.0f", "acc_long": ".1%",
+         "best_long": ".1%", "train_long": ".1%"})
+
+
 def side_by_side_table(frame: pd.DataFrame) -> ReaderTable:
     """stats.side_by_side: the companion study's numbers beside this audit's, each to three significant digits."""
     return reader_table(frame, {c: c for c in frame.columns},

@@ -478,3 +478,41 @@ def contrast_context(runs: pd.DataFrame, numbers: dict[str, float], bar: float, 
         text += (" Neither arm has learned the task at this budget, so the interval bounds the effect of 3-coverage "
                  "where accuracy sits near its floor, not where a model generalises.")
     return text
+
+
+def longer_training(short: pd.DataFrame, long: pd.DataFrame, measure: str = "coverage") -> pd.DataFrame:
+    """Per training set that a contrast trained both at its own length (``short``) and longer (``long``): its arm,
+    3-coverage, and ID accuracy at the short length, at the end of the long run, and its best over the long run's
+    evaluations, and its accuracy on training items at the end (matched on experiment, arm, model seed and draw)."""
+    key = ["experiment", "selection", "seed", "draw"]
+    long_runs = long[long["experiment"] == measure] if len(long) else long
+    if not len(long_runs):
+        return pd.DataFrame(columns=["selection", "draw", "coverage", "steps_short", "acc_short", "steps_long",
+                                     "acc_long", "best_long", "train_long"])
+    both = long_runs.merge(short[key + ["steps", ACC]], on=key, how="left", suffixes=("", "_short"))
+    return pd.DataFrame({"selection": both["selection"], "draw": both["draw"], "coverage": both["coverage"],
+                         "steps_short": both["steps_short"], "acc_short": both[f"{ACC}_short"],
+                         "steps_long": both["steps"], "acc_long": both[ACC], "best_long": both["best_type0"],
+                         "train_long": both["final_train"]})
+
+
+def longer_training_note(table: pd.DataFrame) -> str:
+    """Whether more steps lift a contrast's training sets off the accuracy floor (FLOOR_ACCURACY), in prose."""
+    if not len(table):
+        return ("The longer runs are not in the cache yet: covlib diversity run --plan k3_long --experiments "
+                "coverage --table data/diversity/contrast_k3_long.csv --jobs 1")
+    sets = "; ".join(
+        f"the {r.selection} arm's set ({r.coverage:.1%} 3-covered): {r.acc_short:.1%} at {r.steps_short:,.0f} steps, "
+        f"{r.acc_long:.1%} at {r.steps_long:,.0f} (best {r.best_long:.1%})" for r in table.itertuples())
+    none = {1: "The set does not leave", 2: "Neither set leaves"}.get(len(table), "No set leaves")
+    if table["best_long"].max() >= FLOOR_ACCURACY:
+        return (f"Trained longer: {sets}. At least one set leaves the floor with more steps: the contrast trained at "
+                "that length could show an effect of coverage.")
+    if table["train_long"].min() < 0.99:
+        return (f"Trained longer: {sets}. {none} the floor, but not every one has fitted its training "
+                "set yet: longer training still might.")
+    return (f"Trained longer: {sets}. {none} the floor: each fits its training set and still does not "
+            "generalise, whatever its 3-coverage. At this size more training does not make the contrast able to show "
+            "an effect of coverage; where selection moves exact coverage most, the models have not learned the task, "
+            "and where they learn it, coverage no longer varies between sets: on this task exact coverage follows "
+            "diversity.")
