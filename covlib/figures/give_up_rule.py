@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, series
+from covlib.search.cells import ProbeRules
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import VERDICT_RULE, exponents_for_reader, local_slopes, paper_local_slopes
 
@@ -78,12 +80,13 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
               f"had first reached 99%, {quantile:,.0f}, rounded up" if successes else
               "the book's floor; this table holds no success to choose one from")
     text = (f"**The pattern.** Under the authors' rule {len(below)} of the {len(authors)} exponents here lie below "
-            "the paper's (" + ", ".join(f"{READER_NAMES.get(r['exponent'], r['exponent'])} {r['c']:.2f} against "
+            "the paper's (" + "; ".join(f"{READER_NAMES.get(r['exponent'], r['exponent'])} {r['c']:.2f} against "
                                         f"{r['paper']:.2f}" for _, r in authors.iterrows()) + "). "
             "The rule counts its patience in epochs, so it gives a small training set only a few hundred steps after "
             "the fit; a probe given up before it generalises counts as a failure, raises n_req most where n is "
             "small, and so flattens the fit. The ID pool acts the other way: the cells it cuts off (no training set "
             "it allows reaches 99%) lie at the smallest N, above the line, and leaving them out steepens the fit. "
+            + _paper_patience() +
             f"\n\n**The test.** Under a floor of {floor:,} steps (give up only after max(100 epochs, {floor:,} steps) "
             f"past the fit; {chosen}) the floor reopens {count_of(reopened, 'lower end', 'lower ends')}"
             + (f", {cut_off} of them the largest probe of a cell the authors' rule found unreachable (if one flips, "
@@ -103,6 +106,17 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
                  "CPU-hours); an exponent is fitted under the floor only once every one of its cells is finished "
                  "under it, and until then its verdict stays with the authors' rule.")
     return text + _floor_outcome(exponents)
+
+def _paper_patience(rules: ProbeRules = ProbeRules()) -> str:
+    """Why the paper's own exponents, fitted under the same rule, are less exposed to it: at its smallest two-hop
+    N its training sets are large, and 100 epochs are thousands of steps."""
+    N, n = min(REQUIRED_DATA_TWOHOP_AUTHORS.items())
+    steps = rules.give_up_epochs * n / rules.batch_size
+    return (f"The paper's fits come from the same rule, but at its smallest two-hop N ({N}, about {n:,} examples) "
+            f"{rules.give_up_epochs:g} epochs are about {steps:,.0f} steps at batch {rules.batch_size}: its "
+            "published points get far more patience than this book's small-N cells, so a floor should move the "
+            "book's exponents and not the paper's.")
+
 
 def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[float, float, float],
                 paper: float) -> str:
