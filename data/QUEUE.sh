@@ -122,10 +122,12 @@ covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 
 # 7. three-hop with CoT (10 reruns): ~145 CPU-minutes at the old evaluation, ~110 lean (the book's 1.45 against the
 #    paper's 1.76)
 step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
-# 8. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
-step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop threehop --model L4-d128 "${RECHECK[@]}"
-# 9. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes when every evaluation scored 32 test types, ~170 lean
+# 8. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes when every evaluation scored 32 test types, ~170 lean.
+#    Moved ahead of parallel two-hop and three-hop (2026-11-26): five-hop CoT is the widest gap to the paper (0.85
+#    against 1.80) and its lower ends gave up 100-150 steps past the fit, the fewest of any task: the likeliest to flip
 step floor_fivehop;    covlib scaling recheck --task fivehop fivehop-cot --model L4-d128 "${RECHECK[@]}"
+# 9. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
+step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop threehop --model L4-d128 "${RECHECK[@]}"
 # 10. the model sizes (4 reruns): ~65 CPU-minutes
 step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[@]}"
 # 11. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
