@@ -84,9 +84,11 @@ def test_a_slopes_table_with_no_finished_pairs_is_empty_not_an_error():
 
 
 def test_the_floors_verdict_on_the_explanation_follows_the_direction_and_size_of_the_shifts():
-    assert floor_verdict([], True) == ""
-    assert floor_verdict([0.18], True).startswith("the one exponent finished under the floor rose")
-    assert "without proving it" in floor_verdict([0.18], True)
-    assert "without proving it" not in floor_verdict([0.18, 0.5], False)
-    assert floor_verdict([0.18, -0.2], False).startswith("1 of the 2 exponents finished under the floor rose")
-    assert floor_verdict([0.001], False).startswith("0 of the 1")  # a change that rounds to zero is no rise
+    inside, outside = ((2.11, 1.82, 2.38), 2.29), ((2.0, 1.9, 2.1), 2.5)
+    assert floor_verdict([]) == ""
+    assert floor_verdict([inside]).startswith("the one exponent finished under the floor rose")
+    assert "without proving it" in floor_verdict([inside])
+    assert "without proving it" not in floor_verdict([inside, outside])
+    assert floor_verdict([inside, ((2.0, 1.9, 2.1), 1.8)]).startswith("1 of the 2 exponents finished under the floor rose")
+    assert floor_verdict([((2.0, 1.9, 2.1), 2.001)]).startswith("0 of the 1")  # a change that rounds to zero is no rise
+    assert "without proving it" not in floor_verdict([((2.0, float("nan"), float("nan")), 2.2)])  # no interval

@@ -177,7 +177,7 @@ def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str =
     cause = (f" {below} of these {len(pairs)} exponents lie below the paper's under the authors' rule, which gives "
              "a small training set only a few hundred steps after the fit: that can raise n_req most where n is "
              "small and flatten a fit")
-    said, shifts, within = [], [], []
+    said, moves = [], []
     for task, here, c in pairs:
         key = f"exponent_{task}{suffix}"
         floor = value(f"{key}_floor")
@@ -186,12 +186,11 @@ def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str =
         authors = (here, value(f"{key}_ci_low"), value(f"{key}_ci_high"))
         said.append(floor_shift(READER_NAMES.get(task + suffix, task + suffix), authors,
                                 (floor, value(f"{key}_floor_ci_low"), value(f"{key}_floor_ci_high")), c))
-        shifts.append(floor - here)
-        within.append(authors[1] == authors[1] and authors[1] <= floor <= authors[2])
+        moves.append((authors, floor))
     if not said:
         return cause + "; chapter 4 tests it under a step floor, and no exponent has finished under it yet."
     pending = len(pairs) - len(said)
-    return (cause + ". Under the step floor: " + "; ".join(said) + "; " + floor_verdict(shifts, all(within))
+    return (cause + ". Under the step floor: " + "; ".join(said) + "; " + floor_verdict(moves)
             + (f" ({pending} more still searching under the floor)." if pending else "."))
 
 

@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s = sub.add_parser(name, help=help_text, description=help_text)
         s.add_argument("--plan", choices=list(PLANS), default="book",
                        help="book: chapter 9's grids; smoke: tiny ones; k3: the contrast of exact 3-coverage at N = 20 "
-                            "(run its coverage experiment only); k3_long: that contrast's most extreme set per arm, 8,000 steps")
+                            "(run its coverage experiment only); k3_long: that contrast's first pair (seed 0), 8,000 "
+                            "steps")
         s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
                        help="any of: dose factorial coverage surface (default: all, in that order)")
         s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")

@@ -131,15 +131,16 @@ def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[fl
     return f"{label} {shown(c_a, lo_a, hi_a)} under the authors' rule, {shown(c_f, lo_f, hi_f)} under the floor: {moved}"
 
 
-def floor_verdict(shifts: Sequence[float], all_within: bool) -> str:
-    """What the exponents finished under the floor say of the explanation, from their changes (floor minus
-    authors' rule) and whether every floor value lay inside the authors' rule's interval."""
-    if not shifts:
+def floor_verdict(moves: Sequence[tuple[tuple[float, float, float], float]]) -> str:
+    """What the exponents finished under the floor say of the explanation. Each move is an exponent's authors'-rule
+    fit ``(c, ci_low, ci_high)`` (NaN bounds where there is none) and its c under the floor."""
+    if not moves:
         return ""
-    rose, many = sum(round(s, 2) > 0 for s in shifts), len(shifts) > 1
-    if rose < len(shifts):
-        return (f"{rose} of the {len(shifts)} exponents finished under the floor rose: the give-up rule does not "
+    rose, many = sum(round(floor - c, 2) > 0 for (c, _, _), floor in moves), len(moves) > 1
+    if rose < len(moves):
+        return (f"{rose} of the {len(moves)} exponents finished under the floor rose: the give-up rule does not "
                 "explain the whole gap to the paper")
+    all_within = all(lo <= floor <= hi for (_, lo, hi), floor in moves)  # False where a bound is NaN
     return (("every exponent" if many else "the one exponent") + " finished under the floor rose, as a rule that "
             "stops small training sets too early predicts"
             + (f"; but {'each' if many else 'its'} shift lies inside the authors' rule's own interval, so "
@@ -149,18 +150,17 @@ def floor_verdict(shifts: Sequence[float], all_within: bool) -> str:
 def _floor_outcome(exponents: pd.DataFrame) -> str:
     """The exponents finished under the floor beside their authors'-rule fits, and what they say ("" if none)."""
     by_rule = {(r["exponent"], r["give_up_floor"] > 0): r for _, r in exponents.iterrows()}
-    said, shifts, within = [], [], []
+    said, moves = [], []
     for (name, floored), r in by_rule.items():
         authors = by_rule.get((name, False))
         if not floored or authors is None or r["c"] != r["c"] or authors["c"] != authors["c"]:
             continue
-        said.append(floor_shift(READER_NAMES.get(name, name), (authors["c"], authors["ci_low"], authors["ci_high"]),
-                                (r["c"], r["ci_low"], r["ci_high"]), r["paper"]))
-        shifts.append(r["c"] - authors["c"])
-        within.append(authors["ci_low"] == authors["ci_low"] and authors["ci_low"] <= r["c"] <= authors["ci_high"])
+        fit = (authors["c"], authors["ci_low"], authors["ci_high"])
+        said.append(floor_shift(READER_NAMES.get(name, name), fit, (r["c"], r["ci_low"], r["ci_high"]), r["paper"]))
+        moves.append((fit, r["c"]))
     if not said:
         return ""
-    verdict = floor_verdict(shifts, all(within))
+    verdict = floor_verdict(moves)
     said_all = "; ".join(said)
     return (f"\n\n**What the floor has shown so far.** {said_all[0].upper()}{said_all[1:]}. "
             f"{verdict[0].upper()}{verdict[1:]}.")
