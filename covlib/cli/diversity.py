@@ -9,6 +9,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     BOOK_PLAN,
     K3_LONG_PLAN,
     K3_PLAN,
+    K3_WIDE_PLAN,
     SMOKE_PLAN,
     ensure_candidates,
     pending,
@@ -16,7 +17,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     run_audit,
 )
 
-PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN, "k3_long": K3_LONG_PLAN}
+PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN, "k3_long": K3_LONG_PLAN, "k3_wide": K3_WIDE_PLAN}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--plan", choices=list(PLANS), default="book",
                        help="book: chapter 9's grids; smoke: tiny ones; k3: the contrast of exact 3-coverage at N = 20 "
                             "(run its coverage experiment only); k3_long: that contrast's first pair (seed 0), 8,000 "
-                            "steps")
+                            "steps; k3_wide: the k3 contrast chosen among 10,000 sets instead of 1,000")
         s.add_argument("--experiments", nargs="+", default=["dose", "factorial", "coverage", "surface"],
                        help="any of: dose factorial coverage surface (default: all, in that order)")
         s.add_argument("--table", required=True, help="the run table (CSV) to read and append to")
