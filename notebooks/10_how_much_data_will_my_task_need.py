@@ -42,7 +42,7 @@ model = None  # the check probe's model shape; None takes the preset's value
 step_cap = None  # the check probe's step cap; None takes the preset's value
 predict_N = None  # two-hop N values timed live in 10.1; None takes the preset's value
 band = 1.15  # a prediction within this factor of the measurement counts as right
-give_up_floor = 0  # which give-up rule's probes to read: 0 is the authors' rule
+give_up_floor = 0  # the give-up rule of the probes read and of the check probe: 0 the authors', 2000 the book's floor
 out_dir = ""  # parent of the check probe's folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
@@ -152,7 +152,7 @@ if where is None:
     display(Markdown(reader.no_probe_sentence(mine)))
 else:
     row = reader.check_probe(my_task, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
-                             chapter["model"], chapter["step_cap"])
+                             chapter["model"], chapter["step_cap"], give_up_floor=give_up_floor)
     display(Markdown(f"N = {where[0]}: " + reader.probe_sentence(row, where[1])))
 
 # %% [markdown]

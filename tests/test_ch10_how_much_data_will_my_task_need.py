@@ -105,6 +105,10 @@ def test_the_probe_sentence_covers_success_failure_and_a_prediction_beyond_the_p
     text = reader.probe_sentence(bad, 500.0)
     assert "42.0%" in text and "step cap" in text and "longer training" in text
     assert "as the rule expects" in reader.probe_sentence(bad, 900.0)
+    early = {**bad, "stopped": "gave_up", "steps": 250, "give_up_floor": 0}
+    assert "the authors' give-up rule ended it (chapter 4 finds" in reader.probe_sentence(early, 900.0)
+    floored = reader.probe_sentence({**early, "steps": 2400, "give_up_floor": 2000}, 900.0)
+    assert "the give-up rule with its 2,000-step floor ended it after 2,400 steps" in floored and "chapter 4" not in floored
 
 
 def test_a_readers_coverage_grows_with_the_data():

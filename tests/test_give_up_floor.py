@@ -177,3 +177,9 @@ def test_the_recheck_command_reports_flips_and_refuses_bad_input(tmp_path: Path,
     assert main(["scaling", "recheck", "--give-up-floor", "0", "--table", str(table)]) == 2
     assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "fourhop"]) == 2
     assert "unknown task" in capsys.readouterr().err
+
+
+def test_the_rules_say_in_words_whether_a_floor_holds_the_give_up_back():
+    assert "but not before" not in ProbeRules().describe()
+    assert "gives up 100 epochs after fitting its training set but not before 2,000 steps past the fit, or at 6,000 " \
+           "steps" in ProbeRules(give_up_floor=2000).describe()

@@ -36,7 +36,9 @@ class ProbeRules:
     def describe(self) -> str:
         """The rules in words, for a reader."""
         return (f"success at {self.threshold:.0%} ID accuracy (evaluated every {self.eval_every} steps); a probe gives "
-                f"up {self.give_up_epochs:g} epochs after fitting its training set, or at {self.step_cap:,} steps; "
+                f"up {self.give_up_epochs:g} epochs after fitting its training set"
+                + (f" but not before {self.give_up_floor:,} steps past the fit" if self.give_up_floor else "")
+                + f", or at {self.step_cap:,} steps; "
                 f"batch {self.batch_size}, weight decay {self.weight_decay:g}")
 
     def train_overrides(self) -> dict:

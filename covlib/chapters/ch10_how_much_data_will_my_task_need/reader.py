@@ -11,6 +11,7 @@ import pandas as pd
 from covlib.coverage.predict import predict_requirement
 from covlib.coverage.requirement import largest_probe, probe_coverage_by_k
 from covlib.search.cells import Cell, Probe, ProbeRules
+from covlib.search.recheck import BOOK_FLOOR
 from covlib.search.required_data import run_probe
 from covlib.tasks.datasets import eligible_count
 from covlib.tasks.graphs import get_task
@@ -33,14 +34,16 @@ def reader_prediction(formula: str, Ns: Sequence[int], rule: dict, seeds: Sequen
     return predict_requirement(formula, Ns, rule["k"], rule["target"], seeds, rule["factor"])
 
 
-def check_probe(formula: str, N: int, n_train: int, work: Path, model: str, step_cap: int, seed: int = 0) -> dict:
+def check_probe(formula: str, N: int, n_train: int, work: Path, model: str, step_cap: int, seed: int = 0,
+                give_up_floor: int = 0) -> dict:
     """Train one probe of the reader's task at ``n_train`` under the book's probe rules (type_0 accuracy 0.99,
-    the authors' give-up rule, ``step_cap``) and return its row (success, best_type0, steps, minutes)."""
+    the authors' give-up rule with a floor of ``give_up_floor`` steps past the fit, ``step_cap``) and return its
+    row (success, best_type0, steps, stopped, give_up_floor, minutes)."""
     name = get_task(formula).name
     eligible = eligible_count(name, N, seed)
     n = int(min(n_train, largest_probe(eligible)))
-    probe = Probe(Cell(name, N, model, seed), n, eligible, ProbeRules(step_cap=step_cap), str(work / "probes.csv"),
-                  str(work))
+    rules = ProbeRules(step_cap=step_cap, give_up_floor=give_up_floor)
+    probe = Probe(Cell(name, N, model, seed), n, eligible, rules, str(work / "probes.csv"), str(work))
     return run_probe(probe)
 
 
@@ -72,8 +75,14 @@ def probe_sentence(row: dict, predicted: float) -> str:
     if row["success"]:
         return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: the prediction is "
                 "enough here. A probe below it would tell whether it is also necessary.")
-    why = {"gave_up": "the authors' give-up rule ended it", "steps": "the step cap ended it"}.get(
-        str(row["stopped"]), f"it stopped ({row['stopped']})")
+    floor = int(row.get("give_up_floor", 0) or 0)
+    why = {"gave_up": f"the give-up rule with its {floor:,}-step floor ended it" if floor else
+                      "the authors' give-up rule ended it",
+           "steps": "the step cap ended it"}.get(str(row["stopped"]), f"it stopped ({row['stopped']})")
+    if row["stopped"] == "gave_up" and not floor:
+        # chapter 4: that rule gives a small training set a few hundred steps, too few to tell it cannot generalise
+        why += (f" (chapter 4 finds that rule stops small training sets early: `give_up_floor = {BOOK_FLOOR}`, "
+                f"with a `step_cap` above it, trains the probe at least {BOOK_FLOOR:,} steps past its fit)")
     if predicted > int(row["n_train"]):
         return (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
                 f"after {int(row['steps']):,} steps, as the rule expects of a training set below its prediction.")
