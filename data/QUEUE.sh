@@ -115,6 +115,12 @@ step floor_twohop;     covlib scaling recheck --task twohop twohop-cot --model L
 step placeholder_floor
 covlib scaling search --task twohop --fake-bridge --N 25 30 40 --seeds 0 1 --model L4-d128 \
   --table "$DATA/cot/probes_fakebridge.csv" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
+# 5b. chapter 9's 3-coverage contrast chosen among 10,000 random sets (K3_WIDE_PLAN): the 1,000-set contrast moved
+#     3-coverage by 13.8 points, short of the 15-point bar; the extremes of 10,000 differ by 17.6. 12 runs of 1,200
+#     steps, ~5 CPU-minutes each: ~60 CPU-minutes. Started by hand beside step 5 on 2026-11-26 (the command's own
+#     rows), so this step only finishes what that left
+step k3_wide
+covlib diversity run --plan k3_wide --experiments coverage --table "$DATA/diversity/contrast_k3_wide.csv" --work "$WORK/diversity-k3-wide" --jobs 2
 # 6. exact coverage crossings of two-hop at the paper's largest N (chapters 2 and 4; the table holds N = 20-100 and the
 # command skips them): N = 100 took 229 s for three seeds here, so N = 150 and 200 take ~30 CPU-minutes
 step coverage_twohop_wide

@@ -11,6 +11,7 @@ from scipy import stats
 from test_coverage import covered_by_definition, twohop_answers
 
 from covlib.base.errors import CovlibError
+from covlib.base.paths import repository_path
 from covlib.base.tables import read_table, upsert_row
 from covlib.book.setup import setup_chapter
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
@@ -658,3 +659,31 @@ def test_longer_training_matches_sets_and_says_whether_they_leave_the_floor():
     assert "still might" in longer_training_note(table.assign(train_long=[0.8, 1.0]))
     assert "leaves the floor with more steps" in longer_training_note(table.assign(best_long=[0.2, 0.7]))
     assert "not in the cache" in longer_training_note(longer_training(short, long.iloc[:0]))
+
+
+def test_arm_summary_says_where_each_arm_stands_and_whether_both_sit_at_the_floor():
+    from covlib.chapters.ch09_diversity_exposure_coverage.stats import FLOOR_ACCURACY, arm_summary, leaves_floor
+
+    runs = pd.DataFrame({"experiment": "coverage", "selection": ["high"] * 3 + ["low"] * 2,
+                         "final_type0": [0.16, 0.17, 0.18, 0.2, 0.1]})
+    assert arm_summary(runs) == {"acc_high": pytest.approx(0.17), "acc_low": pytest.approx(0.15), "runs_per_arm": 2,
+                                 "at_floor": True}
+    assert not arm_summary(runs.assign(final_type0=[0.9, 0.9, 0.9, 0.2, 0.2]))["at_floor"]
+    assert arm_summary(runs[runs.selection == "high"])["runs_per_arm"] == 0
+    table = pd.DataFrame({"best_long": [0.2, FLOOR_ACCURACY]})
+    assert leaves_floor(table) and not leaves_floor(table.assign(best_long=0.3)) and not leaves_floor(table.iloc[:0])
+
+
+def test_the_wide_plan_chooses_the_k3_contrast_among_ten_times_as_many_sets_and_reaches_the_bar():
+    from covlib.chapters.ch09_diversity_exposure_coverage.audit import K3_PLAN, K3_WIDE_PLAN, K3_WIDE_TABLE
+    from covlib.chapters.ch09_diversity_exposure_coverage.coverage_range import MIN_CONTRAST_GAP
+    from covlib.cli.diversity import plan_named
+
+    assert plan_named("k3_wide") is K3_WIDE_PLAN
+    assert dataclasses.replace(K3_WIDE_PLAN, candidates=K3_PLAN.candidates) == K3_PLAN
+    cands = pd.read_csv(candidates_path(repository_path(K3_WIDE_TABLE)))  # the committed scores
+    assert len(cands) == K3_WIDE_PLAN.candidates and (cands["n_unique"] == K3_WIDE_PLAN.contrast_n).all()
+    arms = select_extremes(cands, "cov_3", K3_WIDE_PLAN.per_arm)
+    by_draw = cands.set_index("draw")["cov_3"]
+    gap = 100 * (by_draw[arms["high"]].mean() - by_draw[arms["low"]].mean())
+    assert gap >= MIN_CONTRAST_GAP

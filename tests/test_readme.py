@@ -180,4 +180,19 @@ def test_the_k3_clause_adds_the_longer_runs_once_they_are_cached():
     longer = {**m, "k3_long_steps": 8000, "k3_long_best_type0_high": 0.178, "k3_long_best_type0_low": 0.16}
     assert ("trained 8,000 steps, its first pair reaches at best 17.8% (high arm) and 16.0% (low arm): more steps do "
             "not lift the models off the floor") in _k3(longer)
-    assert "leave the floor" in _k3({**longer, "k3_long_best_type0_high": 0.7})
+    assert "leave the floor" in _k3({**longer, "k3_long_best_type0_high": 0.7, "k3_long_off_floor": True})
+    assert "among 1,000 random sets moved it by +13.8" in _k3({**m, "k3_candidates": 1000})
+
+
+def test_the_k3_clause_reads_the_wider_selection_as_a_contrast_at_the_floor_or_off_it():
+    m = {"contrast_sizes_qualifying": 2, "k3_coverage_gap_between_arms": 13.78, "k3_effect_per_coverage_point": -0.08,
+         "k3_effect_per_coverage_point_ci_low": -0.27, "k3_effect_per_coverage_point_ci_high": 0.10,
+         "k3_wide_coverage_gap_between_arms": float("nan")}
+    assert _k3(m).endswith("per point.")  # not trained yet: nothing said of it
+    wide = {**m, "k3_wide_candidates": 10000, "k3_wide_coverage_gap_between_arms": 17.61,
+            "k3_wide_effect_per_coverage_point": 0.05, "k3_wide_effect_per_coverage_point_ci_low": -0.1,
+            "k3_wide_effect_per_coverage_point_ci_high": 0.2, "k3_wide_runs_per_arm": 6, "k3_wide_acc_high": 0.171,
+            "k3_wide_acc_low": 0.162, "k3_wide_at_floor": True}
+    assert ("Chosen among 10,000 random sets, the arms moved 3-coverage by +17.6 points and accuracy by +0.05 pp, 95% "
+            "interval -0.10 to +0.20 per point (6 runs per arm, at 17.1% and 16.2% ID accuracy): at the floor") in _k3(wide)
+    assert _k3({**wide, "k3_wide_at_floor": False}).endswith("ID accuracy).")

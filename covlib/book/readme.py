@@ -225,22 +225,37 @@ def _shared_operator(m: Mapping[str, Any]) -> str:
 
 
 def _k3(m: Mapping[str, Any]) -> str:
-    """Chapter 9's closing clause: what the range allows, and the contrast of 3-coverage where it ran."""
+    """Chapter 9's closing clause: what the range allows, and the contrasts of 3-coverage where they ran (among 1,000
+    random sets, its first pair trained longer, and among 10,000 sets)."""
     if not m.get("contrast_sizes_qualifying", 0):
         return "so exact coverage follows diversity and no contrast at fixed diversity can test it here."
     gap = m.get("k3_coverage_gap_between_arms", float("nan"))
     if gap != gap:
         return ("a contrast of about 15 points at fixed make-up may be possible where coverage varies most; it has "
                 "not been trained yet.")
-    said = (f"the contrast of 3-coverage at N = 20 moved it by {gap:+.1f} points, and accuracy by "
+    said = (f"the contrast of 3-coverage at N = 20{_among(m, 'k3_')} moved it by {gap:+.1f} points, and accuracy by "
             f"{_per_point(m, 'k3_')} per point")
     high, low = m.get("k3_long_best_type0_high"), m.get("k3_long_best_type0_low")
-    if high is None or low is None:
+    if high is not None and low is not None:
+        said += (f"; trained {m['k3_long_steps']:,} steps, its first pair reaches at best {_pct(high, 1)} (high arm) "
+                 f"and {_pct(low, 1)} (low arm)" + (": with more steps the models leave the floor"
+                                                    if m.get("k3_long_off_floor") else
+                                                    ": more steps do not lift the models off the floor, where "
+                                                    "coverage could show"))
+    wide = m.get("k3_wide_coverage_gap_between_arms", float("nan"))
+    if wide != wide:
         return said + "."
-    return (said + f"; trained {m['k3_long_steps']:,} steps, its first pair reaches at best {_pct(high, 1)} (high "
-            f"arm) and {_pct(low, 1)} (low arm)" + (": more steps do not lift the models off the floor, where "
-                                                    "coverage could show." if max(high, low) < 0.5 else
-                                                    ": with more steps the models leave the floor."))
+    return (said + f". Chosen{_among(m, 'k3_wide_')}, the arms moved 3-coverage by {wide:+.1f} points and accuracy "
+            f"by {_per_point(m, 'k3_wide_')} per point ({m['k3_wide_runs_per_arm']} runs per arm, at "
+            f"{_pct(m['k3_wide_acc_high'], 1)} and {_pct(m['k3_wide_acc_low'], 1)} ID accuracy)"
+            + (": at the floor, so the interval bounds an effect of coverage where the models do not generalise."
+               if m.get("k3_wide_at_floor") else "."))
+
+
+def _among(m: Mapping[str, Any], prefix: str) -> str:
+    """ "among 1,000 random sets" when the snapshot records how many candidates the contrast chose from."""
+    count = m.get(f"{prefix}candidates")
+    return f" among {count:,} random sets" if count else ""
 
 
 def _per_point(m: Mapping[str, Any], prefix: str) -> str:

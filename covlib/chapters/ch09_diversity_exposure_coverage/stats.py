@@ -480,6 +480,21 @@ def contrast_context(runs: pd.DataFrame, numbers: dict[str, float], bar: float, 
     return text
 
 
+def arm_summary(runs: pd.DataFrame, measure: str = "coverage") -> dict[str, float | int | bool]:
+    """A contrast's arms in the numbers the README states beside its effect: each arm's mean ID accuracy, the runs in
+    the smaller arm, and whether both arms sit below FLOOR_ACCURACY (NaN and False before both arms have runs)."""
+    high, low = arm_accuracies(runs, measure)
+    if not len(high) or not len(low):
+        return {"acc_high": float("nan"), "acc_low": float("nan"), "runs_per_arm": 0, "at_floor": False}
+    return {"acc_high": float(high.mean()), "acc_low": float(low.mean()), "runs_per_arm": min(len(high), len(low)),
+            "at_floor": bool(max(high.mean(), low.mean()) < FLOOR_ACCURACY)}
+
+
+def leaves_floor(table: pd.DataFrame) -> bool:
+    """Whether any set that a contrast trained longer (``longer_training``) reaches FLOOR_ACCURACY at its best."""
+    return bool(len(table) and table["best_long"].max() >= FLOOR_ACCURACY)
+
+
 def longer_training(short: pd.DataFrame, long: pd.DataFrame, measure: str = "coverage") -> pd.DataFrame:
     """Per training set that a contrast trained both at its own length (``short``) and longer (``long``): its arm,
     3-coverage, and ID accuracy at the short length, at the end of the long run, and its best over the long run's
@@ -505,7 +520,7 @@ def longer_training_note(table: pd.DataFrame) -> str:
         f"the {r.selection} arm's set ({r.coverage:.1%} 3-covered): {r.acc_short:.1%} at {r.steps_short:,.0f} steps, "
         f"{r.acc_long:.1%} at {r.steps_long:,.0f} (best {r.best_long:.1%})" for r in table.itertuples())
     none = {1: "The set does not leave", 2: "Neither set leaves"}.get(len(table), "No set leaves")
-    if table["best_long"].max() >= FLOOR_ACCURACY:
+    if leaves_floor(table):
         return (f"Trained longer: {sets}. At least one set leaves the floor with more steps: the contrast trained at "
                 "that length could show an effect of coverage.")
     if table["train_long"].min() < 0.99:
