@@ -263,7 +263,7 @@ chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
 # %%
 k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
 k3_effects = audit_stats.effect_numbers(k3_runs)
-k3_text = (audit_stats.describe_effect("3-coverage", k3_effects)
+k3_text = (audit_stats.describe_effect(f"{audit.K3_PLAN.candidates:,}-set 3-coverage", k3_effects)
            + audit_stats.contrast_context(k3_runs, k3_effects, coverage_range.MIN_CONTRAST_GAP))
 print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage "
                                          f"--table {audit.K3_TABLE} --jobs 1"))
@@ -287,7 +287,7 @@ print(audit_stats.longer_training_note(k3_longer))
 # %%
 k3_wide_runs = audit.read_runs(repository_path(audit.K3_WIDE_TABLE))
 k3_wide_effects = audit_stats.effect_numbers(k3_wide_runs)
-k3_wide_text = (audit_stats.describe_effect(f"3-coverage (among {audit.K3_WIDE_PLAN.candidates:,} sets)", k3_wide_effects)
+k3_wide_text = (audit_stats.describe_effect(f"{audit.K3_WIDE_PLAN.candidates:,}-set 3-coverage", k3_wide_effects)
                 + audit_stats.contrast_context(k3_wide_runs, k3_wide_effects, coverage_range.MIN_CONTRAST_GAP))
 k3_text += " " + k3_wide_text
 print(k3_wide_text + ("" if len(k3_wide_runs) else " Train it with: covlib diversity run --plan k3_wide --experiments "
