@@ -447,7 +447,9 @@ def test_placeholder_texts_conclude_only_from_three_values_of_N_and_two_seeds():
                         "share": [0.1, 0.05, 0.0, 0.12, 0.2, 0.15]})
     text = data_ratios.placeholder_data_text(six, "the floor", 1.15)
     assert "Over these 6 cells (3 values of N, 2 seeds), the saving comes from supervising the bridge" in text
-    assert "gets 10% of the saving to 90% of it" in data_ratios.placeholder_verdict(six.assign(share=[0.1, 0.9] * 3))
+    assert "gets between +10% and +90% of the saving (mean +50%)" in \
+        data_ratios.placeholder_verdict(six.assign(share=[0.1, 0.9] * 3))
+    assert "between -7% and +27%" in data_ratios.placeholder_verdict(six.assign(share=[-0.07, 0.27, 0.05] * 2))
     assert data_ratios.placeholder_verdict(six.assign(share=0.8)) == "the extra position alone gets most of the saving"
     metrics = data_ratios.placeholder_metrics(six, 2000)
     assert (metrics["placeholder_saving_share_n_values"], metrics["placeholder_saving_share_seeds"],

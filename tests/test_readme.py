@@ -19,6 +19,7 @@ from covlib.book.readme import (
     _k3,
     _mamba,
     _nontree_cot,
+    _placeholder,
     block,
     findings,
     findings_block,
@@ -196,3 +197,14 @@ def test_the_k3_clause_reads_the_wider_selection_as_a_contrast_at_the_floor_or_o
     assert ("Chosen among 10,000 random sets, the arms moved 3-coverage by +17.6 points and accuracy by +0.05 pp, 95% "
             "interval -0.10 to +0.20 per point (6 runs per arm, at 17.1% and 16.2% ID accuracy): at the floor") in _k3(wide)
     assert _k3({**wide, "k3_wide_at_floor": False}).endswith("ID accuracy).")
+
+
+def test_the_placeholder_sentence_gives_its_cells_spread_and_says_when_it_is_undecided():
+    m = {"placeholder_saving_share": 0.053, "placeholder_saving_share_n_values": 3, "placeholder_saving_share_seeds": 2,
+         "placeholder_saving_share_give_up_floor": 2000, "placeholder_saving_share_min": -0.07,
+         "placeholder_saving_share_max": 0.27}
+    assert _placeholder(m) == ("the placeholder's own searches get 5% of CoT's data saving (3 values of N, 2 seeds, the "
+                               "step floor; cells from -7% to +27%). ")
+    few = _placeholder({**m, "placeholder_saving_share_n_values": 2, "placeholder_saving_share_give_up_floor": 0})
+    assert "(2 values of N, 2 seeds, the authors' give-up rule; cells" in few and "too few cells" in few
+    assert _placeholder({}) == ""

@@ -194,8 +194,9 @@ def placeholder_verdict(placeholder: pd.DataFrame) -> str:
         return "the saving comes from supervising the bridge: the extra position alone saves little or none"
     if low > 0.75:
         return "the extra position alone gets most of the saving"
-    return (f"the extra position alone gets {share_of(low, 'the saving')} to {share_of(high, 'it')} across cells, "
-            "and supervising the bridge the rest")
+    # signed shares: a negative one is a cell where the placeholder needed more data than the plain model
+    return (f"across cells the extra position alone gets between {low:+.0%} and {high:+.0%} of the saving (mean "
+            f"{mean_share(placeholder):+.0%}), and supervising the bridge the rest")
 
 
 def placeholder_data_text(placeholder: pd.DataFrame, rule: str, seed_gap: float, command: str = "") -> str:
