@@ -620,7 +620,7 @@ def test_a_contrast_says_whether_it_moved_coverage_enough_and_whether_its_runs_l
     assert "The arms reach 15.7% and 16.0% ID accuracy (3 and 3 runs, 1,304 examples, 1,200 steps)" in text
     assert "by 13.8 points, short of the 15 the design aimed at" in text and "near its floor" in text
     learned = contrast_context(runs.assign(final_type0=0.9), {"coverage_gap_between_arms": 16.0}, 15.0)
-    assert "by the 15 points the design aimed at" in learned and "floor" not in learned
+    assert "by 16.0 points, past the 15 the design aimed at" in learned and "floor" not in learned
     assert contrast_context(runs.iloc[:0], {"coverage_gap_between_arms": float("nan")}, 15.0) == ""
 
 

@@ -388,8 +388,9 @@ def answer(plan: AuditPlan, dose_fit: dict | None, dose_budget: int, factorial: 
         lines.append("* **The answer.** On two-hop, the number of distinct examples predicts ID generalisation "
                      f"(R^2 = {dose_fit['r2_means']:.3f}). Exact 3-coverage rises with it and, at one size, varies "
                      "little between training sets of typical make-up"
-                     + ("; only where it varies most can selection come near a contrast of 15 points, and that "
-                        f"contrast is the one that tests it: {k3_text} " if range_allows else
+                     + ("; only where it varies most, and choosing among many random sets, can selection come near "
+                        f"or reach a contrast of 15 points, and those contrasts are the ones that test it. {k3_text} "
+                        if range_allows else
                         ", so on this task it cannot be separated from diversity by selection. ")
                      + f"What the contrasts at {plan.contrast_n:,} examples measured is selection on higher "
                      "thresholds and pair counts. "
@@ -472,7 +473,7 @@ def contrast_context(runs: pd.DataFrame, numbers: dict[str, float], bar: float, 
     steps, n = int(arm_runs["steps"].max()), int(arm_runs["n_unique"].max())
     text = (f" The arms reach {high.mean():.1%} and {low.mean():.1%} ID accuracy ({len(high)} and {len(low)} runs, "
             f"{n:,} examples, {steps:,} steps)")
-    text += (f"; they moved 3-coverage by the {bar:.0f} points the design aimed at." if abs(gap) >= bar else
+    text += (f"; they moved 3-coverage by {abs(gap):.1f} points, past the {bar:.0f} the design aimed at." if abs(gap) >= bar else
              f"; they moved 3-coverage by {abs(gap):.1f} points, short of the {bar:.0f} the design aimed at.")
     if max(high.mean(), low.mean()) < FLOOR_ACCURACY:
         text += (" Neither arm has learned the task at this budget, so the interval bounds the effect of 3-coverage "
