@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 from figure_checks import svg_with_params
+from scipy import stats
 
 from covlib.analyses.fits import describe_exponent, summary_exponent
 from covlib.analyses.iicg import iicg_bruteforce
@@ -447,7 +448,7 @@ def test_placeholder_texts_conclude_only_from_three_values_of_N_and_two_seeds():
                         "share": [0.1, 0.05, 0.0, 0.12, 0.2, 0.15]})
     text = data_ratios.placeholder_data_text(six, "the floor", 1.15)
     assert "Over these 6 cells (3 values of N, 2 seeds), the saving comes from supervising the bridge" in text
-    assert "gets between +10% and +90% of the saving (mean +50%)" in \
+    assert "gets between +10% and +90% of the saving in a cell (mean +50%, 95% interval +4% to +96%)" in \
         data_ratios.placeholder_verdict(six.assign(share=[0.1, 0.9] * 3))
     assert "between -7% and +27%" in data_ratios.placeholder_verdict(six.assign(share=[-0.07, 0.27, 0.05] * 2))
     assert data_ratios.placeholder_verdict(six.assign(share=0.8)) == "the extra position alone gets most of the saving"
@@ -636,3 +637,14 @@ def test_reader_tables_name_models_and_show_rates_and_ratios():
         "N (tokens)", "status"]
     recorded = metrics_table({"exponent": float("nan"), "pairs": 2, "share": 0.0123456})
     assert recorded.text["value"].tolist() == ["", "2", "0.01235"]
+
+
+def test_the_placeholder_share_gets_a_t_interval_over_its_cells():
+    cells = pd.DataFrame({"N": [25, 25, 30, 30, 40, 40], "seed": [0, 1] * 3,
+                          "share": [-0.068, 0.271, -0.061, 0.05, 0.07, -0.087]})
+    low, high = data_ratios.share_interval(cells)
+    half = stats.t.ppf(0.975, 5) * cells["share"].std(ddof=1) / np.sqrt(6)
+    assert (low, high) == pytest.approx((cells["share"].mean() - half, cells["share"].mean() + half))
+    metrics = data_ratios.placeholder_metrics(cells, 2000)
+    assert metrics["placeholder_saving_share_ci_low"] == pytest.approx(low) and low < 0 < high
+    assert np.isnan(data_ratios.share_interval(cells.iloc[:1])).all()

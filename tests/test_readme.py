@@ -205,6 +205,9 @@ def test_the_placeholder_sentence_gives_its_cells_spread_and_says_when_it_is_und
          "placeholder_saving_share_max": 0.27}
     assert _placeholder(m) == ("the placeholder's own searches get 5% of CoT's data saving (3 values of N, 2 seeds, the "
                                "step floor; cells from -7% to +27%). ")
+    ci = {**m, "placeholder_saving_share_ci_low": -0.11, "placeholder_saving_share_ci_high": 0.17}
+    assert "cells from -7% to +27%, mean's 95% interval -11% to +17%). " in _placeholder(ci)
+    assert "+27%). " in _placeholder({**ci, "placeholder_saving_share_ci_low": float("nan")})
     few = _placeholder({**m, "placeholder_saving_share_n_values": 2, "placeholder_saving_share_give_up_floor": 0})
     assert "(2 values of N, 2 seeds, the authors' give-up rule; cells" in few and "too few cells" in few
     assert _placeholder({}) == ""

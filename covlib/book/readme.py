@@ -159,7 +159,9 @@ def _placeholder(m: Mapping[str, Any]) -> str:
     return (f"the placeholder's own searches get {share_of(m[key], COT_SAVING)} ({n_values} "
             f"{'value' if n_values == 1 else 'values'} of N, "
             f"{seeds} {'seed' if seeds == 1 else 'seeds'}, {rule}"
-            + (f"; cells from {m[f'{key}_min']:+.0%} to {m[f'{key}_max']:+.0%})" if f"{key}_min" in m else ")")
+            + (f"; cells from {m[f'{key}_min']:+.0%} to {m[f'{key}_max']:+.0%}" if f"{key}_min" in m else "")
+            + (f", mean's 95% interval {m[f'{key}_ci_low']:+.0%} to {m[f'{key}_ci_high']:+.0%})"
+               if m.get(f"{key}_ci_low", float("nan")) == m.get(f"{key}_ci_low") else ")")
             + ("" if decided else ": too few cells to say where the saving comes from; the queue reruns it under "
                "the step floor on 3 values of N and 2 seeds") + ". ")
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import altair as alt
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.chapters.ch07_chain_of_thought.searches import COT_ONLY_TASKS, TASKS
@@ -144,6 +145,16 @@ def mean_share(placeholder: pd.DataFrame) -> float:
     return float(placeholder["share"].mean()) if len(placeholder) else float("nan")
 
 
+def share_interval(placeholder: pd.DataFrame, level: float = 0.95) -> tuple[float, float]:
+    """The t interval of the mean share over the cells (each cell one draw of a share that should not depend on N or
+    seed: its spread holds the brackets' imprecision and the seeds'); NaNs with fewer than two cells."""
+    if len(placeholder) < 2:
+        return float("nan"), float("nan")
+    low, high = stats.t.interval(level, len(placeholder) - 1, loc=placeholder["share"].mean(),
+                                 scale=stats.sem(placeholder["share"]))
+    return float(low), float(high)
+
+
 def placeholder_evidence(probes: pd.DataFrame, fake_probes: pd.DataFrame, authors: Mapping, floored: Mapping
                          ) -> tuple[int, pd.DataFrame]:
     """The give-up rule the placeholder's saving is read under and placeholder_share's cells under it: the cells of
@@ -180,7 +191,9 @@ def placeholder_metrics(placeholder: pd.DataFrame, give_up_floor: int) -> dict[s
            f"{key}_seeds": int(placeholder["seed"].nunique()) if len(placeholder) else 0,
            f"{key}_give_up_floor": int(give_up_floor)}
     if len(placeholder):
-        out |= {f"{key}_min": float(placeholder["share"].min()), f"{key}_max": float(placeholder["share"].max())}
+        low, high = share_interval(placeholder)
+        out |= {f"{key}_min": float(placeholder["share"].min()), f"{key}_max": float(placeholder["share"].max()),
+                f"{key}_ci_low": low, f"{key}_ci_high": high}
     return out
 
 
@@ -195,8 +208,10 @@ def placeholder_verdict(placeholder: pd.DataFrame) -> str:
     if low > 0.75:
         return "the extra position alone gets most of the saving"
     # signed shares: a negative one is a cell where the placeholder needed more data than the plain model
-    return (f"across cells the extra position alone gets between {low:+.0%} and {high:+.0%} of the saving (mean "
-            f"{mean_share(placeholder):+.0%}), and supervising the bridge the rest")
+    ci_low, ci_high = share_interval(placeholder)
+    return (f"the extra position alone gets between {low:+.0%} and {high:+.0%} of the saving in a cell (mean "
+            f"{mean_share(placeholder):+.0%}, 95% interval {ci_low:+.0%} to {ci_high:+.0%}), and supervising the "
+            "bridge the rest")
 
 
 def placeholder_data_text(placeholder: pd.DataFrame, rule: str, seed_gap: float, command: str = "") -> str:
