@@ -101,7 +101,6 @@ if chapter["miniature"]:
 probes = read_probes(table_path)
 summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
-fake_summary = search_summary(fake_cells, fake_probes)
 nontree_summary = search_summary(nontree_cells, probes)
 display(search_reader_table(searches.search_table(summaries), searches.SEARCH_COLUMNS))
 cot_minutes = searches.cot_search_minutes(summaries)
@@ -232,18 +231,22 @@ if decoding_note:
 
 # %%
 display(tables.control_reader_table(curves.control_table(metrics, final_type0, final_answer)))
-if len(fake_summary):
-    display(search_reader_table(fake_summary, tables.PLACEHOLDER_SEARCH_COLUMNS,
-                                                 caption="Required-data searches with the placeholder bridge"))
 # read under the step floor once its plain, CoT and placeholder cells have finished, else under the authors' rule
 placeholder_floor, placeholder = data_ratios.placeholder_evidence(probes, fake_probes, chapter["fake"],
                                                                    chapter["fake_floor"])
+# the placeholder's searches shown are those of the design and rule its evidence is read under
+fake_design = chapter["fake_floor"] if placeholder_floor else chapter["fake"]
+fake_summary = search_summary(experiment_cells(fake_design), fake_probes, placeholder_floor)
+if len(fake_summary):
+    display(search_reader_table(fake_summary, tables.PLACEHOLDER_SEARCH_COLUMNS,
+                                caption=f"Required-data searches with the placeholder bridge, under "
+                                        f"{rule_label(placeholder_floor)}"))
 placeholder_command = "" if chapter["miniature"] else experiment_command(chapter["fake_floor"])
 control_text = [
     curves.gain_text(final_answer, N, n_train),
     curves.still_rising_text(metrics),
     searches.placeholder_search_text(fake_summary, describe_cells(fake_summary, "placeholder two-hop"),
-                                     chapter["fake"], chapter["miniature"]),
+                                     fake_design, chapter["miniature"]),
     data_ratios.placeholder_data_text(placeholder, rule_label(placeholder_floor), seed_spread(summaries["twohop"]),
                                       placeholder_command),
 ]
