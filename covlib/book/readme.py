@@ -21,7 +21,7 @@ from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUT
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
 from covlib.figures.give_up_rule import READER_NAMES, floor_shift, floor_verdict
-from covlib.figures.text import fmt, p_value, share_of
+from covlib.figures.text import fmt, is_missing, p_value, share_of
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
 END = "<!-- end of findings -->"
@@ -161,7 +161,7 @@ def _placeholder(m: Mapping[str, Any]) -> str:
             f"{seeds} {'seed' if seeds == 1 else 'seeds'}, {rule}"
             + (f"; cells from {m[f'{key}_min']:+.0%} to {m[f'{key}_max']:+.0%}" if f"{key}_min" in m else "")
             + (f", mean's 95% interval {m[f'{key}_ci_low']:+.0%} to {m[f'{key}_ci_high']:+.0%})"
-               if m.get(f"{key}_ci_low", float("nan")) == m.get(f"{key}_ci_low") else ")")
+               if not is_missing(m.get(f"{key}_ci_low")) else ")")
             + ("" if decided else ": too few cells to say where the saving comes from; the queue reruns it under "
                "the step floor on 3 values of N and 2 seeds") + ". ")
 

@@ -473,9 +473,9 @@ def contrast_context(runs: pd.DataFrame, numbers: dict[str, float], bar: float, 
     steps, n = int(arm_runs["steps"].max()), int(arm_runs["n_unique"].max())
     text = (f" The arms reach {high.mean():.1%} and {low.mean():.1%} ID accuracy ({len(high)} and {len(low)} runs, "
             f"{n:,} examples, {steps:,} steps)")
-    text += (f"; they moved 3-coverage by {abs(gap):.1f} points, past the {bar:.0f} the design aimed at." if abs(gap) >= bar else
-             f"; they moved 3-coverage by {abs(gap):.1f} points, short of the {bar:.0f} the design aimed at.")
-    if max(high.mean(), low.mean()) < FLOOR_ACCURACY:
+    text += (f"; they moved 3-coverage by {abs(gap):.1f} points, {'past' if abs(gap) >= bar else 'short of'} the "
+             f"{bar:.0f} the design aimed at.")
+    if arm_summary(runs, measure)["at_floor"]:
         text += (" Neither arm has learned the task at this budget, so the interval bounds the effect of 3-coverage "
                  "where accuracy sits near its floor, not where a model generalises.")
     return text
