@@ -265,8 +265,7 @@ k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
 k3_effects = audit_stats.effect_numbers(k3_runs)
 k3_text = (audit_stats.describe_effect(f"{audit.K3_PLAN.candidates:,}-set 3-coverage", k3_effects)
            + audit_stats.contrast_context(k3_runs, k3_effects, coverage_range.MIN_CONTRAST_GAP))
-print(k3_text + ("" if len(k3_runs) else " Train it with: covlib diversity run --plan k3 --experiments coverage "
-                                         f"--table {audit.K3_TABLE} --jobs 1"))
+print(k3_text + ("" if len(k3_runs) else f" Train it with: {audit.train_command('k3')}"))
 
 # %% [markdown]
 # Near the floor, accuracy cannot show an effect of coverage either way. Would the arms' models
@@ -290,8 +289,7 @@ k3_wide_effects = audit_stats.effect_numbers(k3_wide_runs)
 k3_wide_text = (audit_stats.describe_effect(f"{audit.K3_WIDE_PLAN.candidates:,}-set 3-coverage", k3_wide_effects)
                 + audit_stats.contrast_context(k3_wide_runs, k3_wide_effects, coverage_range.MIN_CONTRAST_GAP))
 k3_text += " " + k3_wide_text
-print(k3_wide_text + ("" if len(k3_wide_runs) else " Train it with: covlib diversity run --plan k3_wide --experiments "
-                                                   f"coverage --table {audit.K3_WIDE_TABLE} --jobs 1"))
+print(k3_wide_text + ("" if len(k3_wide_runs) else f" Train it with: {audit.train_command('k3_wide')}"))
 
 # %% [markdown]
 # ## 9.6 The answer

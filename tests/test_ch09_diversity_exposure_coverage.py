@@ -687,3 +687,18 @@ def test_the_wide_plan_chooses_the_k3_contrast_among_ten_times_as_many_sets_and_
     by_draw = cands.set_index("draw")["cov_3"]
     gap = 100 * (by_draw[arms["high"]].mean() - by_draw[arms["low"]].mean())
     assert gap >= MIN_CONTRAST_GAP
+
+
+def test_each_contrasts_train_command_parses_to_its_own_plan_and_table():
+    import shlex
+
+    from covlib.chapters.ch09_diversity_exposure_coverage.audit import K3_CONTRASTS, train_command
+    from covlib.cli.diversity import plan_named
+    from covlib.cli.main import build_parser
+
+    for name, (plan, table) in K3_CONTRASTS.items():
+        args = build_parser("diversity").parse_args(shlex.split(train_command(name))[1:])
+        assert (args.action, args.table, args.experiments) == ("run", table, ["coverage"])
+        assert plan_named(args.plan) is plan
+    with pytest.raises(CovlibError, match="unknown contrast 'k4'; choose one of: k3, k3_long, k3_wide"):
+        train_command("k4")

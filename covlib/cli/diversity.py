@@ -7,9 +7,7 @@ import dataclasses
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     BOOK_PLAN,
-    K3_LONG_PLAN,
-    K3_PLAN,
-    K3_WIDE_PLAN,
+    K3_CONTRASTS,
     SMOKE_PLAN,
     ensure_candidates,
     pending,
@@ -17,7 +15,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
     run_audit,
 )
 
-PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN, "k3": K3_PLAN, "k3_long": K3_LONG_PLAN, "k3_wide": K3_WIDE_PLAN}
+PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN} | {name: plan for name, (plan, _) in K3_CONTRASTS.items()}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -388,6 +388,18 @@ K3_LONG_TABLE = "data/diversity/contrast_k3_long.csv"
 # more than MIN_CONTRAST_GAP points of 3-coverage, the bar the 1,000-set contrast fell short of (13.8 points)
 K3_WIDE_PLAN = dataclasses.replace(K3_PLAN, candidates=10_000)
 K3_WIDE_TABLE = "data/diversity/contrast_k3_wide.csv"
+# the 3-coverage contrasts by their `covlib diversity run --plan` name: (plan, table of its runs)
+K3_CONTRASTS = {"k3": (K3_PLAN, K3_TABLE), "k3_long": (K3_LONG_PLAN, K3_LONG_TABLE),
+                "k3_wide": (K3_WIDE_PLAN, K3_WIDE_TABLE)}
+
+
+def train_command(contrast: str) -> str:
+    """The command that trains a 3-coverage contrast's missing runs into its table (resumes), for a reader whose
+    cache lacks them."""
+    if contrast not in K3_CONTRASTS:
+        raise CovlibError(f"unknown contrast {contrast!r}; choose one of: {', '.join(K3_CONTRASTS)}")
+    return (f"covlib diversity run --plan {contrast} --experiments coverage --table {K3_CONTRASTS[contrast][1]} "
+            "--jobs 1")
 
 
 EXPERIMENTS = ("dose", "factorial", "coverage", "surface")

@@ -8,7 +8,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from covlib.base.errors import CovlibError
-from covlib.chapters.ch09_diversity_exposure_coverage.audit import AuditPlan
+from covlib.chapters.ch09_diversity_exposure_coverage.audit import AuditPlan, train_command
 from covlib.figures.text import p_value
 
 ACC = "final_type0"
@@ -515,8 +515,7 @@ def longer_training(short: pd.DataFrame, long: pd.DataFrame, measure: str = "cov
 def longer_training_note(table: pd.DataFrame) -> str:
     """Whether more steps lift a contrast's training sets off the accuracy floor (FLOOR_ACCURACY), in prose."""
     if not len(table):
-        return ("The longer runs are not in the cache yet: covlib diversity run --plan k3_long --experiments "
-                "coverage --table data/diversity/contrast_k3_long.csv --jobs 1")
+        return f"The longer runs are not in the cache yet: {train_command('k3_long')}"
     sets = "; ".join(
         f"the {r.selection} arm's set ({r.coverage:.1%} 3-covered): {r.acc_short:.1%} at {r.steps_short:,.0f} steps, "
         f"{r.acc_long:.1%} at {r.steps_long:,.0f} (best {r.best_long:.1%})" for r in table.itertuples())
