@@ -308,7 +308,8 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
-    placeholder_floor=placeholder_floor)))
+    placeholder_floor=placeholder_floor,
+    verdicts=verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]
 # ## Exercises

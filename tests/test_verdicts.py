@@ -92,3 +92,25 @@ def test_the_floors_verdict_on_the_explanation_follows_the_direction_and_size_of
     assert floor_verdict([inside, ((2.0, 1.9, 2.1), 1.8)]).startswith("1 of the 2 exponents finished under the floor rose")
     assert floor_verdict([((2.0, 1.9, 2.1), 2.001)]).startswith("0 of the 1")  # a change that rounds to zero is no rise
     assert "without proving it" not in floor_verdict([((2.0, float("nan"), float("nan")), 2.2)])  # no interval
+
+
+def test_the_summarys_verdict_sentence_names_each_verdict_its_rule_and_where_the_reruns_stand():
+    from covlib.figures.give_up_rule import verdicts_bullet
+
+    verdicts = pd.DataFrame([
+        {"exponent": "twohop", "verdict": "reproduced", "decided_by": "the floor (100 epochs or 2,000 steps)",
+         "c": 2.291, "paper": 2.26},
+        {"exponent": "parallel_twohop", "verdict": "lower_small_n", "decided_by": "the authors' rule (100 epochs)",
+         "c": 2.15, "paper": 2.43}])
+    recheck = pd.DataFrame({"task": ["twohop", "parallel_twohop", "twohop", "twohop"], "cot": [False] * 3 + [True],
+                            "reopened": True, "rerun": [True, True, False, True], "flipped": [True, False, False, True]})
+    text = verdicts_bullet(verdicts, recheck, "section 4.7", ["twohop", "parallel_twohop"])  # not two-hop's CoT row
+    assert text.startswith("Against the paper, by the rule of section 4.7: two-hop **reproduced** (2.29 under the "
+                           "floor (100 epochs or 2,000 steps); paper 2.26); parallel two-hop **lower, consistent with "
+                           "small N** (2.15 under the authors' rule (100 epochs); paper 2.43).")
+    assert "1 of these tasks' 2 lower ends rerun so far flipped to success, 1 still to rerun" in text
+    done = verdicts_bullet(verdicts, recheck.assign(rerun=True), "section 4.7", ["twohop", "parallel_twohop"])
+    assert done.endswith("1 of these tasks' 3 lower ends rerun so far flipped to success.")
+    assert "None of these tasks' lower ends" in verdicts_bullet(verdicts, recheck.assign(rerun=False), "section 7.1",
+                                                                ["twohop"])
+    assert verdicts_bullet(verdicts.iloc[:0], recheck, "section 4.7", ["twohop"]) == ""

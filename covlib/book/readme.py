@@ -22,6 +22,7 @@ from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
 from covlib.figures.give_up_rule import READER_NAMES, floor_shift, floor_verdict
 from covlib.figures.text import fmt, is_missing, p_value, share_of
+from covlib.search.verdicts import VERDICT_WORDS
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
 END = "<!-- end of findings -->"
@@ -125,10 +126,6 @@ def _mamba(m: Mapping[str, Any]) -> str:
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
             f"{exponent}, {ratio:.2f}x the transformer's data on the cells both finished "
             f"(the paper's Mamba: N^2.00).")
-
-
-VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
-                 "not_reproduced": "not reproduced"}
 
 
 def _verdicts(m: Mapping[str, Any], names: Mapping[str, str]) -> str:

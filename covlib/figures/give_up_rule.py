@@ -10,8 +10,14 @@ from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, series
 from covlib.search.cells import ProbeRules
-from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
-from covlib.search.verdicts import VERDICT_RULE, exponents_for_reader, local_slopes, paper_local_slopes
+from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes, task_keys
+from covlib.search.verdicts import (
+    VERDICT_RULE,
+    VERDICT_WORDS,
+    exponents_for_reader,
+    local_slopes,
+    paper_local_slopes,
+)
 
 READER_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                 "twohop_mamba": "two-hop, Mamba", "fivehop": "five-hop", "twohop_cot": "two-hop, CoT",
@@ -182,11 +188,28 @@ def _rescued(recheck: pd.DataFrame) -> str:
 
 def verdict_note(verdicts: pd.DataFrame) -> str:
     """The verdict per exponent under the rule written once, with its reason."""
-    words = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
-             "not_reproduced": "not reproduced"}
     return (VERDICT_RULE + "\n\n" + "\n".join(
-        f"* {READER_NAMES.get(r['exponent'], r['exponent'])}: **{words[r['verdict']]}** under {r['decided_by']}: "
-        f"{r['reason']}." for _, r in verdicts.iterrows()))
+        f"* {READER_NAMES.get(r['exponent'], r['exponent'])}: **{VERDICT_WORDS[r['verdict']]}** under "
+        f"{r['decided_by']}: {r['reason']}." for _, r in verdicts.iterrows()))
+
+
+def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str, tasks: Sequence[str]) -> str:
+    """A summary's sentence of every verdict (with the exponent and the rule it rests on) and of where the step
+    floor's reruns of ``tasks`` (keys as in task_keys: every model of each) stand; ``section`` names where the
+    verdict rule is stated. "" if there are no verdicts."""
+    if not len(verdicts):
+        return ""
+    recheck = recheck[task_keys(recheck).isin(tasks)]
+    said = "; ".join(
+        f"{READER_NAMES.get(r['exponent'], r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** "
+        f"({r['c']:.2f} under {r['decided_by']}; paper {r['paper']:.2f})" for _, r in verdicts.iterrows())
+    reruns, flips = int(recheck["rerun"].sum()), int(recheck["flipped"].sum())
+    waiting = int((recheck["reopened"] & ~recheck["rerun"]).sum())
+    floor = (f"Under the step floor, {flips} of these tasks' {count_of(reruns, 'lower end')} rerun so far flipped to "
+             "success" if reruns else "None of these tasks' lower ends the step floor reopens has been rerun yet")
+    pending = (f", {waiting} still to rerun; an exponent keeps the authors' rule's verdict until every cell of it "
+               "has finished under the floor" if waiting else "")
+    return f"Against the paper, by the rule of {section}: {said}. {floor}{pending}."
 
 def rule_counts_metrics(recheck: pd.DataFrame, floor: int, tasks: Sequence[str]) -> dict[str, int]:
     """give_up_floor_steps and, per task key (e.g. twohop, threehop_cot), give_up_reruns_<task> and give_up_flips_<task>."""

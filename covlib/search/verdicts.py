@@ -19,6 +19,9 @@ from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
 
 VERDICTS = ("reproduced", "lower_small_n", "not_reproduced")
+# how a reader reads each verdict
+VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
+                 "not_reproduced": "not reproduced"}
 
 VERDICT_RULE = (
     "An exponent is **reproduced** when its 95% interval holds the paper's value and the local slope between "

@@ -11,9 +11,10 @@ from covlib.base.paper import EXPONENTS, theory_exponent
 
 def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str, dict | None],
                     size_note: str, measured_size_count: int, own_probes: int, own_hours: float,
-                    threshold: float) -> str:
+                    threshold: float, verdicts: str = "") -> str:
     """The chapter's findings as a markdown list: the two-hop law, coverage's prediction, longer chains,
-    model size (only when two sizes are measured) and the compute it took."""
+    model size (only when two sizes are measured), the verdicts against the paper (``verdicts``, a sentence;
+    none if empty) and the compute it took."""
     bullets = []
     with_interval = has_interval(fit_twohop)
     if fit_twohop:
@@ -35,6 +36,8 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
             f"{n} {describe_exponent(chain_fits[n])}, paper {EXPONENTS[n]:.2f}" for n in measured_chains) + ".")
     bullets.append(size_note if measured_size_count > 1 else
                    "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
+    if verdicts:
+        bullets.append(verdicts)
     bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
                    "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
                    "run, summed).")

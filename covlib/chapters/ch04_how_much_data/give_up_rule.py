@@ -17,6 +17,7 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     slopes_table,
     slopes_view,
     verdict_note,
+    verdicts_bullet,
 )
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.cells import Cell

@@ -22,6 +22,7 @@ from covlib.figures.give_up_rule import (
     slopes_table,
     slopes_view,
     verdict_note,
+    verdicts_bullet,
 )
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
@@ -72,5 +73,6 @@ __all__ = [
     "summary_exponent",
     "tables",
     "verdict_note",
+    "verdicts_bullet",
     "verdict_table",
 ]

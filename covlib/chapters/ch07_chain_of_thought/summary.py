@@ -99,8 +99,9 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
 def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_task: Mapping[str, float],
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
-                 n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0) -> str:
-    """The chapter's findings as a bullet list, each only where the cache holds what it rests on."""
+                 n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0, verdicts: str = "") -> str:
+    """The chapter's findings as a bullet list, each only where the cache holds what it rests on; ``verdicts`` is
+    the sentence of the exponents' verdicts against the paper (none if empty)."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
 
@@ -114,6 +115,8 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
     if fits.get("fivehop_cot"):
         summary.append(f"Five-hop with CoT: {describe_exponent(fits['fivehop_cot'])}, against the paper's "
                        f"{EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
+    if verdicts:
+        summary.append(verdicts)
     if len(ratios):
         summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
                        "data it needs with CoT.")
