@@ -23,7 +23,7 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
                    if with_interval else "too few values of N for an interval")
         bullets.append(f"The data a 4-layer transformer needs to reach {threshold:.0%} ID accuracy on two-hop grows as "
                        f"a power of N, n_req ~ N^c with {describe_exponent(fit_twohop)}, measured by training on a "
-                       f"CPU; {verdict}.")
+                       f"CPU under the authors' give-up rule; {verdict}.")
     if not np.isnan(c3) and with_interval:
         bullets.append(f"Coverage predicts the growth without training a model: the data that 3-covers 99% of the ID "
                        f"items grows as N^{c3:.2f}, "
