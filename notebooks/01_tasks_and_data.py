@@ -27,11 +27,13 @@
 # Every number and figure below is computed here by `covlib`; nothing is typed in.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: seconds), "default" (the book), "paper" (the authors' scale)
-N: int | None = None  # number of tokens |X|; None takes the preset's value
-n_train: int | None = None  # training examples to sample; None takes the preset's value
+N: Optional[int] = None  # number of tokens |X|; None takes the preset's value
+n_train: Optional[int] = None  # training examples to sample; None takes the preset's value
 seed = 42  # one seed fixes the tables, the split, the training sample and the test set
-test_size_per_type: int | None = None  # test items per type; None takes the preset's value
+test_size_per_type: Optional[int] = None  # test items per type; None takes the preset's value
 out_dir = ""  # parent folder of the dataset folder; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 

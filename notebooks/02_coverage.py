@@ -31,13 +31,15 @@
 # paper's definition in three ways.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: about a minute), "paper" (the authors' scale)
-N: int | None = None  # tokens |X| of the main twohop dataset; None takes the preset's value
-n_train: int | None = None  # its training examples; None takes the preset's value
+N: Optional[int] = None  # tokens |X| of the main twohop dataset; None takes the preset's value
+n_train: Optional[int] = None  # its training examples; None takes the preset's value
 seed = 0  # dataset seed
 max_k = 8  # largest evidence level k in tables and figures
-example_N: int | None = None  # tokens of the tiny worked example; None takes the preset's value
-scaling_N: list[int] | None = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
+example_N: Optional[int] = None  # tokens of the tiny worked example; None takes the preset's value
+scaling_N: Optional[list[int]] = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
 out_dir = ""  # parent folder of dataset folders; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 

@@ -31,13 +31,15 @@
 # recomputes them on request.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: a few minutes on 2 CPU cores), "paper"
-N: int | None = None  # tokens |X|; None takes the preset's value
-n_train: int | None = None  # training examples of the live run; None takes the preset's value
+N: Optional[int] = None  # tokens |X|; None takes the preset's value
+n_train: Optional[int] = None  # training examples of the live run; None takes the preset's value
 data_seed = 0  # dataset seed
 seed = 42  # model initialisation and batch order
-steps: int | None = None  # training steps of the live run; None takes the preset's value
-eval_every: int | None = None  # evaluate on the whole test set every this many steps; None takes the preset's
+steps: Optional[int] = None  # training steps of the live run; None takes the preset's value
+eval_every: Optional[int] = None  # evaluate on the whole test set every this many steps; None takes the preset's
 retrain = False  # True: train from scratch even if a finished run with this config exists
 edge_run = ""  # folder of the run at the edge of coverage; "" means the one shipped under data/runs/
 recompute_edge_run = False  # True: retrain that run here (about 20 minutes on 2 CPU cores)

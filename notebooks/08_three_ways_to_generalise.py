@@ -34,10 +34,12 @@
 # the same task without the property.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: reads data/taxonomy/), "paper"
-N: int | None = None  # tokens |X|; None takes the preset's value
-n_train: int | None = None  # composed training examples per condition; None takes the preset's value
-steps: int | None = None  # training steps per model; None takes the preset's value
+N: Optional[int] = None  # tokens |X|; None takes the preset's value
+n_train: Optional[int] = None  # composed training examples per condition; None takes the preset's value
+steps: Optional[int] = None  # training steps per model; None takes the preset's value
 data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
 recompute = False  # True: retrain the three models and the four of 8.4 per seed (hours on one core at default)

@@ -34,7 +34,7 @@
 
 # %% tags=["parameters"]
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: minutes), "paper"
-my_task = "b=f1(x2,x3); t=f2(x1,b)"  # your composition: steps node=primitive(args), inputs x1.., output t
+my_task = {"b": "f1(x2,x3)", "t": "f2(x1,b)"}  # your composition: node -> primitive(args), inputs x1.., output t
 my_N = None  # tokens of your task's coverage growth and check probe; None takes the preset's value
 my_Ns = None  # N values of your task's prediction; None takes the preset's value
 seeds = None  # dataset seeds of every prediction; None takes the preset's value
@@ -127,15 +127,17 @@ chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_mea
 # %% [markdown]
 # ## 10.4 Your own task
 #
-# `my_task` is any composition written as a formula; the five tasks of the paper are formulas too
-# (two-hop is `b=f1(x1,x2); t=f2(b,x3)`), and `covlib generate --graph "..."` makes its datasets. First, how
-# its coverage grows with the data at `my_N` tokens:
+# `my_task` is any composition, written as its steps: each computed node and the primitive that computes it
+# from inputs `x1`, `x2`, ... and earlier nodes, ending in the output `t`. The same task as one formula,
+# `"b=f1(x2,x3); t=f2(x1,b)"`, is accepted too (`papermill -p my_task "..."`), and the five tasks of the
+# paper are formulas (two-hop is `b=f1(x1,x2); t=f2(b,x3)`); `covlib generate --graph "..."` makes a
+# formula's datasets. First, how its coverage grows with the data at `my_N` tokens:
 
 # %%
 task = get_task(my_task)
 display(Markdown(f"`{task.graph}`: {task.n_inputs} inputs; primitives "
                  + ", ".join(f"{name} ({arity} arguments)" for name, arity in task.primitives.items()) + "."))
-growth = reader.coverage_growth(my_task, my_N)
+growth = reader.coverage_growth(task.name, my_N)
 chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
 
 # %% [markdown]
@@ -144,14 +146,14 @@ chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_cover
 # prediction) to check it:
 
 # %%
-mine = reader.reader_prediction(my_task, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
+mine = reader.reader_prediction(task.name, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
                                 seeds)
 display(views.prediction_view(mine, cpu=False))
 where = reader.probe_size(mine, my_N)  # my_N, or the nearest N with a prediction
 if where is None:
     display(Markdown(reader.no_probe_sentence(mine)))
 else:
-    row = reader.check_probe(my_task, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
+    row = reader.check_probe(task.name, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
                              chapter["model"], chapter["step_cap"], give_up_floor=give_up_floor)
     display(Markdown(f"N = {where[0]}: " + reader.probe_sentence(row, where[1])))
 

@@ -147,6 +147,18 @@ def test_formulas_are_read_up_to_names_and_order():
     shared = get_task("b=f(x1,x2); t=f(b,x3)")  # one primitive named twice: one shared table
     assert shared.table_names(False) == ["f1"]
 
+def test_a_task_given_as_its_steps_is_the_formula_they_spell():
+    from covlib.tasks.graphs import formula_of
+
+    steps = {"b": "f1(x2,x3)", "t": "f2(x1,b)"}
+    assert formula_of(steps) == "b=f1(x2,x3); t=f2(x1,b)"
+    assert get_task(steps) == get_task("b=f1(x2,x3); t=f2(x1,b)")
+    assert get_task({"c": "g(x1, x2)", "t": "h(c, x3)"}) is TASKS["twohop"]
+    with pytest.raises(CovlibError, match="the step 'b': 3 is not text"):
+        get_task({"b": 3, "t": "f2(b,x3)"})
+    with pytest.raises(CovlibError, match="cannot read"):
+        get_task({"b": "f1 x1 x2", "t": "f2(b,x3)"})
+
 
 @pytest.mark.parametrize("formula, problem", [
     ("b=f1(x1,x2); t=f2(c,x3)", "unknown node c"),

@@ -72,6 +72,23 @@ def test_notebook_parameters_reads_the_parameters_cell():
     assert notebook_parameters(PROBE) == {"x": 1, "figures_dir": "", "sleep_s": 0}
 
 
+@pytest.mark.parametrize("chapter", sorted((Path(__file__).parents[1] / "notebooks").glob("[0-9][0-9]_*.py")),
+                         ids=lambda p: p.stem[:2])
+def test_papermill_reads_every_parameter_a_chapter_declares(chapter, caplog, tmp_path):
+    """`papermill --help-notebook` lists, and `papermill -p` checks names against, what papermill's own reader
+    finds; a line it cannot read (more than one "=") is a warning on every run and a parameter it does not know."""
+    import nbformat
+    import papermill
+
+    from covlib.book.sweep import read_notebook
+
+    ipynb = tmp_path / f"{chapter.stem}.ipynb"
+    nbformat.write(read_notebook(chapter), ipynb)
+    with caplog.at_level("WARNING", logger="papermill"):
+        found = list(papermill.inspect_notebook(str(ipynb)))
+    assert found == list(notebook_parameters(chapter)) and not caplog.records
+
+
 def test_sweep_records_a_failure_finishes_the_rest_and_resumes(tmp_path):
     out = tmp_path / "sweep"
     results = run_sweep(PROBE, {"x": [2, "boom"]}, out, jobs=2, progress=False)
@@ -122,12 +139,15 @@ def test_value_matches_the_declared_type():
     assert value_matches(3, "float") and not value_matches("3", "float")
     assert value_matches([20, 30], "list[int] | None") and not value_matches([20, "x"], "list[int] | None")
     assert not value_matches(20, "list[int] | None")
+    assert value_matches(30, "Optional[int]") and value_matches(None, "Optional[int]")
+    assert not value_matches("abc", "Optional[int]") and not value_matches(20, "Optional[list[int]]")
+    assert value_matches([20, 30], "Optional[list[int]]")
     assert value_matches("anything", None) and value_matches(1, "object")
 
 
 def test_declared_types_read_annotations_else_the_default():
     types = declared_types(CHAPTER_2)
-    assert types["N"] == "int | None" and types["scaling_N"] == "list[int] | None"
+    assert types["N"] == "Optional[int]" and types["scaling_N"] == "Optional[list[int]]"
     assert types["seed"] == "int" and types["preset"] == "str" and types["out_dir"] == "str"
 
 
@@ -135,7 +155,7 @@ def test_a_mistyped_sweep_value_is_refused_before_any_work(tmp_path, capsys):
     out = tmp_path / "sweep"
     assert main(["sweep", str(CHAPTER_2), "-p", "N", "abc", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "-p N abc" in err[0] and "int | None" in err[0], err
+    assert len(err) == 1 and "-p N abc" in err[0] and "Optional[int]" in err[0], err
     assert not out.exists()  # nothing started, nothing written
     with pytest.raises(CovlibError, match="declares seed as int"):
         run_sweep(CHAPTER_2, {"seed": [0, 1.5]}, out, progress=False)

@@ -88,7 +88,7 @@ def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd:
 
 def declared_types(notebook) -> dict[str, str | None]:
     """The type each parameter of the notebook's parameters cell declares, as source text: its annotation
-    (``N: int | None = None``), else the type of its default literal (``seed = 0`` -> "int"); None when neither
+    (``N: Optional[int] = None``), else the type of its default literal (``seed = 0`` -> "int"); None when neither
     says (a default of None without an annotation): any value is then accepted."""
     nb = read_notebook(notebook) if isinstance(notebook, (str, os.PathLike)) else notebook
     defaults = notebook_parameters(nb)
@@ -108,7 +108,7 @@ _SCALARS = {"int": int, "float": (int, float), "str": str, "bool": bool}
 
 def value_matches(value: Any, annotation: str | None) -> bool:
     """Whether a parameter value has the declared type: ``int``, ``float`` (an int too), ``str``, ``bool``,
-    ``None``, ``list[...]``/``tuple[...]`` of one of these, unions with ``|``; ``object``, ``Any`` or no
+    ``None``, ``list[...]``/``tuple[...]`` of one of these, unions with ``|``, ``Optional[...]``; ``object``, ``Any`` or no
     declaration accept anything. A bool is not an int here: ``-p N true`` is a mistake, not 1."""
     if annotation is None:
         return True
@@ -124,6 +124,8 @@ def _matches(value: Any, node: ast.expr) -> bool:
         return _matches(value, node.left) or _matches(value, node.right)
     if isinstance(node, ast.Constant) and node.value is None or isinstance(node, ast.Name) and node.id == "None":
         return value is None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
+        return value is None or _matches(value, node.slice)  # the spelling papermill's own reader can read
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("list", "tuple"):
         return isinstance(value, list) and all(_matches(item, node.slice) for item in value)
     if isinstance(node, ast.Name) and node.id in _SCALARS:
@@ -135,7 +137,7 @@ def _matches(value: Any, node: ast.expr) -> bool:
 
 def refuse_mistyped(notebook, grid: Mapping[str, Iterable[Any]], where: str) -> None:
     """CovlibError on the first value of ``grid`` whose type is not the one the parameters cell declares
-    (``-p N abc`` where the cell says ``N: int | None``), before anything runs."""
+    (``-p N abc`` where the cell says ``N: Optional[int]``), before anything runs."""
     types = declared_types(notebook)
     for name, values in grid.items():
         for value in values:

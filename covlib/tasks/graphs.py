@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -221,9 +222,22 @@ def task_from_formula(formula: str) -> Task:
     return Task(name, slug, n_inputs, hops, formula_text(hops))
 
 
-def get_task(name: str) -> Task:
-    """Look a task up by its covlib or authors' name, or read it from a formula, with an error that lists the
-    choices."""
+def formula_of(steps: Mapping[str, str]) -> str:
+    """The formula whose steps map each computed node to its primitive application: {"b": "f1(x1,x2)",
+    "t": "f2(b,x3)"} is "b=f1(x1,x2); t=f2(b,x3)". A notebook's parameters cell holds a task this way: papermill
+    cannot read a parameter line with more than one "=" in it."""
+    for node, application in steps.items():
+        if not isinstance(node, str) or not isinstance(application, str):
+            raise CovlibError(f"the step {node!r}: {application!r} is not text: write each as "
+                              "\"node\": \"primitive(arg,...)\", e.g. {\"b\": \"f1(x1,x2)\", \"t\": \"f2(b,x3)\"}")
+    return "; ".join(f"{node}={application}" for node, application in steps.items())
+
+
+def get_task(name: str | Mapping[str, str]) -> Task:
+    """Look a task up by its covlib or authors' name, or read it from a formula (as text, or as its steps: see
+    formula_of), with an error that lists the choices."""
+    if isinstance(name, Mapping):
+        return task_from_formula(formula_of(name))
     if name in TASKS:
         return TASKS[name]
     if name in AUTHORS_NAMES:
