@@ -211,6 +211,7 @@ def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str,
                "has finished under the floor" if waiting else "")
     return f"Against the paper, by the rule of {section}: {said}. {floor}{pending}."
 
+
 def rule_counts_metrics(recheck: pd.DataFrame, floor: int, tasks: Sequence[str]) -> dict[str, int]:
     """give_up_floor_steps and, per task key (e.g. twohop, threehop_cot), give_up_reruns_<task> and give_up_flips_<task>."""
     counts = flip_counts(recheck).set_index("task")
