@@ -365,8 +365,7 @@ metrics_file = record_metrics(metrics)  # the numbers above, for sweeps and the 
 # %%
 display(Markdown(findings.summary_bullets(
     fit_twohop, c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours, threshold,
-    verdicts=give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7",
-                                          tasks=["twohop", "threehop", "parallel_twohop"]))))
+    verdicts=give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7", tasks=give_up_rule.RULE_TASKS))))
 
 # %% [markdown]
 # ## Exercises

@@ -10,7 +10,7 @@ from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, series
 from covlib.search.cells import ProbeRules
-from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes, task_keys
+from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import (
     VERDICT_RULE,
     VERDICT_WORDS,
@@ -195,16 +195,17 @@ def verdict_note(verdicts: pd.DataFrame) -> str:
 
 def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str, tasks: Sequence[str]) -> str:
     """A summary's sentence of every verdict (with the exponent and the rule it rests on) and of where the step
-    floor's reruns of ``tasks`` (keys as in task_keys: every model of each) stand; ``section`` names where the
+    floor's reruns of ``tasks`` (flip_counts' task keys, every model of each) stand; ``section`` names where the
     verdict rule is stated. "" if there are no verdicts."""
     if not len(verdicts):
         return ""
-    recheck = recheck[task_keys(recheck).isin(tasks)]
     said = "; ".join(
         f"{READER_NAMES.get(r['exponent'], r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** "
         f"({r['c']:.2f} under {r['decided_by']}; paper {r['paper']:.2f})" for _, r in verdicts.iterrows())
-    reruns, flips = int(recheck["rerun"].sum()), int(recheck["flipped"].sum())
-    waiting = int((recheck["reopened"] & ~recheck["rerun"]).sum())
+    counts = flip_counts(recheck)
+    counts = counts[counts["task"].isin(tasks)]
+    reruns, flips = int(counts["reruns"].sum()), int(counts["flips"].sum())
+    waiting = int(counts["reopened"].sum()) - reruns  # as pattern_note counts the lower ends still to rerun
     floor = (f"Under the step floor, {flips} of these tasks' {count_of(reruns, 'lower end')} rerun so far flipped to "
              "success" if reruns else "None of these tasks' lower ends the step floor reopens has been rerun yet")
     pending = (f", {waiting} still to rerun; an exponent keeps the authors' rule's verdict until every cell of it "

@@ -77,15 +77,11 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
     return frame.sort_values(["past_fit", "task", "N", "seed"], kind="stable", ignore_index=True)
 
 
-def task_keys(recheck: pd.DataFrame) -> pd.Series:
-    """Each row's task as the metrics name it: "twohop", "twohop_cot" (every model under one key)."""
-    return recheck["task"] + recheck["cot"].map({True: "_cot", False: ""})
-
-
 def flip_counts(recheck: pd.DataFrame) -> pd.DataFrame:
     """Per task (and CoT): finished brackets, cells found unreachable, lower ends the floor reopens (of both),
     reruns done, and flips to success."""
-    return (recheck.assign(key=task_keys(recheck), bracketed=recheck["authors_status"] == "bracketed",
+    key = recheck["task"] + recheck["cot"].map({True: "_cot", False: ""})
+    return (recheck.assign(key=key, bracketed=recheck["authors_status"] == "bracketed",
                            unreachable=recheck["authors_status"] == "unreachable")
             .groupby("key", sort=True)
             .agg(brackets=("bracketed", "sum"), unreachable=("unreachable", "sum"), reopened=("reopened", "sum"),

@@ -28,6 +28,9 @@ from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_tabl
 # paper's Mamba (4 layers, width 256) gives 2.00
 RULE_EXPONENTS = {"twohop": EXPONENTS["twohop"], "threehop": EXPONENTS["threehop"],
                   "parallel_twohop": EXPONENTS["parallel_twohop"], "twohop_mamba": 2.00}
+# the tasks those exponents rest on, as flip_counts keys them (the Mamba's cells are two-hop's)
+RULE_TASKS = ["twohop", "threehop", "parallel_twohop"]
+
 
 def rule_exponents(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame, reps: int,
                    paper: Mapping[str, float] = RULE_EXPONENTS, floor: int = BOOK_FLOOR) -> pd.DataFrame:
