@@ -127,18 +127,21 @@ step coverage_twohop_wide
 covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 0 1 2 --out "$DATA/scaling/coverage_twohop.csv"
 # 7. three-hop with CoT (10 reruns): ~145 CPU-minutes at the old evaluation, ~110 lean (the book's 1.45 against the
 #    paper's 1.76)
-step floor_threehop_cot; covlib scaling recheck --task threehop-cot --model L4-d128 "${RECHECK[@]}"
 # 8. five-hop, CoT and plain (11 reruns): ~415 CPU-minutes when every evaluation scored 32 test types, ~170 lean.
 #    Moved ahead of parallel two-hop and three-hop (2026-11-26): five-hop CoT is the widest gap to the paper (0.85
 #    against 1.80) and its lower ends gave up 100-150 steps past the fit, the fewest of any task: the likeliest to flip
-step floor_fivehop;    covlib scaling recheck --task fivehop fivehop-cot --model L4-d128 "${RECHECK[@]}"
 # 9. parallel two-hop and three-hop (17 reruns): ~180 CPU-minutes
-step floor_parallel_threehop; covlib scaling recheck --task parallel_twohop threehop --model L4-d128 "${RECHECK[@]}"
 # 10. the model sizes (4 reruns): ~65 CPU-minutes
-step floor_sizes;      covlib scaling recheck --model L2-d64 L6-d128 "${RECHECK[@]}"
 # 11. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
 #     (bench_mamba_scan.py: 2.37x faster a step, the same function to float rounding)
-step floor_mamba;      covlib scaling recheck --model mamba-L4-d128 "${RECHECK[@]}"
+# Steps 7-11 run as one command since 2026-11-26, when step 7 had all but its last walk (three-hop CoT N = 20 seed 1)
+# done: run one by one, each step's last probes left one of the two workers idle. As one search, a freed worker
+# takes the next cell at once: first any cell walking down (its lower end flipped), then the lower ends not yet
+# rerun, fewest steps past the fit first (five-hop CoT's, 100-150 steps, lead as before). Same probes and rule; every
+# floor rerun still to do is one of steps 7-11's (36 cells then: five-hop CoT 10, five-hop 1, parallel two-hop 10,
+# three-hop 7, L6-d128 3, L2-d64 1, Mamba 3, three-hop CoT 1). Budget: ~20 + ~170 + ~180 + ~65 + ~90 = ~525
+# CPU-minutes
+step floor_reruns; covlib scaling recheck "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
 # earlier probes (not yet timed on this code: time the first probe of each step against its budget).

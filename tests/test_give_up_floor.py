@@ -111,6 +111,23 @@ def test_recheck_counts_reruns_and_flips_per_task():
     assert (counts["brackets"], counts["reopened"], counts["reruns"], counts["flips"]) == (1, 1, 1, 1)
 
 
+def test_recheck_runs_a_cell_walking_down_before_lower_ends_not_yet_rerun(tmp_path: Path, monkeypatch):
+    import covlib.search.recheck as recheck
+
+    def bracket(N: int, seed: int, past_fit: int) -> list[dict]:
+        at = {"N": N, "seed": seed}
+        return [row(1000, False, steps=100 + past_fit) | at, row(1300, True, steps=900) | at]
+
+    table = tmp_path / "probes.csv"
+    walking = [row(1000, True, steps=1200, floor=2000) | {"N": 24, "seed": 0}]  # trained longest, but flipped
+    for r in bracket(20, 0, 300) + bracket(22, 0, 100) + bracket(24, 0, 500) + walking:
+        append_probe(table, r)
+    handed: list[list[tuple]] = []
+    monkeypatch.setattr(recheck, "search", lambda cells, *a, **k: handed.append([(c.N, c.seed) for c in cells]))
+    recheck.recheck_brackets(table, tmp_path / "work", 2000, log=None)
+    assert handed == [[(24, 0), (22, 0), (20, 0)]]  # the walk, then the rest fewest steps past the fit first
+
+
 def test_a_cell_the_pool_seemed_to_cut_off_is_rerun_at_its_largest_probe_and_may_gain_a_bracket():
     from covlib.search.recheck import flip_counts, floor_recheck
 

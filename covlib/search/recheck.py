@@ -35,12 +35,16 @@ def floor_from_probes(table: pd.DataFrame, share: float = 0.95, most_n: int = 10
     return int(-(-quantile // round_to) * round_to), quantile, len(ok)
 
 
+def row_cells(cells: pd.DataFrame) -> list[Cell]:
+    """The cells of a per-cell table (one row per cell), in its row order: the order a search takes them in."""
+    return [Cell(k.task, int(k.N), k.model, int(k.seed), bool(k.cot)) for k in cells[CELL_KEY].itertuples(index=False)]
+
+
 def table_cells(table: pd.DataFrame) -> list[Cell]:
     """Every cell (task, N, model, seed, cot) of a probe table or a per-cell table, in sorted order."""
     if not len(table):
         return []
-    keys = table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY).itertuples(index=False)
-    return [Cell(k.task, int(k.N), k.model, int(k.seed), bool(k.cot)) for k in keys]
+    return row_cells(table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY))
 
 
 def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = SearchRules()) -> pd.DataFrame:
@@ -108,12 +112,16 @@ def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give
                      ) -> list[SearchResult]:
     """Search, under the floor, every cell the authors' rule finished (with a status in ``statuses``: bracketed,
     unreachable) whose lower end the floor reopens (of ``models``, or all but ``exclude_models``; of ``tasks``,
-    where "threehop-cot" names three-hop's CoT cells), fewest steps past the fit first; cells are grouped by their
-    step cap, which a search keeps. Resumable: what the table holds under the floor is not run again."""
+    where "threehop-cot" names three-hop's CoT cells): cells already walking down first, then fewest steps past the
+    fit first; cells are grouped by their step cap, which a search keeps. Resumable: what the table holds under the
+    floor is not run again."""
     recheck = floor_recheck(read_probes(table), give_up_floor)
     # every cell the floor has not finished: its lower end not yet rerun, or flipped and walking down
     todo = recheck[(recheck["floor_status"] == "searching") & recheck["authors_status"].isin(list(statuses))]
     todo = select_cells(todo, models, exclude_models, tasks)
+    # a cell walking down (its lower end rerun and flipped) is the nearest to a bracket, and its exponent may wait
+    # on it alone: it takes the first free worker, ahead of lower ends not yet rerun
+    todo = todo.sort_values("rerun", ascending=False, kind="stable")
     return search_by_cap(todo, table, work_dir, give_up_floor, probe_rules, SearchRules(), jobs, log)
 
 
@@ -121,12 +129,13 @@ def search_by_cap(todo: pd.DataFrame, table: str | os.PathLike, work_dir: str | 
                   probe_rules: ProbeRules, search_rules: SearchRules, jobs: int,
                   log: Callable[[str], None] | None) -> list[SearchResult]:
     """Search the cells of a per-cell table (columns CELL_KEY and step_cap) under the give-up floor, one search per
-    step cap (a cell's cap may only grow, so each group keeps the larger of its own and ``probe_rules``')."""
+    step cap (a cell's cap may only grow, so each group keeps the larger of its own and ``probe_rules``'), each
+    taking its cells in the table's row order."""
     results = []
     for cap, group in todo.groupby("step_cap", sort=True):
         rules = ProbeRules(**{**probe_rules.__dict__, "give_up_floor": give_up_floor,
                               "step_cap": max(int(cap), probe_rules.step_cap)})
-        results.append(search(table_cells(group), table, work_dir, rules, search_rules, jobs=jobs, log=log))
+        results.append(search(row_cells(group), table, work_dir, rules, search_rules, jobs=jobs, log=log))
     return results
 
 
