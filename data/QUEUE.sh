@@ -134,14 +134,19 @@ covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 
 # 10. the model sizes (4 reruns): ~65 CPU-minutes
 # 11. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
 #     (bench_mamba_scan.py: 2.37x faster a step, the same function to float rounding)
-# Steps 7-11 run as one command since 2026-11-26, when step 7 had all but its last walk (three-hop CoT N = 20 seed 1)
-# done: run one by one, each step's last probes left one of the two workers idle. As one search, a freed worker
-# takes the next cell at once: first any cell walking down (its lower end flipped), then the lower ends not yet
-# rerun, fewest steps past the fit first (five-hop CoT's, 100-150 steps, lead as before). Same probes and rule; every
-# floor rerun still to do is one of steps 7-11's (36 cells then: five-hop CoT 10, five-hop 1, parallel two-hop 10,
-# three-hop 7, L6-d128 3, L2-d64 1, Mamba 3, three-hop CoT 1). Budget: ~20 + ~170 + ~180 + ~65 + ~90 = ~525
-# CPU-minutes
-step floor_reruns; covlib scaling recheck "${RECHECK[@]}"
+# Steps 7-11 ran as one command from 2026-11-26 17:19, when step 7 had all but its last walk (three-hop CoT N = 20
+# seed 1) done: run one by one, each step's last probes left one of the two workers idle. In one search a freed
+# worker takes the next cell at once: first any cell walking down (its lower end flipped), then the lower ends not
+# yet rerun, fewest steps past the fit first. Same probes, same rule.
+# Re-budgeted on five-hop CoT's first floor probes (2026-11-26, AMD EPYC, one thread each, two at a time): a
+# failing one trains its fit plus 2,000 steps, ~2,050 steps at 0.75-1.4 s a step (26-49 minutes; its authors'-rule
+# probes gave up after 100-250 steps in all), and 3 of its first 3 reruns flipped, so each flipped cell walks down
+# ~3 more probes: ~1-1.5 CPU-hours a cell, ~10-15 CPU-hours for its 10 cells, not step 8's ~170 minutes. Per
+# CPU-hour the plain tasks' reruns decide more (parallel two-hop, three-hop, the sizes and the Mamba: four
+# exponents and the size comparison, ~461 CPU-minutes of reruns by their cells' own pace plus the walks of those
+# that flip), so they run first, five-hop after (the two splits never share a cell, and each keeps the order above)
+step floor_reruns_plain; covlib scaling recheck --task parallel_twohop threehop twohop "${RECHECK[@]}"
+step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
 # earlier probes (not yet timed on this code: time the first probe of each step against its budget).
