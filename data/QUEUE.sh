@@ -134,10 +134,10 @@ covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 
 # 10. the model sizes (4 reruns): ~65 CPU-minutes
 # 11. the Mamba (3 reruns): ~215 CPU-minutes at the plain sequential scan's step, ~90 at the compiled scan's
 #     (bench_mamba_scan.py: 2.37x faster a step, the same function to float rounding)
-# Steps 7-11 ran as one command from 2026-11-26 17:19, when step 7 had all but its last walk (three-hop CoT N = 20
-# seed 1) done: run one by one, each step's last probes left one of the two workers idle. In one search a freed
-# worker takes the next cell at once: first any cell walking down (its lower end flipped), then the lower ends not
-# yet rerun, fewest steps past the fit first. Same probes, same rule.
+# Steps 7-11 run as two recheck commands since 2026-11-26 (step 7 then had all but its last walk done): run one by
+# one, each step's last probes left one of the two workers idle, while in one search a freed worker takes the next
+# cell at once. Each search takes first any cell walking down (its lower end flipped), then the lower ends not yet
+# rerun, fewest steps past the fit first. Same probes, same rule.
 # Re-budgeted on five-hop CoT's first floor probes (2026-11-26, AMD EPYC, one thread each, two at a time): a
 # failing one trains its fit plus 2,000 steps, ~2,050 steps at 0.75-1.4 s a step (26-49 minutes; its authors'-rule
 # probes gave up after 100-250 steps in all), and 3 of its first 3 reruns flipped, so each flipped cell walks down

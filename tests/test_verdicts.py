@@ -103,7 +103,8 @@ def test_the_summarys_verdict_sentence_names_each_verdict_its_rule_and_where_the
         {"exponent": "parallel_twohop", "verdict": "lower_small_n", "decided_by": "the authors' rule (100 epochs)",
          "c": 2.15, "paper": 2.43}])
     recheck = pd.DataFrame({"task": ["twohop", "parallel_twohop", "twohop", "twohop"], "cot": [False] * 3 + [True],
-                            "authors_status": "bracketed", "reopened": True, "rerun": [True, True, False, True], "flipped": [True, False, False, True]})
+                            "authors_status": "bracketed", "reopened": True, "rerun": [True, True, False, True],
+                            "flipped": [True, False, False, True]})
     text = verdicts_bullet(verdicts, recheck, "section 4.7", ["twohop", "parallel_twohop"])  # not two-hop's CoT row
     assert text.startswith("Against the paper, by the rule of section 4.7: two-hop **reproduced** (2.29 under the "
                            "floor (100 epochs or 2,000 steps); paper 2.26); parallel two-hop **lower, consistent with "
