@@ -71,6 +71,11 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     text = pattern_note(exponents, pd.DataFrame(), flipped, 2000, float("nan"), 0, 0.0)
     assert "1 of them flipped" in text and "searched downward again" in text and "still to be rerun" not in text
     assert "no success to choose one from" in text
+    assert "still being searched downward" not in text  # no floor_status: nothing says a walk is under way
+    walking = flipped.assign(floor_status=["searching", "bracketed"], rerun=[True, False])
+    text = pattern_note(exponents, pd.DataFrame(), walking, 2000, 1690.0, 89, 1.0)
+    assert "1 cell that flipped is still being searched downward" in text
+    assert "1 lower end is still to be rerun (about 1 CPU-hours for the reruns alone" in text
 
 
 def test_a_slopes_table_with_no_finished_pairs_is_empty_not_an_error():

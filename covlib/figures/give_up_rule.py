@@ -107,10 +107,15 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
                 ": so far the authors' rule decided them as the floor does. "))
     text += _rescued(recheck)
     pending = reopened - reruns
+    walking = int((recheck["flipped"] & (recheck["floor_status"] == "searching")).sum()) \
+        if "floor_status" in recheck else 0
+    if walking:
+        text += f"{count_of(walking, 'cell that flipped is', 'cells that flipped are')} still being searched downward. "
     if pending:
         text += (f"{count_of(pending, 'lower end is', 'lower ends are')} still to be rerun (about {rerun_hours:.0f} "
-                 "CPU-hours); an exponent is fitted under the floor only once every one of its cells is finished "
-                 "under it, and until then its verdict stays with the authors' rule.")
+                 "CPU-hours for the reruns alone; each that flips then costs a downward search of a few probes more); "
+                 "an exponent is fitted under the floor only once every one of its cells is finished under it, and "
+                 "until then its verdict stays with the authors' rule.")
     return text + _floor_outcome(exponents)
 
 def _paper_patience(rules: ProbeRules = ProbeRules()) -> str:
