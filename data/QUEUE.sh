@@ -146,7 +146,6 @@ covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 
 # exponents and the size comparison, ~461 CPU-minutes of reruns by their cells' own pace plus the walks of those
 # that flip), so they run first, five-hop after (the two splits never share a cell, and each keeps the order above)
 step floor_reruns_plain; covlib scaling recheck --task parallel_twohop threehop twohop "${RECHECK[@]}"
-step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's
 # earlier probes (not yet timed on this code: time the first probe of each step against its budget).
@@ -154,6 +153,11 @@ SEARCH=(--model L4-d128 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-
 # 12. three-hop with CoT at N = 24, 30 and 40, two seeds (at N = 40 slope 1.45 predicts ~5.0k examples, 1.76
 #    ~6.2k): ~30 probes of 10-20 minutes, ~8 CPU-hours at the old evaluation, ~6 lean
 step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40 --seeds 0 1 "${SEARCH[@]}"
+# 12 ahead of five-hop's reruns (2026-11-26, session 9): it settles three-hop CoT's verdict alone, for ~6 CPU-hours and
+#    nothing still queued, while five-hop's verdict waits on its reruns (~10-15 CPU-hours) and on step 13 (~5)
+#    together: one verdict for ~6 CPU-hours against one for ~15-20
+step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${RECHECK[@]}"
+
 # 13. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
 #    N = 14, 42 s here): ~20 probes of ~40 minutes when every evaluation scored 32 test types (~13 CPU-hours),
 #    ~15 minutes lean (~5 CPU-hours). Each search starts from the power law through the five-hop CoT cells
