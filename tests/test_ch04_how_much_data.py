@@ -229,6 +229,10 @@ def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
     few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}
     text = findings.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     assert "too few values of N for an interval" in text and "inside" not in text and "outside" not in text
+    chains = {"threehop": fit | {"c": 2.31}, "parallel_twohop": few}
+    text = findings.summary_bullets(fit, 2.3, chains, "sizes", 1, 10, 1.5, 0.99)
+    assert "* Longer chains at small N, under the authors' rule: three-hop c = 2.31 (95% interval" in text
+    assert "; parallel two-hop c = 2.10 (no interval: 3 values of N are too few" in text and "parallel_twohop" not in text
 
 
 def explorer_inputs():

@@ -120,3 +120,12 @@ def test_the_summarys_verdict_sentence_names_each_verdict_its_rule_and_where_the
     assert "None of these tasks' lower ends" in verdicts_bullet(verdicts, recheck.assign(rerun=False), "section 7.1",
                                                                 ["twohop"])
     assert verdicts_bullet(verdicts.iloc[:0], recheck, "section 4.7", ["twohop"]) == ""
+
+
+def test_reader_names_spell_out_cot_keys_and_leave_unknown_keys_as_they_are():
+    from covlib.figures.give_up_rule import reader_name
+
+    assert reader_name("nontree_cot") == "non-tree, CoT" and reader_name("threehop_cot") == "three-hop, CoT"
+    assert reader_name("twohop_mamba") == "two-hop, Mamba" and reader_name("parallel_twohop") == "parallel two-hop"
+    assert reader_name("mystery_cot") == "mystery_cot" and reader_name("mystery") == "mystery"
+

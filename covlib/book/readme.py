@@ -20,7 +20,7 @@ from covlib.base.files import write_text_atomic
 from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
-from covlib.figures.give_up_rule import READER_NAMES, floor_shift, floor_verdict
+from covlib.figures.give_up_rule import floor_shift, floor_verdict, reader_name
 from covlib.figures.text import fmt, is_missing, p_value, share_of
 from covlib.search.verdicts import VERDICT_WORDS
 
@@ -184,7 +184,7 @@ def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str =
         if floor != floor:
             continue
         authors = (here, value(f"{key}_ci_low"), value(f"{key}_ci_high"))
-        said.append(floor_shift(READER_NAMES.get(task + suffix, task + suffix), authors,
+        said.append(floor_shift(reader_name(task + suffix), authors,
                                 (floor, value(f"{key}_floor_ci_low"), value(f"{key}_floor_ci_high")), c))
         moves.append((authors, floor))
     if not said:

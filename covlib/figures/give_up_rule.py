@@ -24,6 +24,14 @@ READER_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop":
                 "threehop_cot": "three-hop, CoT", "fivehop_cot": "five-hop, CoT", "nontree": "non-tree"}
 
 
+def reader_name(key: str) -> str:
+    """A task or exponent key as the book names it to readers ("nontree_cot": "non-tree, CoT"); an unknown key as is."""
+    if key in READER_NAMES:
+        return READER_NAMES[key]
+    base = key.removesuffix("_cot")
+    return f"{READER_NAMES[base]}, CoT" if base != key and base in READER_NAMES else key
+
+
 def chosen_floor(probes: pd.DataFrame) -> tuple[int, float, int]:
     """floor_from_probes over the authors'-rule probes; the book's floor (quantile NaN, 0 successes) where the
     table holds no success to choose it from (a miniature search)."""
@@ -37,7 +45,7 @@ def flips_view(recheck: pd.DataFrame) -> ReaderTable:
     """Per task: the finished brackets, the cells no training set the pool allows reached, the lower ends (of
     either) the floor reopens, those rerun so far and those that flipped."""
     counts = flip_counts(recheck)
-    counts = counts.assign(task=counts["task"].map(lambda t: READER_NAMES.get(t, t)))
+    counts = counts.assign(task=counts["task"].map(lambda t: reader_name(t)))
     return reader_table(counts, {"task": "task (every model)", "brackets": "finished brackets",
                                  "unreachable": "cells no training set reached",
                                  "reopened": "lower ends the floor reopens", "reruns": "rerun so far",
@@ -46,7 +54,7 @@ def flips_view(recheck: pd.DataFrame) -> ReaderTable:
 def exponents_view(exponents: pd.DataFrame) -> ReaderTable:
     """Each exponent under both rules: c, interval, N span, values of N, seeds, cells, the paper's."""
     shown = exponents_for_reader(exponents)
-    shown = shown.assign(exponent=shown["exponent"].map(lambda t: READER_NAMES.get(t, t)))
+    shown = shown.assign(exponent=shown["exponent"].map(lambda t: reader_name(t)))
     return reader_table(shown, {"exponent": "exponent", "rule": "give-up rule", "c": "c", "interval": "95% interval",
                                 "N_span": "N", "n_values": "values of N", "seeds": "seeds", "cells": "cells",
                                 "paper": "paper"}, formats={"c": ".2f", "paper": ".2f"}, max_rows=20)
@@ -58,7 +66,7 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
     for _, r in exponents.iterrows():
         slopes = local_slopes(r["summary"]) if len(r["summary"]) else local_slopes(pd.DataFrame(columns=["N", "n_req"]))
         if len(slopes):
-            parts.append(slopes.assign(exponent=READER_NAMES.get(r["exponent"], r["exponent"]), rule=r["rule"]))
+            parts.append(slopes.assign(exponent=reader_name(r["exponent"]), rule=r["rule"]))
     if with_paper:
         parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule="the paper's"))
     if not parts:  # no exponent has finished cells at two adjacent N yet (a miniature search)
@@ -86,7 +94,7 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
               f"had first reached 99%, {quantile:,.0f}, rounded up" if successes else
               "the book's floor; this table holds no success to choose one from")
     text = (f"**The pattern.** Under the authors' rule {len(below)} of the {len(authors)} exponents here lie below "
-            "the paper's (" + "; ".join(f"{READER_NAMES.get(r['exponent'], r['exponent'])} {r['c']:.2f} against "
+            "the paper's (" + "; ".join(f"{reader_name(r['exponent'])} {r['c']:.2f} against "
                                         f"{r['paper']:.2f}" for _, r in authors.iterrows()) + "). "
             "The rule counts its patience in epochs, so it gives a small training set only a few hundred steps after "
             "the fit; a probe given up before it generalises counts as a failure, raises n_req most where n is "
@@ -167,7 +175,7 @@ def _floor_outcome(exponents: pd.DataFrame) -> str:
         if not floored or authors is None or r["c"] != r["c"] or authors["c"] != authors["c"]:
             continue
         fit = (authors["c"], authors["ci_low"], authors["ci_high"])
-        said.append(floor_shift(READER_NAMES.get(name, name), fit, (r["c"], r["ci_low"], r["ci_high"]), r["paper"]))
+        said.append(floor_shift(reader_name(name), fit, (r["c"], r["ci_low"], r["ci_high"]), r["paper"]))
         moves.append((fit, r["c"]))
     if not said:
         return ""
@@ -182,7 +190,7 @@ def _rescued(recheck: pd.DataFrame) -> str:
     rescued = recheck[recheck["flipped"] & (recheck["authors_status"] == "unreachable")]
     if not len(rescued):
         return ""
-    names = [f"{READER_NAMES.get(r.task + ('_cot' if r.cot else ''), r.task)} N = {r.N} ({r.model}, seed {r.seed})"
+    names = [f"{reader_name(r.task + ('_cot' if r.cot else ''))} N = {r.N} ({r.model}, seed {r.seed})"
              for r in rescued.itertuples(index=False)]
     one = len(names) == 1
     return (f"Among them, {series(names)}, which the authors' rule had found unreachable, "
@@ -194,7 +202,7 @@ def _rescued(recheck: pd.DataFrame) -> str:
 def verdict_note(verdicts: pd.DataFrame) -> str:
     """The verdict per exponent under the rule written once, with its reason."""
     return (VERDICT_RULE + "\n\n" + "\n".join(
-        f"* {READER_NAMES.get(r['exponent'], r['exponent'])}: **{VERDICT_WORDS[r['verdict']]}** under "
+        f"* {reader_name(r['exponent'])}: **{VERDICT_WORDS[r['verdict']]}** under "
         f"{r['decided_by']}: {r['reason']}." for _, r in verdicts.iterrows()))
 
 
@@ -205,7 +213,7 @@ def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str,
     if not len(verdicts):
         return ""
     said = "; ".join(
-        f"{READER_NAMES.get(r['exponent'], r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** "
+        f"{reader_name(r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** "
         f"({r['c']:.2f} under {r['decided_by']}; paper {r['paper']:.2f})" for _, r in verdicts.iterrows())
     counts = flip_counts(recheck)
     counts = counts[counts["task"].isin(tasks)]

@@ -7,6 +7,7 @@ import numpy as np
 
 from covlib.analyses.fits import describe_exponent, has_interval
 from covlib.base.paper import EXPONENTS, theory_exponent
+from covlib.figures.give_up_rule import reader_name
 
 
 def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str, dict | None],
@@ -32,8 +33,8 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
                        + f"; the theory gives {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} (k = 3).")
     measured_chains = [n for n in ("threehop", "parallel_twohop") if chain_fits.get(n)]
     if measured_chains:
-        bullets.append("Longer chains at small N: " + ", ".join(
-            f"{n} {describe_exponent(chain_fits[n])}, paper {EXPONENTS[n]:.2f}" for n in measured_chains) + ".")
+        bullets.append("Longer chains at small N, under the authors' rule: " + "; ".join(
+            f"{reader_name(n)} {describe_exponent(chain_fits[n])}, paper {EXPONENTS[n]:.2f}" for n in measured_chains) + ".")
     bullets.append(size_note if measured_size_count > 1 else
                    "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
     if verdicts:

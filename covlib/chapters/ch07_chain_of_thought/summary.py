@@ -22,7 +22,7 @@ from covlib.chapters.ch07_chain_of_thought.greedy import decoded
 from covlib.chapters.ch07_chain_of_thought.inside import context_gaps, peak_at_bridge, two_decimals
 from covlib.chapters.ch07_chain_of_thought.searches import TASKS, reachable
 from covlib.chapters.ch07_chain_of_thought.shipped import MODELS
-from covlib.figures.give_up_rule import READER_NAMES
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.text import count_of, fmt, share_of
 from covlib.search.verdicts import rule_label
 
@@ -109,7 +109,7 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
     summary = []
     if fits["twohop_cot"] or fits["threehop_cot"]:
         summary.append("With the bridge written out, the required data (under the authors' rule) grows as " + "; ".join(
-            f"{READER_NAMES.get(task, task)}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
+            f"{reader_name(task)}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
             + (f" (the CoT fit rests on {fits[f'{task}_cot']['n_values']} N values: provisional)"
                if np.isnan(fits[f"{task}_cot"]["c_low"]) else "")
             for task in TASKS if fits[f"{task}_cot"] and fits[task]) + ".")
