@@ -171,8 +171,9 @@ def test_chain_table_and_note():
     assert table["task"].tolist() == ["twohop", "parallel_twohop", "threehop"]
     assert table.set_index("task").loc["threehop", "exponent"] == pytest.approx(2.5)
     assert table["finished cells"].tolist() == [0, 0, 2] and len(points) == 1
+    assert views.chains_view(table).frame["task"].tolist() == ["two-hop", "parallel two-hop", "three-hop"]
     note = longer_chains.chain_note(summaries, fits, 0.99)
-    assert note.startswith("threehop: c = 2.50") and "against the paper's 2.58" in note
+    assert note.startswith("Three-hop: c = 2.50") and "against the paper's 2.58" in note
     assert "(n_req at N = 10: 10,000; at N = 12: 15,774)" in note
     assert note.endswith("at N = 14 (seed 0) no training set the pool allows reaches 99%")
     both_seeds = pd.concat([three, three.tail(1).assign(seed=1)]).assign(task="threehop")
@@ -198,10 +199,10 @@ def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_
     two = fit(2.1, 1.8, 2.4)
     fits = {"twohop": two, "threehop": fit(3.0, 2.6, 3.4), "parallel_twohop": fit(2.05, 1.5, 2.4)}
     text = longer_chains.steeper_text(fits)
-    assert "threehop is steeper than two-hop (the intervals do not overlap)" in text
-    assert "parallel_twohop: the intervals overlap with two-hop's" in text
+    assert " Three-hop is steeper than two-hop (the intervals do not overlap)." in text
+    assert " Parallel two-hop: the intervals overlap with two-hop's" in text
     assert longer_chains.steeper_text({"twohop": two, "threehop": fit(2.8, np.nan, np.nan)}).startswith(
-        " threehop: no interval")
+        " Three-hop: no interval")
     assert longer_chains.steeper_text({"twohop": None}) == ""
 
 

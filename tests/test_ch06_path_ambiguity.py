@@ -339,3 +339,9 @@ def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
     assert searches.raised_cap_result(CELLS, rescued, N=12, step_cap=12000)["nontree_12_reachable"] == 1.0
     none = searches.raised_cap_result(CELLS, capped.iloc[:0], N=12)
     assert all(np.isnan(v) for v in none.values()) and searches.raised_cap_note(none, N=12) == ""
+
+
+def test_the_lens_text_names_the_tasks_as_the_book_does():
+    assert inside.lens_text({"twohop": 0.05, "nontree": 0.03}, 30) == (
+        "The bridge as the top token, best cell at layers 1 and up: two-hop 5%, non-tree 3% of ID items (chance 3%).")
+

@@ -188,6 +188,9 @@ def test_decoding_chart_has_one_bar_per_row_and_a_tick_at_the_answer():
     layers = ratio_chart(ratios.iloc[:0], "r", bounds=bounds).to_dict()["layer"]
     assert len(layers) == 2 and layers[1]["encoding"]["shape"]["field"] == "what"
     assert layers[1]["encoding"]["shape"]["scale"]["range"][1] == "triangle-up"  # the lower bounds, in the legend
+    assert data_ratios.bounds_text(bounds).startswith(
+        "Where the search without CoT fails at every size it may try, only a bound is known: two-hop N = 20 (seed 0) "
+        "fails even at 2,931 examples without CoT and needs about 1,466 with it, a ratio of **at least 2.0**")
 
 
 def test_shipped_runs_and_the_ship_cli_guard(tmp_path, capsys):
@@ -236,7 +239,7 @@ def test_fits_in_words_and_whether_their_intervals_separate():
     fits = {"twohop": _fit(2.5, 2.3, 2.7), "twohop_cot": _fit(1.8, 1.6, 2.0)}
     assert "CoT lowers the exponent" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = _fit(2.4, 2.2, 2.6)
-    assert "intervals overlap" in searches.compare_fits(fits, "twohop")
+    assert " The two-hop intervals overlap" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = _fit(3.0, 2.8, 3.2)
     assert "against the paper" in searches.compare_fits(fits, "twohop")
     fits["twohop_cot"] = None
@@ -268,7 +271,7 @@ def test_five_hop_has_a_cot_row_only_beside_the_papers_1_80():
     five = table[table["task"] == "fivehop"]
     assert len(table) == 5 and five["target"].tolist() == ["with CoT"] and five["paper"].tolist() == [1.80]
     assert five["c"].tolist() == [1.9] and five["N values"].tolist() == [4]
-    assert "fivehop with CoT: c = 1.90 (95% interval 1.50 to 2.30" in searches.exponent_text(fits)
+    assert "Five-hop with CoT: c = 1.90 (95% interval 1.50 to 2.30" in searches.exponent_text(fits)
     without = searches.exponent_table({k: v for k, v in fits.items() if k != "fivehop_cot"}, {})
     assert "fivehop" not in without["task"].tolist()  # a preset without the five-hop search has no row for it
 
@@ -305,8 +308,8 @@ def test_ratios_by_task_and_their_text():
     by_task = data_ratios.ratios_by_task(ratios)
     assert by_task["twohop"] == pytest.approx(4.0) and by_task["threehop"] == pytest.approx(3.0)
     text = data_ratios.ratio_text(ratios, by_task)
-    assert "twohop without CoT needs 4.0 times" in text and "geometric mean of 2 pairs, range 2.0 to 8.0" in text
-    assert "threehop without CoT needs 3.0 times the data it needs with CoT (one pair, N = 10)" in text
+    assert "two-hop without CoT needs 4.0 times" in text and "geometric mean of 2 pairs, range 2.0 to 8.0" in text
+    assert "three-hop without CoT needs 3.0 times the data it needs with CoT (one pair, N = 10)" in text
     assert data_ratios.ratio_text(ratios.iloc[:0], by_task) == ""
     assert np.isnan(data_ratios.ratios_by_task(ratios[ratios["task"] == "twohop"])["threehop"])
 
@@ -331,7 +334,7 @@ def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
     assert data_ratios.ratios_by_task(ratios)["fivehop"] == pytest.approx(5.0)
     assert np.isnan(data_ratios.ratio_at_least(bounds, "fivehop"))
     assert "needs 2,000 examples, 5.0 times as many" in data_ratios.fivehop_saving(ratios, bounds)
-    assert "fivehop without CoT needs 5.0 times" in data_ratios.ratio_text(ratios, data_ratios.ratios_by_task(ratios))
+    assert "five-hop without CoT needs 5.0 times" in data_ratios.ratio_text(ratios, data_ratios.ratios_by_task(ratios))
 
 
 def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():

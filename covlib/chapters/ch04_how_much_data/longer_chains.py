@@ -9,6 +9,7 @@ import pandas as pd
 from covlib.analyses.fits import describe_exponent
 from covlib.base.paper import EXPONENTS
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.required_data import requirement_frame
 
 CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
@@ -27,7 +28,7 @@ def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
                      "paper": EXPONENTS.get(name), "finished cells": int(s["n_req"].notna().sum()) if len(s) else 0,
                      "cells": len(s)})
         if len(s) and s["n_req"].notna().any():  # a task with no bracketed cell has no point to draw
-            points.append(requirement_frame(s.assign(model=name)))
+            points.append(requirement_frame(s.assign(model=reader_name(name))))
     return pd.DataFrame(rows), points
 
 
@@ -53,7 +54,7 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
         if not len(s):
             continue
         done = s.dropna(subset=["n_req"]).sort_values(["N", "seed"])
-        text = f"{name}: " + (describe_exponent(f) + f" against the paper's {EXPONENTS[name]:.2f}"
+        text = f"{reader_name(name)}: " + (describe_exponent(f) + f" against the paper's {EXPONENTS[name]:.2f}"
                               + paper_inside(f, EXPONENTS[name]) if f else "no fit yet")
         if len(done):
             text += " (n_req " + "; ".join(f"at N = {int(n)}: " + " and ".join(f"{v:,.0f}" for v in cell["n_req"])
@@ -67,7 +68,7 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
             text += (f"; {' and '.join(pending)}: not finished, so left out of the fit (the commands in "
                      "data/scaling/COMMANDS.txt resume these searches from the probe table)")
         parts.append(text)
-    return "; ".join(parts)
+    return _sentence("; ".join(parts))
 
 
 def steeper_text(fits: Mapping[str, dict | None]) -> str:
@@ -79,12 +80,18 @@ def steeper_text(fits: Mapping[str, dict | None]) -> str:
         f = fits.get(name)
         if not f:
             continue
+        said = reader_name(name)
         if np.isnan(f["c_low"]):
-            parts.append(f"{name}: no interval, so no comparison")
+            parts.append(f"{said}: no interval, so no comparison")
         elif f["c_low"] > two["c_high"]:
-            parts.append(f"{name} is steeper than two-hop (the intervals do not overlap)")
+            parts.append(f"{said} is steeper than two-hop (the intervals do not overlap)")
         elif f["c_high"] < two["c_low"]:
-            parts.append(f"{name} is shallower than two-hop (the intervals do not overlap)")
+            parts.append(f"{said} is shallower than two-hop (the intervals do not overlap)")
         else:
-            parts.append(f"{name}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
-    return "".join(f" {p}." for p in parts)
+            parts.append(f"{said}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
+    return "".join(f" {_sentence(p)}." for p in parts)
+
+
+def _sentence(text: str) -> str:
+    """``text`` with its first letter capitalised, to open a sentence."""
+    return text[:1].upper() + text[1:]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from covlib.chapters.ch04_how_much_data.searches import cache_status
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
 
 PROBE_COLUMNS = {"task": "task", "N": "N", "model": "model", "seed": "seed", "n_train": "training examples",
@@ -87,6 +88,7 @@ def architectures_view(models: pd.DataFrame) -> ReaderTable:
 
 def chains_view(chains: pd.DataFrame) -> ReaderTable:
     """``chain_table`` for the reader."""
+    chains = chains.assign(task=chains["task"].map(reader_name))
     return reader_table(chains, {"task": "task", "N values": "N values", "exponent": "exponent c",
                                  "interval": "95% interval", "seeds": "seeds", "paper": "paper's c",
                                  "finished cells": "finished cells", "cells": "of cells"},

@@ -13,6 +13,7 @@ from covlib.analyses.residuals import residual_streams, split_items
 from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.text import rounds_to_zero, up_to
 
 IICG_KEYS = {"twohop": ["b", "x2", "b,x2"], "nontree": ["b", "x2", "b,x2", "b,x1"]}
@@ -96,7 +97,7 @@ def lens_bridge_best(lens: pd.DataFrame) -> dict[str, float]:
 def lens_text(lens_best: dict[str, float], N: int) -> str:
     """The logit lens's best reading of the bridge per task, in words."""
     return ("The bridge as the top token, best cell at layers 1 and up: "
-            + ", ".join(f"{t} {v:.0%}" for t, v in lens_best.items()) + f" of ID items (chance {1 / N:.0%}).")
+            + ", ".join(f"{reader_name(t)} {v:.0%}" for t, v in lens_best.items()) + f" of ID items (chance {1 / N:.0%}).")
 
 
 def trace_variants(model, tables, inputs: np.ndarray, variants: Sequence[str], max_pairs: int = 1000

@@ -11,6 +11,7 @@ from scipy import stats
 
 from covlib.base.paper import COT_DATA_RATIO
 from covlib.chapters.ch07_chain_of_thought.searches import COT_ONLY_TASKS, TASKS
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.style import legend_highlight
 from covlib.figures.text import count_of, share_of
 from covlib.search.experiments import cells_for
@@ -127,7 +128,7 @@ def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
             continue
         spread = (f"geometric mean of {len(rows)} pairs, range {rows['ratio'].min():.1f} to {rows['ratio'].max():.1f})"
                   if len(rows) > 1 else f"one pair, N = {int(rows['N'].iloc[0])})")
-        parts.append(f"{task} without CoT needs {by_task[task]:.1f} times the data it needs with CoT (" + spread)
+        parts.append(f"{reader_name(task)} without CoT needs {by_task[task]:.1f} times the data it needs with CoT (" + spread)
     return ("At equal N, " + "; ".join(parts)
             + f". The authors' CoT models need {COT_DATA_RATIO[0]:.0f} to {COT_DATA_RATIO[1]:.0f} times less.")
 
@@ -135,7 +136,7 @@ def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
 def bounds_text(bounds: pd.DataFrame) -> str:
     """The lower bounds on the data ratio in words, where the search without CoT never succeeds."""
     return "Where the search without CoT fails at every size it may try, only a bound is known: " + "; ".join(
-        f"{r.task} N = {r.N} (seed {r.seed}) fails even at {r.plain_fails_at:,.0f} examples without CoT and needs "
+        f"{reader_name(r.task)} N = {r.N} (seed {r.seed}) fails even at {r.plain_fails_at:,.0f} examples without CoT and needs "
         f"about {r.n_req_cot:,.0f} with it, a ratio of **at least {r.ratio_at_least:.1f}**"
         for r in bounds.itertuples()) + ". These cells (open triangles) are not in the geometric mean above."
 

@@ -14,6 +14,7 @@ import pandas as pd
 from covlib.analyses.fits import describe_exponent
 from covlib.base.paper import EXPONENTS, EXPONENTS_COT
 from covlib.base.paths import repository_path
+from covlib.figures.give_up_rule import reader_name
 from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
 from covlib.search.cells import ProbeRules
@@ -131,7 +132,7 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
     if not pending:
         return ""
     return ("**Not finished yet** (left out of the fits; each command resumes its search from the probe table): "
-            + "; ".join(f"{name}: {int(_unfinished(s).sum())} of {len(s)} cells (`{experiment_command(experiments[name])}`)"
+            + "; ".join(f"{reader_name(name)}: {int(_unfinished(s).sum())} of {len(s)} cells (`{experiment_command(experiments[name])}`)"
                         for name, s in pending.items()) + ".")
 
 
@@ -168,20 +169,25 @@ def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
     if not (with_cot and plain) or np.isnan(with_cot["c_low"]) or np.isnan(plain["c_low"]):
         return ""
     if with_cot["c_high"] < plain["c_low"]:
-        return f" The {task} intervals do not overlap: CoT lowers the exponent here, as the paper reports."
+        return f" The {reader_name(task)} intervals do not overlap: CoT lowers the exponent here, as the paper reports."
     if with_cot["c_low"] > plain["c_high"]:
-        return f" The {task} intervals do not overlap, and CoT's exponent is the higher one, against the paper."
-    return (f" The {task} intervals overlap, so this cache does not separate the two exponents (the CoT fit rests on "
+        return f" The {reader_name(task)} intervals do not overlap, and CoT's exponent is the higher one, against the paper."
+    return (f" The {reader_name(task)} intervals overlap, so this cache does not separate the two exponents (the CoT fit rests on "
             f"{with_cot['points']} estimates); the data ratio below is the sharper comparison.")
 
 
 def exponent_text(fits: Mapping[str, dict | None]) -> str:
     """The measured exponents beside the paper's, and whether the intervals separate them."""
-    parts = [f"{task}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
+    parts = [f"{_capital(reader_name(task))}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
              f"without, {describe_exponent(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
-    parts += [f"{task} with CoT: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
+    parts += [f"{_capital(reader_name(task))} with CoT: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
               f"{EXPONENTS_COT[task]:.2f}" for task in COT_ONLY_TASKS if f"{task}_cot" in fits]
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
+
+
+def _capital(text: str) -> str:
+    """``text`` with its first letter capitalised, to open a sentence."""
+    return text[:1].upper() + text[1:]
 
 
 def steps_below_bracket(probes: pd.DataFrame, summary: pd.DataFrame) -> pd.Series:
