@@ -8,7 +8,7 @@ import pandas as pd
 
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
-from covlib.figures.text import count_of, series
+from covlib.figures.text import count_of, sentence_start, series
 from covlib.search.cells import ProbeRules
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import (
@@ -181,8 +181,7 @@ def _floor_outcome(exponents: pd.DataFrame) -> str:
         return ""
     verdict = floor_verdict(moves)
     said_all = "; ".join(said)
-    return (f"\n\n**What the floor has shown so far.** {said_all[0].upper()}{said_all[1:]}. "
-            f"{verdict[0].upper()}{verdict[1:]}.")
+    return f"\n\n**What the floor has shown so far.** {sentence_start(said_all)}. {sentence_start(verdict)}."
 
 
 def _rescued(recheck: pd.DataFrame) -> str:

@@ -84,3 +84,9 @@ def series(values: list[str]) -> str:
 def count_of(n: int, one: str, many: str | None = None) -> str:
     """"1 size", "2 sizes" (``many`` defaults to ``one`` + "s"): never "size(s)"."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def sentence_start(text: str) -> str:
+    """``text`` with its first letter capitalised, to open a sentence (the rest as it is: "two-hop, CoT" stays so)."""
+    return text[:1].upper() + text[1:]
+

@@ -11,6 +11,7 @@ from covlib.base.paper import EXPONENTS
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.required_data import requirement_frame
+from covlib.figures.text import sentence_start
 
 CHAIN_TASKS = ("twohop", "parallel_twohop", "threehop")
 
@@ -68,7 +69,7 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
             text += (f"; {' and '.join(pending)}: not finished, so left out of the fit (the commands in "
                      "data/scaling/COMMANDS.txt resume these searches from the probe table)")
         parts.append(text)
-    return _sentence("; ".join(parts))
+    return sentence_start("; ".join(parts))
 
 
 def steeper_text(fits: Mapping[str, dict | None]) -> str:
@@ -89,9 +90,5 @@ def steeper_text(fits: Mapping[str, dict | None]) -> str:
             parts.append(f"{said} is shallower than two-hop (the intervals do not overlap)")
         else:
             parts.append(f"{said}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
-    return "".join(f" {_sentence(p)}." for p in parts)
+    return "".join(f" {sentence_start(p)}." for p in parts)
 
-
-def _sentence(text: str) -> str:
-    """``text`` with its first letter capitalised, to open a sentence."""
-    return text[:1].upper() + text[1:]

@@ -17,6 +17,7 @@ from covlib.base.paths import repository_path
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
+from covlib.figures.text import sentence_start
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, probe_table
 from covlib.search.recheck import BOOK_FLOOR
@@ -178,16 +179,11 @@ def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
 
 def exponent_text(fits: Mapping[str, dict | None]) -> str:
     """The measured exponents beside the paper's, and whether the intervals separate them."""
-    parts = [f"{_capital(reader_name(task))}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
+    parts = [f"{sentence_start(reader_name(task))}: with CoT {describe_exponent(fits[f'{task}_cot'])} against the paper's {EXPONENTS_COT[task]:.2f}; "
              f"without, {describe_exponent(fits[task])} (paper {EXPONENTS[task]:.2f})" for task in TASKS]
-    parts += [f"{_capital(reader_name(task))} with CoT: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
+    parts += [f"{sentence_start(reader_name(task))} with CoT: {describe_exponent(fits[f'{task}_cot'])} against the paper's "
               f"{EXPONENTS_COT[task]:.2f}" for task in COT_ONLY_TASKS if f"{task}_cot" in fits]
     return "Measured on this CPU: " + ". ".join(parts) + "." + "".join(compare_fits(fits, t) for t in TASKS)
-
-
-def _capital(text: str) -> str:
-    """``text`` with its first letter capitalised, to open a sentence."""
-    return text[:1].upper() + text[1:]
 
 
 def steps_below_bracket(probes: pd.DataFrame, summary: pd.DataFrame) -> pd.Series:
