@@ -145,6 +145,7 @@ covlib scaling coverage --task twohop --N 20 25 30 40 50 70 100 150 200 --seeds 
 # CPU-hour the plain tasks' reruns decide more (parallel two-hop, three-hop, the sizes and the Mamba: four
 # exponents and the size comparison, ~461 CPU-minutes of reruns by their cells' own pace plus the walks of those
 # that flip), so they run first, five-hop after (the two splits never share a cell, and each keeps the order above)
+# (finished 2026-11-26 22:35: 28 probes, ~3.9 run-hours, 6-17 minutes each; under its budget)
 step floor_reruns_plain; covlib scaling recheck --task parallel_twohop threehop twohop "${RECHECK[@]}"
 
 # The discrepancies, decided by the cheapest decisive runs, under the floor. Budgets from the pace of each task's

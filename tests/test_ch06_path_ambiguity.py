@@ -344,4 +344,3 @@ def test_the_raised_cap_rerun_is_pending_then_decided_by_the_rule_or_the_cap():
 def test_the_lens_text_names_the_tasks_as_the_book_does():
     assert inside.lens_text({"twohop": 0.05, "nontree": 0.03}, 30) == (
         "The bridge as the top token, best cell at layers 1 and up: two-hop 5%, non-tree 3% of ID items (chance 3%).")
-

@@ -49,7 +49,7 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     exponents = pd.DataFrame([{"exponent": "twohop", "give_up_floor": 0, "c": 2.086, "paper": 2.09},
                               {"exponent": "threehop", "give_up_floor": 0, "c": 2.31, "paper": 2.58}])
     recheck = pd.DataFrame([{"task": "twohop", "cot": False, "authors_status": "bracketed", "low": 100, "reopened": True, "rerun": False,
-                             "flipped": False}] * 2)
+                             "flipped": False, "floor_status": "searching"}] * 2)
     text = pattern_note(exponents, pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
     assert "1 of the 2 exponents here lie below" in text  # 2.086 shows as 2.09: not below
     assert "None has been rerun yet" in text and "about 3 CPU-hours" in text and "1,690" in text
@@ -67,11 +67,11 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     assert ("Among them, three-hop N = 10 (L4-d128, seed 0) and three-hop N = 10 (L4-d128, seed 1), which the "
             "authors' rule had found unreachable, reach 99% under the floor") in text
     assert "Among them" not in pattern_note(exponents, pd.DataFrame(), held, 2000, 1690.0, 89, 1.0)
-    flipped = recheck.assign(rerun=True, flipped=[True, False])
+    flipped = recheck.assign(rerun=True, flipped=[True, False], floor_status="bracketed")
     text = pattern_note(exponents, pd.DataFrame(), flipped, 2000, float("nan"), 0, 0.0)
     assert "1 of them flipped" in text and "searched downward again" in text and "still to be rerun" not in text
     assert "no success to choose one from" in text
-    assert "still being searched downward" not in text  # no floor_status: nothing says a walk is under way
+    assert "still being searched downward" not in text  # the flipped cell is bracketed again: no walk under way
     walking = flipped.assign(floor_status=["searching", "bracketed"], rerun=[True, False])
     text = pattern_note(exponents, pd.DataFrame(), walking, 2000, 1690.0, 89, 1.0)
     assert "1 cell that flipped is still being searched downward" in text
@@ -128,4 +128,3 @@ def test_reader_names_spell_out_cot_keys_and_leave_unknown_keys_as_they_are():
     assert reader_name("nontree_cot") == "non-tree, CoT" and reader_name("threehop_cot") == "three-hop, CoT"
     assert reader_name("twohop_mamba") == "two-hop, Mamba" and reader_name("parallel_twohop") == "parallel two-hop"
     assert reader_name("mystery_cot") == "mystery_cot" and reader_name("mystery") == "mystery"
-

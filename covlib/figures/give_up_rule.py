@@ -45,7 +45,7 @@ def flips_view(recheck: pd.DataFrame) -> ReaderTable:
     """Per task: the finished brackets, the cells no training set the pool allows reached, the lower ends (of
     either) the floor reopens, those rerun so far and those that flipped."""
     counts = flip_counts(recheck)
-    counts = counts.assign(task=counts["task"].map(lambda t: reader_name(t)))
+    counts = counts.assign(task=counts["task"].map(reader_name))
     return reader_table(counts, {"task": "task (every model)", "brackets": "finished brackets",
                                  "unreachable": "cells no training set reached",
                                  "reopened": "lower ends the floor reopens", "reruns": "rerun so far",
@@ -54,7 +54,7 @@ def flips_view(recheck: pd.DataFrame) -> ReaderTable:
 def exponents_view(exponents: pd.DataFrame) -> ReaderTable:
     """Each exponent under both rules: c, interval, N span, values of N, seeds, cells, the paper's."""
     shown = exponents_for_reader(exponents)
-    shown = shown.assign(exponent=shown["exponent"].map(lambda t: reader_name(t)))
+    shown = shown.assign(exponent=shown["exponent"].map(reader_name))
     return reader_table(shown, {"exponent": "exponent", "rule": "give-up rule", "c": "c", "interval": "95% interval",
                                 "N_span": "N", "n_values": "values of N", "seeds": "seeds", "cells": "cells",
                                 "paper": "paper"}, formats={"c": ".2f", "paper": ".2f"}, max_rows=20)
@@ -115,8 +115,7 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
                 ": so far the authors' rule decided them as the floor does. "))
     text += _rescued(recheck)
     pending = reopened - reruns
-    walking = int((recheck["flipped"] & (recheck["floor_status"] == "searching")).sum()) \
-        if "floor_status" in recheck else 0
+    walking = int((recheck["flipped"] & (recheck["floor_status"] == "searching")).sum())
     if walking:
         text += f"{count_of(walking, 'cell that flipped is', 'cells that flipped are')} still being searched downward. "
     if pending:

@@ -89,4 +89,3 @@ def count_of(n: int, one: str, many: str | None = None) -> str:
 def sentence_start(text: str) -> str:
     """``text`` with its first letter capitalised, to open a sentence (the rest as it is: "two-hop, CoT" stays so)."""
     return text[:1].upper() + text[1:]
-

@@ -91,4 +91,3 @@ def steeper_text(fits: Mapping[str, dict | None]) -> str:
         else:
             parts.append(f"{said}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
     return "".join(f" {sentence_start(p)}." for p in parts)
-

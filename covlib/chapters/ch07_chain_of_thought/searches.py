@@ -169,11 +169,12 @@ def compare_fits(fits: Mapping[str, dict | None], task: str) -> str:
     with_cot, plain = fits[f"{task}_cot"], fits[task]
     if not (with_cot and plain) or np.isnan(with_cot["c_low"]) or np.isnan(plain["c_low"]):
         return ""
+    name = reader_name(task)
     if with_cot["c_high"] < plain["c_low"]:
-        return f" The {reader_name(task)} intervals do not overlap: CoT lowers the exponent here, as the paper reports."
+        return f" The {name} intervals do not overlap: CoT lowers the exponent here, as the paper reports."
     if with_cot["c_low"] > plain["c_high"]:
-        return f" The {reader_name(task)} intervals do not overlap, and CoT's exponent is the higher one, against the paper."
-    return (f" The {reader_name(task)} intervals overlap, so this cache does not separate the two exponents (the CoT fit rests on "
+        return f" The {name} intervals do not overlap, and CoT's exponent is the higher one, against the paper."
+    return (f" The {name} intervals overlap, so this cache does not separate the two exponents (the CoT fit rests on "
             f"{with_cot['points']} estimates); the data ratio below is the sharper comparison.")
 
 

@@ -42,9 +42,9 @@ def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
                      gap: Mapping[str, float], N: int, n_train: int) -> pd.DataFrame:
     """The paper's numbers beside this book's: exponents, data ratio, non-tree with CoT, its representations."""
     paper, book = "paper (GPT-2, GPU)", "this book (4 layers, CPU)"
-    rows = [{"quantity": f"exponent, {label} {style} CoT", paper: f"{table[task]:.2f}",
+    rows = [{"quantity": f"exponent, {reader_name(task)} {style} CoT", paper: f"{table[task]:.2f}",
              book: fit_text(fits[f"{task}_cot" if style == "with" else task])}
-            for task, label in (("twohop", "two-hop"), ("threehop", "three-hop"))
+            for task in ("twohop", "threehop")
             for style, table in (("with", EXPONENTS_COT), ("without", EXPONENTS))]
     rows += [{"quantity": "exponent, five-hop with CoT", paper: f"{EXPONENTS_COT['fivehop']:.2f}",
               book: fit_text(fits.get("fivehop_cot"))}]
