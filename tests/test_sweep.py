@@ -12,6 +12,7 @@ from covlib.book.sweep import (
     collect_sweep,
     config_slug,
     declared_types,
+    execute_notebook,
     expand_grid,
     notebook_parameters,
     parse_value,
@@ -160,3 +161,48 @@ def test_a_mistyped_sweep_value_is_refused_before_any_work(tmp_path, capsys):
     with pytest.raises(CovlibError, match="declares seed as int"):
         run_sweep(CHAPTER_2, {"seed": [0, 1.5]}, out, progress=False)
     assert not out.exists()
+
+
+def _papermill_failing(monkeypatch, failures: list[BaseException]) -> list[int]:
+    """Replace papermill's executor by one that raises ``failures`` in turn, then succeeds; returns the call log."""
+    import papermill
+
+    import covlib.book.sweep as sweep
+
+    calls: list[int] = []
+
+    def fake(*args, **kwargs):
+        calls.append(1)
+        if len(calls) <= len(failures):
+            raise failures[len(calls) - 1]
+        return "executed"
+
+    monkeypatch.setattr(papermill, "execute_notebook", fake)
+    monkeypatch.setattr(sweep, "KERNEL_START_PAUSE", 0.0)
+    return calls
+
+
+def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):
+    calls = _papermill_failing(monkeypatch, [RuntimeError("Kernel died before replying to kernel_info")])
+    assert execute_notebook(PROBE, tmp_path / "out.ipynb", {}) == "executed"
+    assert len(calls) == 2
+
+
+def test_kernel_start_failures_give_up_after_the_last_attempt(monkeypatch, tmp_path):
+    import covlib.book.sweep as sweep
+
+    dying = [RuntimeError("Kernel didn't respond in 60 seconds")] * sweep.KERNEL_START_ATTEMPTS
+    calls = _papermill_failing(monkeypatch, dying)
+    with pytest.raises(RuntimeError, match="didn't respond"):
+        execute_notebook(PROBE, tmp_path / "out.ipynb", {})
+    assert len(calls) == sweep.KERNEL_START_ATTEMPTS
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("Kernel died"), ValueError("Kernel died before replying to kernel_info")])
+def test_a_failure_after_the_kernel_started_is_not_retried(monkeypatch, tmp_path, failure):
+    """A kernel that dies mid-run (nbclient's DeadKernelError says "Kernel died") may have run cells: no retry."""
+    calls = _papermill_failing(monkeypatch, [failure])
+    with pytest.raises(type(failure)):
+        execute_notebook(PROBE, tmp_path / "out.ipynb", {})
+    assert len(calls) == 1
+

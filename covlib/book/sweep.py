@@ -80,10 +80,27 @@ def execute_notebook(notebook, output: Path, parameters: Mapping[str, Any], cwd:
     refuse_undeclared(nb, parameters, "the notebook")
     output.parent.mkdir(parents=True, exist_ok=True)
     kwargs = {"execution_timeout": timeout} if timeout else {}
-    return papermill.execute_notebook(
-        nb, str(output), parameters=dict(parameters), kernel_name=kernel_name, language="python",
-        progress_bar=progress_bar, cwd=str(cwd) if cwd else None, log_output=log_output, **kwargs,
-    )
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        try:
+            return papermill.execute_notebook(
+                nb, str(output), parameters=dict(parameters), kernel_name=kernel_name, language="python",
+                progress_bar=progress_bar, cwd=str(cwd) if cwd else None, log_output=log_output, **kwargs,
+            )
+        except RuntimeError as exc:
+            if not kernel_failed_to_start(exc) or attempt == KERNEL_START_ATTEMPTS:
+                raise
+            time.sleep(KERNEL_START_PAUSE * attempt)  # no cell has run: starting again repeats nothing
+
+
+# Kernels launched side by side from separate processes can race for the same free TCP ports (jupyter_client
+# picks them before the kernel binds them); the loser dies at start. Trying again after a pause is the cure.
+KERNEL_START_ATTEMPTS, KERNEL_START_PAUSE = 3, 2.0
+_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
+def kernel_failed_to_start(exc: BaseException) -> bool:
+    """Whether an execution failed because its kernel never came up (before any cell ran), not in a cell."""
+    return isinstance(exc, RuntimeError) and str(exc).startswith(_START_FAILURES)
 
 
 def declared_types(notebook) -> dict[str, str | None]:
