@@ -427,3 +427,60 @@ def test_the_default_models_second_exponent_says_it_rests_on_other_cells():
     assert "L4-d128's c = 2.33 here is fitted on the compared cells only (N = 25-40, 1 seed)" in caveat
     assert "a different set of N and seeds" in caveat
     assert model_comparison.subset_caveat(rows, "L2-d64") == "" and model_comparison.subset_caveat(rows, "x") == ""
+
+
+def test_the_model_comparison_is_made_under_both_give_up_rules_and_waits_for_reopened_cells():
+    from covlib.search.cells import Cell
+    from covlib.search.probes import PROBE_COLUMNS
+
+    def probe(model, N, seed, n, ok, steps, floor=0):
+        return {c: 0 for c in PROBE_COLUMNS} | {
+            "task": "twohop", "N": N, "model": model, "seed": seed, "cot": False, "n_train": n,
+            "eligible": 10**6, "success": ok, "stopped": "early_stop" if ok else "gave_up", "steps": steps,
+            "first_fit_step": 100, "threshold": 0.99, "give_up_epochs": 100.0, "step_cap": 6000,
+            "weight_decay": 0.1, "give_up_floor": floor}
+
+    def bracket(model, N, seed, low, rerun_ok=None):
+        """A bracket [low, 1.25 low]; its failing probe gave up 2,400 steps past the fit (it counts under both
+        rules) unless ``rerun_ok`` is given: then it gave up early, and its floor rerun ends with that outcome."""
+        rows = [probe(model, N, seed, int(1.25 * low), True, 900)]
+        if rerun_ok is None:
+            return rows + [probe(model, N, seed, low, False, 2500)]
+        return rows + [probe(model, N, seed, low, False, 400), probe(model, N, seed, low, rerun_ok, 2500, floor=2000)]
+
+    Ns = (10, 12)
+    default = [r for N in Ns for seed, gap in ((0, 1.0), (1, 1.1)) for r in bracket("L4-d128", N, seed, int(2 * gap * N**2))]
+    small_held = [r for N in Ns for r in bracket("L2-d64", N, 0, 4 * N**2, rerun_ok=False)]
+    experiments = {"twohop": {"model": "L4-d128"}, "twohop_small_model": {"model": "L2-d64"}}
+    cells_of = {"twohop": [Cell("twohop", N, "L4-d128", s) for N in Ns for s in (0, 1)],
+                "twohop_small_model": [Cell("twohop", N, "L2-d64", 0) for N in Ns]}
+    names = ["twohop_small_model", "twohop"]
+
+    held = model_comparison.ratios_by_rule(cells_of, pd.DataFrame(default + small_held), experiments, names, 2000)
+    assert held["give_up_floor"].tolist() == [0, 2000] and held["cells"].tolist() == [2, 2]
+    assert held["ratio"].tolist() == pytest.approx([2.0, 2.0], rel=0.01)  # twice the default's seed 0
+    assert held["seed gap"].tolist() == pytest.approx([1.1, 1.1], rel=0.01)
+    assert held["verdict"].tolist() == ["more", "more"] and held["pending"].tolist() == ["", ""]
+    note = model_comparison.rule_ratio_note(held, "L4-d128")
+    assert note.startswith(" Section 4.7 reruns the lower ends under the floor (100 epochs or 2,000 steps). There, "
+                           "L2-d64 needs 2.00 times the data of L4-d128 (per cell: N = 10 2.00, N = 12 2.00; seed gap")
+    assert note.endswith("**more**, as under the authors' rule.")
+    metrics = model_comparison.rule_ratio_metrics(held)
+    assert metrics["n_req_ratio_L2_d64_to_default_floor"] == pytest.approx(2.0, rel=0.01)
+    assert metrics["seed_spread_twohop_floor"] == pytest.approx(1.1, rel=0.01)
+    assert "n_req_ratio_small_to_default_floor" in model_comparison.rule_ratio_metrics(held, {"L2-d64": "small"})
+
+    # the lower end at N = 10 succeeds under the floor: that cell searches again, and the floor's verdict waits
+    small_flipped = bracket("L2-d64", 10, 0, 400, rerun_ok=True) + bracket("L2-d64", 12, 0, 4 * 144, rerun_ok=False)
+    flipped = model_comparison.ratios_by_rule(cells_of, pd.DataFrame(default + small_flipped), experiments, names, 2000)
+    floor_row = flipped.set_index("give_up_floor").loc[2000]
+    assert floor_row["pending"] == "N = 10 (seed 0)" and floor_row["verdict"] == "" and floor_row["cells"] == 1
+    assert model_comparison.rule_ratio_note(flipped, "L4-d128") == (
+        " Section 4.7 reruns the lower ends under the floor (100 epochs or 2,000 steps). There, L2-d64 waits for "
+        "N = 10 (seed 0), still searching under the floor.")
+    assert np.isnan(model_comparison.rule_ratio_metrics(flipped)["n_req_ratio_L2_d64_to_default_floor"])
+    shown = views.ratios_by_rule_view(flipped, "L4-d128").frame
+    assert "waits for N = 10 (seed 0)" in shown.to_string()
+
+    empty = model_comparison.ratios_by_rule(cells_of, pd.DataFrame(), experiments, names, 2000)
+    assert empty["cells"].tolist() == [0, 0] and model_comparison.rule_ratio_note(empty, "L4-d128") == ""

@@ -98,6 +98,9 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
             "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
             "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
     assert "N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)
+    floor = {**done, "n_req_ratio_mamba_to_default_floor": 0.97}
+    assert "1.31x (0.97x under the floor) the transformer's data" in _mamba(floor)
+    assert "under the floor" not in _mamba({**done, "n_req_ratio_mamba_to_default_floor": float("nan")})
 
 
 def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_finishes_under_it():

@@ -110,6 +110,16 @@ def _fivehop_saving(m: Mapping[str, Any]) -> str:
     return ""
 
 
+def _both_rules(m: Mapping[str, Any], key: str) -> str:
+    """A chapter-4 ratio under the authors' rule, and under the step floor where that is recorded: "1.06x (1.00x
+    under the floor)"."""
+    text = f"{m.get(key, float('nan')):.2f}x"
+    floor = m.get(f"{key}_floor")
+    if isinstance(floor, (int, float)) and not math.isnan(floor):
+        text += f" ({floor:.2f}x under the floor)"
+    return text
+
+
 def _mamba(m: Mapping[str, Any]) -> str:
     """Chapter 4's architecture check: the Mamba's exponent and its data against the default transformer's."""
     if not m.get("params_mamba"):
@@ -124,7 +134,8 @@ def _mamba(m: Mapping[str, Any]) -> str:
     if exponent == "not measured yet":
         exponent = "its exponent not measured yet (it needs two values of N finished)"
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
-            f"{exponent}, {ratio:.2f}x the transformer's data on the cells both finished "
+            f"{exponent}, {_both_rules(m, 'n_req_ratio_mamba_to_default')} the transformer's data on the cells both "
+            "finished "
             f"(the paper's Mamba: N^2.00).")
 
 
@@ -300,9 +311,9 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"at N = 50. Three-hop {_exponent(m, 'threehop')} (paper {EXPONENTS['threehop']:.2f}); parallel two-hop "
             f"{_exponent(m, 'parallel_twohop')} (paper {EXPONENTS['parallel_twohop']:.2f}). Over "
             f"{m['param_ratio']:.1f}x in parameters, a 2-layer width-64 model needs "
-            f"{m.get('n_req_ratio_L2_d64_to_default', float('nan')):.2f}x the default's data and a 6-layer "
-            f"width-128 one {m.get('n_req_ratio_L6_d128_to_default', float('nan')):.2f}x, against a "
-            f"{m['seed_spread_twohop']:.2f}x gap between two seeds of one cell. " + _mamba(m)
+            f"{_both_rules(m, 'n_req_ratio_L2_d64_to_default')} the default's data and a 6-layer "
+            f"width-128 one {_both_rules(m, 'n_req_ratio_L6_d128_to_default')}, against a "
+            f"{_both_rules(m, 'seed_spread_twohop')} gap between two seeds of one cell. " + _mamba(m)
             + _verdicts(m, {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                             "twohop_mamba": "the Mamba"})
             + _below_paper(m, EXPONENTS) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")

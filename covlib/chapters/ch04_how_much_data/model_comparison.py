@@ -12,7 +12,9 @@ from covlib.base.paper import EXPONENTS_BY_SIZE_TWOHOP
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
 from covlib.figures.required_data import requirement_frame
 from covlib.search.experiments import experiment_command
-from covlib.search.summary import geometric_mean, requirement_ratio
+from covlib.search.recheck import FINISHED
+from covlib.search.summary import geometric_mean, requirement_ratio, seed_spread
+from covlib.search.verdicts import rule_label, rule_summary
 from covlib.training.shapes import MODEL_SHAPES, model_params
 
 SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
@@ -135,16 +137,103 @@ def ratio_verdicts(ratios: Mapping[str, pd.DataFrame], spread: float, reference:
     for model, r in ratios.items():
         g = geometric_mean(r["ratio"])
         cells = f"the {len(r)} cells both finished" if len(r) > 1 else "the one cell both finished"
-        note += (f" {model} needs {g:.2f} times the data of {reference} on {cells} "
-                 f"(per cell: {', '.join(f'N = {int(n)} {x:.2f}' for n, x in zip(r['N'], r['ratio']))}): ")
-        if np.isnan(spread):
+        note += f" {model} needs {g:.2f} times the data of {reference} on {cells} (per cell: {per_cell_text(r)}): "
+        verdict = ratio_verdict(g, len(r), spread)
+        if verdict == NO_SPREAD:
             note += "no second seed to judge the gap against."
-        elif len(r) < 2:  # one cell's ratio is one draw of the seed-to-seed gap it is judged against
+        elif verdict == ONE_CELL:
             note += f"one cell is too few to call it more or less (two seeds of one cell differ {spread:.2f}-fold)."
         else:
-            verdict = "less" if g < 1 / spread else "more" if g > spread else "about the same"
             note += f"**{verdict}**, against a typical {spread:.2f}-fold gap between two seeds of the same cell."
     return note
+
+
+NO_SPREAD, ONE_CELL = "no second seed", "one cell"
+
+
+def ratio_verdict(ratio: float, cells: int, spread: float) -> str:
+    """Whether a model needs "less", "more" or "about the same" data as the reference, from the geometric mean
+    ``ratio`` over ``cells`` shared cells, judged against the typical gap between two seeds of one cell:
+    NO_SPREAD without a second seed, ONE_CELL when one cell's ratio is a single draw of that very gap."""
+    if np.isnan(spread):
+        return NO_SPREAD
+    if cells < 2:
+        return ONE_CELL
+    return "less" if ratio < 1 / spread else "more" if ratio > spread else "about the same"
+
+
+def per_cell_text(ratios: pd.DataFrame) -> str:
+    """"N = 25 1.07, N = 30 1.06": each cell's ratio, from a requirement_ratio frame."""
+    return ", ".join(f"N = {int(n)} {x:.2f}" for n, x in zip(ratios["N"], ratios["ratio"]))
+
+
+def ratios_by_rule(cells_of: Mapping[str, Sequence], probes: pd.DataFrame, experiments: Mapping[str, dict],
+                   names: Sequence[str], floor: int, reference: str = "twohop") -> pd.DataFrame:
+    """Each model's n_req over the ``reference`` experiment's, under the authors' rule and under the step floor
+    (section 4.7): per model and rule, the cells both finished, the ratio per cell and as a geometric mean, the
+    reference's seed gap under that rule, the verdict (ratio_verdict), and the cells the authors' rule finished
+    that the floor has not (``pending``: until they finish, the floor's verdict waits)."""
+    rows = []
+    for floor_steps in (0, floor):
+        summaries = {n: rule_summary(cells_of[n], probes, floor_steps) for n in (reference, *names)}
+        spread = seed_spread(summaries[reference])
+        for name in names:
+            if name == reference:
+                continue
+            r = requirement_ratio(summaries[name], summaries[reference], ("model", "reference"))
+            authors = rule_summary(cells_of[name], probes, 0) if floor_steps else summaries[name]
+            pending = sorted(set(finished_cells(authors)) - set(finished_cells(summaries[name])))
+            g = geometric_mean(r["ratio"])
+            rows.append({"model": experiments[name]["model"], "give_up_floor": floor_steps,
+                         "rule": rule_label(floor_steps), "cells": len(r), "per cell": per_cell_text(r) if len(r) else "",
+                         "ratio": g, "seed gap": spread,
+                         "verdict": ratio_verdict(g, len(r), spread) if len(r) and not pending else "",
+                         "pending": ", ".join(f"N = {N} (seed {seed})" for N, seed in pending)})
+    return pd.DataFrame(rows, columns=["model", "give_up_floor", "rule", "cells", "per cell", "ratio", "seed gap",
+                                       "verdict", "pending"])
+
+
+def finished_cells(summary: pd.DataFrame) -> list[tuple[int, int]]:
+    """The (N, seed) of a search summary's finished cells (bracketed, or unreachable within the pool)."""
+    if not len(summary):
+        return []
+    done = summary[summary["status"].isin(FINISHED)]
+    return [(int(N), int(seed)) for N, seed in zip(done["N"], done["seed"])]
+
+
+def rule_ratio_note(by_rule: pd.DataFrame, reference: str) -> str:
+    """Whether the comparison with ``reference`` holds under the floor (section 4.7's rule) as under the authors'
+    rule, in words ("" while the table holds no floor row with a finished cell)."""
+    floor_rows = by_rule[by_rule["give_up_floor"] > 0]
+    if not len(floor_rows) or not (floor_rows["cells"] > 0).any():
+        return ""
+    authors = by_rule[by_rule["give_up_floor"] == 0].set_index("model")
+    parts = []
+    for _, r in floor_rows.iterrows():
+        if r["pending"]:
+            parts.append(f"{r['model']} waits for {r['pending']}, still searching under the floor")
+            continue
+        if not r["cells"]:
+            continue
+        before = authors.loc[r["model"], "verdict"] if r["model"] in authors.index else ""
+        said = {NO_SPREAD: "no second seed to judge it", ONE_CELL: "one cell, too few to judge"}.get(
+            r["verdict"], f"**{r['verdict']}**")
+        same = "as under the authors' rule" if r["verdict"] == before else f"where the authors' rule said {before}"
+        parts.append(f"{r['model']} needs {r['ratio']:.2f} times the data of {reference} (per cell: {r['per cell']}; "
+                     f"seed gap {r['seed gap']:.2f}-fold): {said}, {same}")
+    if not parts:
+        return ""
+    return f" Section 4.7 reruns the lower ends under {floor_rows['rule'].iloc[0]}. There, " + "; ".join(parts) + "."
+
+
+def rule_ratio_metrics(by_rule: pd.DataFrame, labels: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Each model's n_req ratio to the default model under the floor (NaN while cells wait), and the default
+    model's seed gap under the floor, as recorded metrics; ``labels`` names a model in the key (else its name)."""
+    floor_rows = by_rule[by_rule["give_up_floor"] > 0]
+    label = {**{m: m.replace("-", "_") for m in floor_rows["model"]}, **(labels or {})}
+    ratios = {f"n_req_ratio_{label[m]}_to_default_floor": (g if not pending else float("nan"))
+              for m, g, pending in zip(floor_rows["model"], floor_rows["ratio"], floor_rows["pending"])}
+    return {**ratios, "seed_spread_twohop_floor": float(floor_rows["seed gap"].iloc[0]) if len(floor_rows) else float("nan")}
 
 
 def architecture_note(models: pd.DataFrame, ratios: Mapping[str, pd.DataFrame], spread: float, reference: str) -> str:

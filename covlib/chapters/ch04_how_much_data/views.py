@@ -93,3 +93,14 @@ def chains_view(chains: pd.DataFrame) -> ReaderTable:
                                  "interval": "95% interval", "seeds": "seeds", "paper": "paper's c",
                                  "finished cells": "finished cells", "cells": "of cells"},
                         formats={"exponent": ".2f", "paper": ".2f"})
+
+
+def ratios_by_rule_view(by_rule: pd.DataFrame, reference: str) -> ReaderTable:
+    """``ratios_by_rule`` for the reader: each model against ``reference`` under both give-up rules."""
+    shown = by_rule.assign(verdict=[v or ("waits for " + p if p else "") for v, p in zip(by_rule["verdict"],
+                                                                                        by_rule["pending"])])
+    return reader_table(shown, {"model": "model", "rule": "give-up rule", "cells": "cells both finished",
+                                "per cell": "ratio per cell", "ratio": f"n_req / {reference}'s (geometric mean)",
+                                "seed gap": "typical gap between two seeds", "verdict": "needs"},
+                        formats={"ratio": ".2f", "seed gap": ".2f"},
+                        caption=f"Each model's required data over {reference}'s, under both give-up rules")
