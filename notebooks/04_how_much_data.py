@@ -333,7 +333,10 @@ display(give_up_rule.exponents_view(rule_exponents))
 # An exponent fitted over a narrow span of $N$ is a chord of a curve that may still be bending. The
 # local slope between adjacent values of $N$ shows where it bends; the paper's own published two-hop
 # requirements (N = 50-200) give local slopes from 1.83 to 2.71, so a law measured at small N can sit
-# below the paper's fit without contradicting it. At the largest N the paper shares, the two
+# below the paper's fit without contradicting it. Between close values of $N$ a local slope is
+# itself uncertain: each cell's $n_\text{req}$ lies somewhere in its bracket, so the table gives
+# the range of slopes the two cells' brackets allow beside the spread over seeds (the closer the
+# two values of $N$, the wider that range). At the largest N the paper shares, the two
 # requirements are set side by side.
 
 # %%

@@ -99,12 +99,15 @@ if chapter["miniature"]:
     search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, smoke_work, chapter["rules"], log=None)
     search(fake_cells, fake_table, smoke_work, chapter["rules"], log=None)
 probes = read_probes(table_path)
-summaries = {name: search_summary(cs, probes) for name, cs in cells.items()}
+summaries = {name: search_summary(authors_rule_cells(e), probes) for name, e in experiments.items()}
+floor_steps, _, _ = chosen_floor(probes)
+floor_only = {name: search_summary(floor_only_cells(e), probes, floor_steps) for name, e in experiments.items()
+              if floor_only_N(e)}  # cells added to decide an exponent under the floor (section 7.1's second table)
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
 nontree_summary = search_summary(nontree_cells, probes)
 display(search_reader_table(searches.search_table(summaries), searches.SEARCH_COLUMNS))
 cot_minutes = searches.cot_search_minutes(summaries)
-pending_note = searches.pending_note(summaries, experiments)
+pending_note = searches.pending_note(summaries, experiments, floor_only, floor_steps)
 if pending_note and not chapter["miniature"]:
     display(Markdown(pending_note))
 
@@ -132,10 +135,10 @@ display(Markdown(searches.exponent_text(fits)
 # side, with their local slopes and a verdict by the rule chapter 4 states.
 
 # %%
-floor_steps, _, _ = chosen_floor(probes)
 recheck = floor_recheck(probes, floor_steps)
 cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS if n in cells}, probes,
-                             [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps)
+                             [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps,
+                             floor_only={n: floor_only_N(e) for n, e in experiments.items()})
 cot_verdicts = verdict_table(cot_rule)
 display(exponents_view(cot_rule))
 display(slopes_view(slopes_table(cot_rule, with_paper=False)))

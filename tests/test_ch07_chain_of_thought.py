@@ -651,3 +651,20 @@ def test_the_placeholder_share_gets_a_t_interval_over_its_cells():
     metrics = data_ratios.placeholder_metrics(cells, 2000)
     assert metrics["placeholder_saving_share_ci_low"] == pytest.approx(low) and low < 0 < high
     assert np.isnan(data_ratios.share_interval(cells.iloc[:1])).all()
+
+
+def test_the_pending_note_resumes_each_search_under_its_own_rule():
+    experiment = {"task": "threehop", "N": [10, 12, 24, 30], "seeds": [0], "model": "L4-d128", "cot": True,
+                  "floor_only_N": [24, 30]}
+    authors = pd.DataFrame({"N": [10, 12], "status": ["bracketed", "searching"]})
+    floor_only = pd.DataFrame({"N": [24, 30], "status": ["bracketed", "searching"]})
+    note = searches.pending_note({"threehop_cot": authors}, {"threehop_cot": experiment},
+                                 {"threehop_cot": floor_only}, 2000)
+    assert note.startswith("**Not finished yet**")
+    assert "three-hop, CoT: 1 of 2 cells (`covlib scaling search --task threehop --N 10 12 --seeds 0" in note
+    assert ("three-hop, CoT under the floor alone, at N = 30: 1 of 2 cells (`covlib scaling search --task threehop "
+            "--N 24 30 --seeds 0 --model L4-d128 --cot --give-up-floor 2000") in note
+    finished = authors.assign(status="bracketed")
+    assert searches.pending_note({"threehop_cot": finished}, {"threehop_cot": experiment},
+                                 {"threehop_cot": floor_only.assign(status="bracketed")}, 2000) == ""
+    assert searches.pending_note({"threehop_cot": finished}, {"threehop_cot": experiment}) == ""

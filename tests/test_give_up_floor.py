@@ -200,3 +200,31 @@ def test_the_rules_say_in_words_whether_a_floor_holds_the_give_up_back():
     assert "but not before" not in ProbeRules().describe()
     assert "gives up 100 epochs after fitting its training set but not before 2,000 steps past the fit, or at 6,000 " \
            "steps" in ProbeRules(give_up_floor=2000).describe()
+
+
+def test_cells_searched_under_the_floor_alone_are_left_out_of_the_authors_rule():
+    from covlib.search.experiments import authors_rule_cells, experiment_command, floor_only_cells, floor_only_N
+    from covlib.search.verdicts import exponents_by_rule
+
+    experiment = {"task": "twohop", "N": [10, 12, 14, 16, 20], "seeds": [0], "model": "smoke", "floor_only_N": [20]}
+    assert floor_only_N(experiment) == [20] and floor_only_N({**experiment, "floor_only_N": []}) == []
+    assert [c.N for c in authors_rule_cells(experiment)] == [10, 12, 14, 16]
+    assert [c.N for c in floor_only_cells(experiment)] == [20]
+    command = experiment_command(experiment, Ns=[20], give_up_floor=2000)
+    assert "--N 20 --seeds 0" in command and "--give-up-floor 2000" in command
+    assert "--give-up-floor" not in experiment_command(experiment) and "--N 10 12 14 16 20 " in experiment_command(experiment)
+
+    def bracket(N: int, floor_only: bool) -> list[dict]:
+        low, high = int(2 * N**2), int(2 * N**2 * 1.25)
+        if floor_only:  # only the floor's failing probe: the authors' rule has no failure to bracket with
+            return [row(high, True, steps=900) | {"N": N}, row(low, False, steps=2500, fit=400, floor=2000) | {"N": N}]
+        return [row(high, True, steps=900) | {"N": N}, row(low, False, steps=2500, fit=100) | {"N": N}]
+
+    probes = pd.DataFrame([r for N in (10, 12, 14, 16) for r in bracket(N, False)] + bracket(20, True))
+    cells = {"law": [Cell("twohop", N, "smoke", 0) for N in (10, 12, 14, 16, 20)]}
+    plain = exponents_by_rule(cells, probes, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
+    assert plain.loc[0, "searching"] == 1  # without the list, N = 20 looks unfinished under the authors' rule
+    told = exponents_by_rule(cells, probes, [0, 2000], {"law": 2.0}, reps=200,
+                             floor_only={"law": [20]}).set_index("give_up_floor")
+    assert told.loc[0, "searching"] == 0 and told.loc[0, "N_max"] == 16
+    assert told.loc[2000, "N_max"] == 20 and told.loc[2000, "n_values"] == 5 and told.loc[2000, "pending"] == 0

@@ -25,6 +25,24 @@ def test_local_slopes_recover_the_law_and_the_seed_gap_sets_their_range():
     assert local_slopes(law(2.5, gap=1.0))["slope_max"].to_numpy() == pytest.approx(2.5)
 
 
+def test_the_bracket_range_of_a_local_slope_runs_from_end_to_end_of_the_two_cells_brackets():
+    cells = pd.DataFrame({"N": [20, 24], "seed": 0, "low": [1000.0, 1500.0], "high": [1300.0, 1900.0]})
+    cells["n_req"] = np.sqrt(cells["low"] * cells["high"])
+    slope = local_slopes(cells).iloc[0]
+    span = np.log(24 / 20)
+    assert slope["slope"] == pytest.approx(np.log(cells["n_req"][1] / cells["n_req"][0]) / span)
+    assert slope["bracket_min"] == pytest.approx(np.log(1500 / 1300) / span)
+    assert slope["bracket_max"] == pytest.approx(np.log(1900 / 1000) / span)
+    assert slope["slope_min"] == slope["slope_max"] == pytest.approx(slope["slope"])  # one seed: no seed range
+    # a verdict leans on the bracket range: a paper's value far from the point slope but inside it agrees
+    far = slope["slope"] + 0.6
+    assert slope["bracket_min"] < far < slope["bracket_max"]
+    word, reason = verdict(fit_of(far, far - 0.3, far + 0.3), local_slopes(cells), far)
+    assert word == "reproduced" and "within the brackets" in reason
+    assert verdict(fit_of(far, far - 0.3, far + 0.3), local_slopes(cells.drop(columns=["low", "high"])), far)[0] \
+        == "not_reproduced"  # without bracket ends the range is the seeds' alone
+
+
 def test_the_papers_local_slopes_from_its_published_two_hop_points():
     assert paper_local_slopes()["slope"].round(2).tolist() == [1.83, 1.94, 2.71, 2.41]
 

@@ -70,16 +70,19 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
     if with_paper:
         parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule="the paper's"))
     if not parts:  # no exponent has finished cells at two adjacent N yet (a miniature search)
-        return pd.DataFrame(columns=["exponent", "rule", "N_low", "N_high", "slope", "slope_min", "slope_max", "pairs",
-                                     "N", "seed_range"])
+        return pd.DataFrame(columns=["exponent", "rule", "N_low", "N_high", "slope", "slope_min", "slope_max",
+                                     "bracket_min", "bracket_max", "pairs", "N", "seed_range", "bracket_range"])
     table = pd.concat(parts, ignore_index=True)
     return table.assign(N=table["N_low"].astype(str) + "-" + table["N_high"].astype(str),
                         seed_range=[f"{a:.2f} to {b:.2f}" if p > 1 else "one estimate per N"
-                                    for a, b, p in zip(table["slope_min"], table["slope_max"], table["pairs"])])
+                                    for a, b, p in zip(table["slope_min"], table["slope_max"], table["pairs"])],
+                        bracket_range=[f"{a:.2f} to {b:.2f}" if b > a else "published points, no brackets"
+                                       for a, b in zip(table["bracket_min"], table["bracket_max"])])
 
 def slopes_view(slopes: pd.DataFrame) -> ReaderTable:
     return reader_table(slopes, {"exponent": "exponent", "rule": "give-up rule", "N": "between N",
-                                 "slope": "local slope", "seed_range": "over pairings of seeds"},
+                                 "slope": "local slope", "seed_range": "over pairings of seeds",
+                                 "bracket_range": "within the brackets"},
                         formats={"slope": ".2f"}, max_rows=40)
 
 def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.DataFrame, floor: int,

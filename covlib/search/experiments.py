@@ -59,15 +59,36 @@ def experiment_cells(experiment: str | dict) -> list[Cell]:
                      bool(e.get("fake_bridge", False)))
 
 
-def experiment_command(experiment: str | dict, jobs: int = 2) -> str:
+def floor_only_N(experiment: str | dict) -> list[int]:
+    """The values of N an experiment searches under the step floor alone (its ``floor_only_N``): cells added to
+    decide an exponent under the floor, which the authors' rule never searched and so neither fits nor awaits."""
+    return [int(N) for N in _experiment(experiment).get("floor_only_N", [])]
+
+
+def authors_rule_cells(experiment: str | dict) -> list[Cell]:
+    """The cells of an experiment that the authors' rule searches: all but those at its floor-only N."""
+    floor_only = set(floor_only_N(experiment))
+    return [c for c in experiment_cells(experiment) if c.N not in floor_only]
+
+
+def floor_only_cells(experiment: str | dict) -> list[Cell]:
+    """The cells of an experiment searched under the step floor alone (none for most experiments)."""
+    floor_only = set(floor_only_N(experiment))
+    return [c for c in experiment_cells(experiment) if c.N in floor_only]
+
+
+def experiment_command(experiment: str | dict, jobs: int = 2, Ns: Iterable[int] | None = None,
+                       give_up_floor: int | None = None) -> str:
     """The shell command that fills (or resumes) one experiment's rows of its probe table (the dict's
     ``table``, by default the book's; its ``step_cap``, where it has one, above the default cap; its
-    ``give_up_floor``, where it has one, the step floor of the give-up rule)."""
+    ``give_up_floor``, where it has one, the step floor of the give-up rule). ``Ns`` and ``give_up_floor``
+    narrow it to some values of N and set the floor (its floor-only cells, for one)."""
     e = _experiment(experiment)
     style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
     cap = f" --step-cap {e['step_cap']}" if e.get("step_cap") else ""
-    floor = f" --give-up-floor {e['give_up_floor']}" if e.get("give_up_floor") else ""
-    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, e['N']))} "
+    floor_steps = give_up_floor if give_up_floor is not None else e.get("give_up_floor")
+    floor = f" --give-up-floor {floor_steps}" if floor_steps else ""
+    return (f"covlib scaling search --task {e['task']} --N {' '.join(map(str, Ns if Ns is not None else e['N']))} "
             f"--seeds {' '.join(map(str, e['seeds']))} --model {e['model']}{style}{cap}{floor} "
             f"--table {e.get('table', BOOK_TABLE)} --work {BOOK_WORK} --jobs {jobs}")
 

@@ -6,7 +6,7 @@ shrink with the training set. Chapters 4 and 7 show both, the local slopes betwe
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,8 +25,9 @@ VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent
 
 VERDICT_RULE = (
     "An exponent is **reproduced** when its 95% interval holds the paper's value and the local slope between "
-    "its two largest values of N agrees with it (the paper's value lies within that slope's range over the "
-    "pairings of seeds); **lower, consistent with small N** when it is not reproduced, lies below the paper's "
+    "its two largest values of N agrees with it (the paper's value lies within the range of slopes the two "
+    "cells' brackets allow, over every pairing of seeds: each cell's n_req lies somewhere in its bracket); "
+    "**lower, consistent with small N** when it is not reproduced, lies below the paper's "
     "value, and the local slope at its largest N is steeper than the fit (the law is still steepening where "
     "the measurement ends); **not reproduced** otherwise, which includes a fit with no interval.")
 
@@ -44,18 +45,22 @@ def rule_label(give_up_floor: int) -> str:
 
 
 def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame, floors: Sequence[int],
-                      paper: Mapping[str, float], reps: int = 2000) -> pd.DataFrame:
+                      paper: Mapping[str, float], reps: int = 2000,
+                      floor_only: Mapping[str, Collection[int]] | None = None) -> pd.DataFrame:
     """One row per (exponent, rule): c, its interval (None below 4 values of N), N range, values of N, seeds,
     the cells finished and those still searching under that rule, the paper's exponent, and the fit itself.
     Under a floor, an exponent is fitted only once every cell the authors' rule finished (bracketed, or
     unreachable within the ID pool) is finished under the floor too (``pending`` counts those that are not): a
     fit on the cells that happen to be done first (those whose lower ends already trained long enough, at the
-    largest N) would not be the same exponent, and a cell the pool seemed to cut off may gain a bracket."""
+    largest N) would not be the same exponent, and a cell the pool seemed to cut off may gain a bracket.
+    ``floor_only`` names, per exponent, the values of N searched under the floor alone: the authors' rule leaves
+    them out (they are not its cells, nor still searching under it)."""
     rows = []
     for name, cells in cells_of.items():
         authors_finished = set()
+        left_out = set((floor_only or {}).get(name, ()))
         for floor in floors:
-            summary = rule_summary(cells, probes, floor)
+            summary = rule_summary(cells if floor else [c for c in cells if c.N not in left_out], probes, floor)
             done = summary.dropna(subset=["n_req"]) if len(summary) else summary
             finished = ({(r.N, r.seed) for r in summary[summary["status"].isin(FINISHED)].itertuples()}
                         if len(summary) else set())
@@ -76,18 +81,34 @@ def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFra
 
 def local_slopes(summary: pd.DataFrame) -> pd.DataFrame:
     """The slope of log n_req against log N between each pair of adjacent N with finished cells: through the
-    geometric means of the two cells (``slope``), and its range over every pairing of one seed at each N
-    (``slope_min``, ``slope_max``: how far the seed gap alone moves it)."""
+    geometric means of the two cells (``slope``); its range over every pairing of one seed at each N
+    (``slope_min``, ``slope_max``: how far the seed gap alone moves it); and the range the brackets allow
+    (``bracket_min``, ``bracket_max``: over those pairings, from the lower cell's smallest succeeding n to the
+    upper one's largest failing n, and back). A cell's n_req lies somewhere in its bracket, so between close
+    values of N the bracket range is the one a verdict may lean on; without bracket ends it is the seed range."""
+    columns = ["N_low", "N_high", "slope", "slope_min", "slope_max", "bracket_min", "bracket_max", "pairs"]
     done = summary.dropna(subset=["n_req"]) if len(summary) else summary
-    by_N = {int(N): g["n_req"].to_numpy(float) for N, g in done.groupby("N")} if len(done) else {}
     rows = []
-    for a, b in itertools.pairwise(sorted(by_N)):
+    cells = {int(N): g for N, g in done.groupby("N")} if len(done) else {}
+    for a, b in itertools.pairwise(sorted(cells)):
         span = np.log(b / a)
-        pairs = [np.log(y / x) / span for x, y in itertools.product(by_N[a], by_N[b])]
-        mean = (np.log(by_N[b]).mean() - np.log(by_N[a]).mean()) / span
+        lower, upper = (_ends(cells[N]) for N in (a, b))
+        pairs = [np.log(y / x) / span for (x, _, _), (y, _, _) in itertools.product(lower, upper)]
+        narrowest = [np.log(y_low / x_high) / span for (_, _, x_high), (_, y_low, _) in itertools.product(lower, upper)]
+        widest = [np.log(y_high / x_low) / span for (_, x_low, _), (_, _, y_high) in itertools.product(lower, upper)]
+        mean = (np.mean([np.log(y) for y, _, _ in upper]) - np.mean([np.log(x) for x, _, _ in lower])) / span
         rows.append({"N_low": a, "N_high": b, "slope": float(mean), "slope_min": float(min(pairs)),
-                     "slope_max": float(max(pairs)), "pairs": len(pairs)})
-    return pd.DataFrame(rows, columns=["N_low", "N_high", "slope", "slope_min", "slope_max", "pairs"])
+                     "slope_max": float(max(pairs)), "bracket_min": float(min(narrowest)),
+                     "bracket_max": float(max(widest)), "pairs": len(pairs)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _ends(cells: pd.DataFrame) -> list[tuple[float, float, float]]:
+    """(n_req, low, high) of each finished cell at one N; the estimate itself stands in for a missing end."""
+    n_req = cells["n_req"].to_numpy(float)
+    low = cells["low"].to_numpy(float) if "low" in cells else n_req
+    high = cells["high"].to_numpy(float) if "high" in cells else n_req
+    return [(n, lo if np.isfinite(lo) else n, hi if np.isfinite(hi) else n) for n, lo, hi in zip(n_req, low, high)]
 
 
 def paper_local_slopes(required: Mapping[int, float] = REQUIRED_DATA_TWOHOP_AUTHORS) -> pd.DataFrame:
@@ -104,9 +125,10 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
         return "not_reproduced", f"no interval from {fit['n_values']} values of N"
     last = slopes.iloc[-1] if len(slopes) else None
     holds = fit["c_low"] <= paper <= fit["c_high"]
-    agrees = last is not None and last["slope_min"] <= paper <= last["slope_max"]
-    where = (f"local slope {last['slope']:.2f} (seed pairings {last['slope_min']:.2f} to {last['slope_max']:.2f}) "
-             f"between N = {last['N_low']:.0f} and {last['N_high']:.0f}") if last is not None else "no local slope"
+    agrees = last is not None and last["bracket_min"] <= paper <= last["bracket_max"]
+    where = (f"local slope {last['slope']:.2f} between N = {last['N_low']:.0f} and {last['N_high']:.0f} "
+             f"({last['bracket_min']:.2f} to {last['bracket_max']:.2f} within the brackets)"
+             if last is not None else "no local slope")
     if holds and agrees:
         return "reproduced", f"the interval holds {paper:.2f}; {where}"
     if fit["c"] < paper and last is not None and last["slope"] > fit["c"]:

@@ -27,7 +27,13 @@ from covlib.figures.give_up_rule import (
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table
-from covlib.search.experiments import experiment_cells, experiment_command
+from covlib.search.experiments import (
+    authors_rule_cells,
+    experiment_cells,
+    experiment_command,
+    floor_only_cells,
+    floor_only_N,
+)
 from covlib.search.probes import read_probes
 from covlib.search.recheck import floor_recheck, rerun_minutes
 from covlib.search.required_data import search
@@ -44,8 +50,11 @@ __all__ = [
     "data_ratios",
     "describe_cells",
     "ensure_shipped",
+    "authors_rule_cells",
     "experiment_cells",
     "experiment_command",
+    "floor_only_N",
+    "floor_only_cells",
     "exponents_by_rule",
     "exponents_view",
     "floor_recheck",
