@@ -69,7 +69,10 @@ def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_
     recheck = pd.DataFrame([{"task": "twohop", "cot": False, "authors_status": "bracketed", "low": 100, "reopened": True, "rerun": False,
                              "flipped": False, "floor_status": "searching"}] * 2)
     text = pattern_note(exponents, pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
-    assert "1 of the 2 exponents here lie below" in text  # 2.086 shows as 2.09: not below
+    # 2.086 shows as 2.09: not below, and named apart from the one that is
+    assert "1 of the 2 exponents here lie below the paper's (three-hop 2.31 against 2.58); two-hop 2.09 against 2.09 does not." in text
+    none_below = pattern_note(exponents.iloc[:1], pd.DataFrame(), recheck, 2000, 1690.0, 89, 3.2)
+    assert "the one exponent here does not lie below the paper's (two-hop 2.09 against 2.09)." in none_below
     assert "None has been rerun yet" in text and "about 3 CPU-hours" in text and "1,690" in text
     assert "found unreachable" not in text
     cut_off = recheck.assign(authors_status=["bracketed", "unreachable"])

@@ -96,9 +96,7 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
     chosen = (f"{floor:,} is the step by which 95% of the {successes} succeeding probes of up to 10,000 examples "
               f"had first reached 99%, {quantile:,.0f}, rounded up" if successes else
               "the book's floor; this table holds no success to choose one from")
-    text = (f"**The pattern.** Under the authors' rule {len(below)} of the {len(authors)} exponents here lie below "
-            "the paper's (" + "; ".join(f"{reader_name(r['exponent'])} {r['c']:.2f} against "
-                                        f"{r['paper']:.2f}" for _, r in authors.iterrows()) + "). "
+    text = (f"**The pattern.** Under the authors' rule {_below_sentence(authors, below)} "
             "The rule counts its patience in epochs, so it gives a small training set only a few hundred steps after "
             "the fit; a probe given up before it generalises counts as a failure, raises n_req most where n is "
             "small, and so flattens the fit. The ID pool acts the other way: the cells it cuts off (no training set "
@@ -127,6 +125,20 @@ def pattern_note(exponents: pd.DataFrame, verdicts: pd.DataFrame, recheck: pd.Da
                  "an exponent is fitted under the floor only once every one of its cells is finished under it, and "
                  "until then its verdict stays with the authors' rule.")
     return text + _floor_outcome(exponents)
+
+def _below_sentence(authors: pd.DataFrame, below: pd.DataFrame) -> str:
+    """"2 of the 3 exponents here lie below the paper's (a 1.45 against 1.76; ...); b 2.09 against 2.09 does not.":
+    the exponents below the paper's value (as shown, to two decimals) named apart from the others."""
+    def listed(rows: pd.DataFrame) -> str:
+        return "; ".join(f"{reader_name(r['exponent'])} {r['c']:.2f} against {r['paper']:.2f}" for _, r in rows.iterrows())
+
+    rest = authors.drop(below.index)
+    if not len(below):
+        which = "the one exponent here does" if len(authors) == 1 else f"none of the {len(authors)} exponents here does"
+        return f"{which} not lie below the paper's ({listed(rest)})."
+    text = f"{len(below)} of the {len(authors)} exponents here lie below the paper's ({listed(below)})"
+    return text + (f"; {listed(rest)} {'does' if len(rest) == 1 else 'do'} not." if len(rest) else ".")
+
 
 def _paper_patience(rules: ProbeRules = ProbeRules()) -> str:
     """Why the paper's own exponents, fitted under the same rule, are less exposed to it: at its smallest two-hop
