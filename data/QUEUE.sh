@@ -174,7 +174,8 @@ step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 
 #      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
 #      2000 --table data/scaling/probes.csv` prints the plan (before the floor reruns: 13 of 14 brackets, ~290
 #      CPU-minutes; at b6e7112, with the two-hop and placeholder floor cells finished: 34 brackets wider than 1.15,
-#      32 within an hour each, one probe each, ~716 CPU-minutes, and more as steps 7-11 finish their cells)
+#      32 within an hour each, one probe each, ~716 CPU-minutes, and more as steps 7-11 finish their cells; at
+#      ed032fa, after step 11: 66 wider than 1.15, 61 within an hour, one probe each, ~1,072 CPU-minutes)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
 # 16. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
 #     are ~9,000 steps, past the floor, so both rules decide alike here
