@@ -166,6 +166,11 @@ step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${
 #    training inputs that grow as n_train^2 (123 million at N = 10, n_train = 100,000, ~15 GiB), and at N = 14
 #    coverage's 99% crossing lies where this machine's memory cannot hold them (covlib refuses, CoverageTooLarge)
 step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
+# 13b. the brackets at each series' two largest N, tightened to 1.15 first (--largest-n 2): a verdict reads the local
+#      slope between those two N, and since ed032fa it leans on the range their brackets allow (at 1.26 wide and N
+#      1.2x apart, about 1.3 either side of the slope). At 728acd6: 23 probes within an hour each, ~394 CPU-minutes
+#      (three-hop CoT's and five-hop CoT's largest N change as steps 12-13 finish). Step 15 then does the rest
+step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --largest-n 2 "${RECHECK[@]}"
 # 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at the plain sequential scan's step,
 #     ~5-7 at the compiled scan's
 step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \

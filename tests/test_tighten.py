@@ -8,7 +8,7 @@ import pandas as pd
 from covlib.search.cells import Cell, SearchRules
 from covlib.search.probes import PROBE_COLUMNS, append_probe
 from covlib.search.required_data import search_states
-from covlib.search.tighten import probes_to_ratio, tighten_brackets, tighten_plan
+from covlib.search.tighten import probes_to_ratio, select_largest, tighten_brackets, tighten_plan
 
 
 def row(N: int, n: int, ok: bool, minutes: float, steps: int = 400, fit: int = 100, floor: int = 0) -> dict:
@@ -44,6 +44,10 @@ def test_the_plan_picks_wide_finished_brackets_within_the_budget():
     assert plan.loc[20, "minutes"] == 30 and plan.loc[20, "selected"]
     assert plan.loc[30, "minutes"] == 90 and not plan.loc[30, "selected"]
     assert list(tighten_plan(table(), 2000, max_minutes=100)["selected"]) == [True, True]
+    # N = 40 and 30 are the series' two largest bracketed N under the floor (50 is not finished under it)
+    assert plan.loc[30, "from_largest"] == 2 and plan.loc[20, "from_largest"] == 3
+    assert list(select_largest(plan.reset_index(), 2)["N"]) == [30]
+    assert len(select_largest(plan, None)) == 2
 
 
 def test_a_tighter_ratio_bisects_once_more():
@@ -67,6 +71,10 @@ def test_tightening_searches_the_selected_cells_under_the_floor_and_the_ratio(tm
     calls.clear()
     tighten_brackets(path, tmp_path / "work", 2000, ratio=1.15, max_minutes=60, tasks=["twohop-cot"], log=None)
     assert calls == []  # no CoT cell in the table
+    tighten_brackets(path, tmp_path / "work", 2000, ratio=1.15, max_minutes=60, largest_n=2, log=None)
+    assert calls == []  # N = 20 is the third largest: left for a later pass
+    tighten_brackets(path, tmp_path / "work", 2000, ratio=1.15, max_minutes=60, largest_n=3, log=None)
+    assert [c.N for c in calls[0][0]] == [20]
 
 
 def test_the_tighten_command_prints_its_plan_and_refuses_bad_input(tmp_path: Path, capsys):
@@ -79,3 +87,7 @@ def test_the_tighten_command_prints_its_plan_and_refuses_bad_input(tmp_path: Pat
     assert "2 bracket(s) wider than 1.15; 1 within 60 CPU-minutes each: 1 probe(s)" in capsys.readouterr().out
     assert main(["scaling", "tighten", "--give-up-floor", "2000", "--table", str(path), "--ratio", "1"]) == 2
     assert "--ratio 1" in capsys.readouterr().err
+    assert main(["scaling", "tighten", "--give-up-floor", "2000", "--table", str(path), "--largest-n", "2"]) == 0
+    assert "1 bracket(s) wider than 1.15; 0 within 60 CPU-minutes each" in capsys.readouterr().out
+    assert main(["scaling", "tighten", "--give-up-floor", "2000", "--table", str(path), "--largest-n", "0"]) == 2
+    assert "--largest-n 0" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from covlib.search.probes import read_probes
 from covlib.search.recheck import FINISHED, flip_counts, floor_recheck, recheck_brackets, select_cells
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
-from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, tighten_brackets, tighten_plan
+from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, select_largest, tighten_brackets, tighten_plan
 from covlib.tasks.graphs import TASKS
 from covlib.training.pool import SlurmOptions
 from covlib.training.shapes import MODEL_SHAPES, model_overrides
@@ -75,6 +75,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"target smallest success / largest failure (default {TIGHT_RATIO})")
     t.add_argument("--max-minutes", type=float, default=MAX_MINUTES,
                    help=f"tighten a cell only where that costs at most this many CPU-minutes (default {MAX_MINUTES:g})")
+    t.add_argument("--largest-n", type=int, default=None, metavar="K",
+                   help="only cells at the K largest N each task and model has bracketed (a verdict reads the local "
+                        "slope between the two largest: --largest-n 2 tightens those first)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -198,13 +201,16 @@ def _tighten(args: argparse.Namespace) -> int:
     _check_bracket_options(args)
     if args.ratio <= 1:
         raise CovlibError(f"--ratio {args.ratio:g}: a bracket ratio is above 1 (the book tightens to {TIGHT_RATIO})")
+    if args.largest_n is not None and args.largest_n < 1:
+        raise CovlibError(f"--largest-n {args.largest_n}: give how many of each series' largest N to tighten, 1 or more")
     crashed = False
     if args.run:
         results = tighten_brackets(args.table, args.work, args.give_up_floor, args.ratio, args.max_minutes, args.jobs,
-                                   args.model, args.exclude_model, args.task,
+                                   args.model, args.exclude_model, args.task, args.largest_n,
                                    log=lambda line: print(line, flush=True))
         crashed = any(r.crashed for r in results)
-    plan = select_cells(tighten_plan(read_probes(args.table), args.give_up_floor, args.ratio, args.max_minutes),
+    plan = select_cells(select_largest(tighten_plan(read_probes(args.table), args.give_up_floor, args.ratio,
+                                                    args.max_minutes), args.largest_n),
                         args.model, args.exclude_model, args.task)
     print(plan.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     chosen = plan[plan["selected"]]

@@ -33,10 +33,17 @@ def tighten_plan(table: pd.DataFrame, give_up_floor: int, ratio: float = TIGHT_R
                  max_minutes: float = MAX_MINUTES) -> pd.DataFrame:
     """One row per cell bracketed under the give-up rule with ``give_up_floor`` whose bracket is wider than ``ratio``:
     its bracket, the probes that would tighten it, their estimated one-thread CPU-minutes (probes times the longer
-    of its two end probes' minutes) and whether that is within ``max_minutes`` (``selected``)."""
+    of its two end probes' minutes), whether that is within ``max_minutes`` (``selected``), and ``from_largest``:
+    1 where its N is the largest its series (task, CoT, model) has bracketed, 2 the next, and so on. An exponent's
+    verdict reads the local slope between its two largest N, so those brackets are the ones to tighten first."""
     rows = []
-    for cell in table_cells(table):
-        state = search_states([cell], table, SearchRules(), starts={cell.key(): 0}, give_up_floor=give_up_floor)[0]
+    states = {cell: search_states([cell], table, SearchRules(), starts={cell.key(): 0}, give_up_floor=give_up_floor)[0]
+              for cell in table_cells(table)}
+    bracketed_N: dict[tuple, set[int]] = {}
+    for cell, state in states.items():
+        if state.status == "bracketed":
+            bracketed_N.setdefault((cell.task, cell.cot, cell.model), set()).add(cell.N)
+    for cell, state in states.items():
         if state.status != "bracketed" or state.high / state.low <= ratio:
             continue
         counted = cell_rows(table, cell, give_up_floor)
@@ -46,21 +53,33 @@ def tighten_plan(table: pd.DataFrame, give_up_floor: int, ratio: float = TIGHT_R
         rows.append({"task": cell.task, "cot": cell.cot, "N": cell.N, "model": cell.model, "seed": cell.seed,
                      "low": state.low, "high": state.high, "ratio": state.high / state.low, "probes": needed,
                      "minutes": minutes, "step_cap": int(counted["step_cap"].max()),
-                     "selected": minutes <= max_minutes})
+                     "selected": minutes <= max_minutes,
+                     "from_largest": sorted(bracketed_N[(cell.task, cell.cot, cell.model)], reverse=True).index(cell.N) + 1})
     columns = ["task", "cot", "N", "model", "seed", "low", "high", "ratio", "probes", "minutes", "step_cap",
-               "selected"]
+               "selected", "from_largest"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def tighten_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int,
                      ratio: float = TIGHT_RATIO, max_minutes: float = MAX_MINUTES, jobs: int = 2,
                      models: Sequence[str] | None = None, exclude_models: Sequence[str] = (),
-                     tasks: Sequence[str] | None = None, probe_rules: ProbeRules = ProbeRules(),
+                     tasks: Sequence[str] | None = None, largest_n: int | None = None,
+                     probe_rules: ProbeRules = ProbeRules(),
                      log: Callable[[str], None] | None = print) -> list[SearchResult]:
     """Bisect, under the give-up rule with ``give_up_floor``, every selected cell of tighten_plan until its bracket
-    is at most ``ratio`` (cells grouped by step cap, which a search keeps). Resumable: the plan is read from the
-    table, so a cell already tight is left alone."""
-    plan = tighten_plan(read_probes(table), give_up_floor, ratio, max_minutes)
+    is at most ``ratio`` (cells grouped by step cap, which a search keeps); ``largest_n``: only cells at the
+    ``largest_n`` largest N of their series. Resumable: the plan is read from the table, so a cell already tight
+    is left alone."""
+    plan = select_largest(tighten_plan(read_probes(table), give_up_floor, ratio, max_minutes), largest_n)
     todo = select_cells(plan[plan["selected"]], models, exclude_models, tasks)
     return search_by_cap(todo, table, work_dir, give_up_floor, probe_rules, SearchRules(bracket_ratio=ratio), jobs,
                          log)
+
+
+def select_largest(plan: pd.DataFrame, largest_n: int | None) -> pd.DataFrame:
+    """The rows of a tighten plan at the ``largest_n`` largest N of their series (None: every row)."""
+    if largest_n is None:
+        return plan
+    if largest_n < 1:
+        raise ValueError(f"largest_n must be at least 1, not {largest_n}")
+    return plan[plan["from_largest"] <= largest_n]
