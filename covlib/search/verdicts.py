@@ -39,6 +39,14 @@ def rule_summary(cells: Sequence[Cell], probes: pd.DataFrame, give_up_floor: int
     return summarise(search_states(cells, probes, starts={c.key(): 0 for c in cells}, give_up_floor=give_up_floor))
 
 
+def finished_cells(summary: pd.DataFrame) -> list[tuple[int, int]]:
+    """The (N, seed) of a search summary's finished cells (bracketed, or unreachable within the pool)."""
+    if not len(summary):
+        return []
+    done = summary[summary["status"].isin(FINISHED)]
+    return [(int(N), int(seed)) for N, seed in zip(done["N"], done["seed"])]
+
+
 def rule_label(give_up_floor: int) -> str:
     """How a reader names a rule: "the authors' rule (100 epochs)" or "the floor (100 epochs or 2,000 steps)"."""
     return "the authors' rule (100 epochs)" if not give_up_floor else f"the floor (100 epochs or {give_up_floor:,} steps)"
@@ -62,8 +70,7 @@ def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFra
         for floor in floors:
             summary = rule_summary(cells if floor else [c for c in cells if c.N not in left_out], probes, floor)
             done = summary.dropna(subset=["n_req"]) if len(summary) else summary
-            finished = ({(r.N, r.seed) for r in summary[summary["status"].isin(FINISHED)].itertuples()}
-                        if len(summary) else set())
+            finished = set(finished_cells(summary))
             if not floor:
                 authors_finished = finished
             pending = len(authors_finished - finished) if floor else 0

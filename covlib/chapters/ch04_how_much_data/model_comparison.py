@@ -12,9 +12,8 @@ from covlib.base.paper import EXPONENTS_BY_SIZE_TWOHOP
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
 from covlib.figures.required_data import requirement_frame
 from covlib.search.experiments import experiment_command
-from covlib.search.recheck import FINISHED
 from covlib.search.summary import geometric_mean, requirement_ratio, seed_spread
-from covlib.search.verdicts import rule_label, rule_summary
+from covlib.search.verdicts import finished_cells, rule_label, rule_summary
 from covlib.training.shapes import MODEL_SHAPES, model_params
 
 SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
@@ -191,14 +190,6 @@ def ratios_by_rule(cells_of: Mapping[str, Sequence], probes: pd.DataFrame, exper
                          "pending": ", ".join(f"N = {N} (seed {seed})" for N, seed in pending)})
     return pd.DataFrame(rows, columns=["model", "give_up_floor", "rule", "cells", "per cell", "ratio", "seed gap",
                                        "verdict", "pending"])
-
-
-def finished_cells(summary: pd.DataFrame) -> list[tuple[int, int]]:
-    """The (N, seed) of a search summary's finished cells (bracketed, or unreachable within the pool)."""
-    if not len(summary):
-        return []
-    done = summary[summary["status"].isin(FINISHED)]
-    return [(int(N), int(seed)) for N, seed in zip(done["N"], done["seed"])]
 
 
 def rule_ratio_note(by_rule: pd.DataFrame, reference: str) -> str:
