@@ -139,6 +139,8 @@ recheck = floor_recheck(probes, floor_steps)
 cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS if n in cells}, probes,
                              [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps,
                              floor_only={n: floor_only_N(e) for n, e in experiments.items()})
+plain_rule = exponents_by_rule({n: cells[n] for n in searches.PLAIN_RULE_EXPONENTS if n in cells}, probes, [0, floor_steps],
+                               searches.PLAIN_RULE_EXPONENTS, bootstrap_reps)  # for the summary's comparison
 cot_verdicts = verdict_table(cot_rule)
 display(exponents_view(cot_rule))
 display(slopes_view(slopes_table(cot_rule, with_paper=False)))
@@ -311,7 +313,7 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
-    placeholder_floor=placeholder_floor,
+    placeholder_floor=placeholder_floor, floor_fits=searches.floor_fits(cot_rule, plain_rule),
     verdicts=verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]

@@ -668,3 +668,21 @@ def test_the_pending_note_resumes_each_search_under_its_own_rule():
     assert searches.pending_note({"threehop_cot": finished}, {"threehop_cot": experiment},
                                  {"threehop_cot": floor_only.assign(status="bracketed")}, 2000) == ""
     assert searches.pending_note({"threehop_cot": finished}, {"threehop_cot": experiment}) == ""
+
+
+def test_the_summary_sets_cot_beside_plain_under_the_floor_where_both_are_fitted():
+    fit = {"c": 2.0, "c_low": 1.8, "c_high": 2.2, "n_values": 5}
+    empty = pd.DataFrame()
+    finals = {name: np.nan for name in ("twohop", "twohop_cot", "twohop_fakebridge", "nontree_cot")}
+    common = dict(ratios=empty, by_task={"twohop": np.nan}, metrics={}, final_type0=finals, placeholder=empty,
+                  decoding=empty, available=(), at_bridge=empty, N=30, n_train=6000, bounds=empty)
+    fits = {"twohop": fit, "twohop_cot": fit, "threehop": fit, "threehop_cot": fit}
+    floor = {"twohop": {**fit, "c": 2.29}, "twohop_cot": {**fit, "c": 2.36}, "threehop": {**fit, "c": 2.73},
+             "threehop_cot": None}  # three-hop CoT still waits for its cells under the floor
+    text = summary.summary_text(fits=fits, floor_fits=floor, **common)
+    assert ("Under the step floor (section 7.1): two-hop N^2.36 against N^2.29 without." in text)
+    assert "three-hop N^" not in text.split("Under the step floor")[1]
+    assert "Under the step floor" not in summary.summary_text(fits=fits, **common)
+    rules = pd.DataFrame([{"exponent": "twohop_cot", "give_up_floor": 0, "fit": fit},
+                          {"exponent": "twohop_cot", "give_up_floor": 2000, "fit": floor["twohop_cot"]}])
+    assert searches.floor_fits(rules) == {"twohop_cot": floor["twohop_cot"]}

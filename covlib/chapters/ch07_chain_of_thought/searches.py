@@ -104,6 +104,13 @@ SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", 
 
 # the CoT exponents set beside the paper's under both give-up rules (section 7.1; chapter 4 tests the rule)
 COT_RULE_EXPONENTS = {f"{task}_cot": c for task, c in EXPONENTS_COT.items()}
+# the plain exponents they are compared with, refitted here under the floor too
+PLAIN_RULE_EXPONENTS = {task: EXPONENTS[task] for task in TASKS}
+
+
+def floor_fits(*exponents: pd.DataFrame) -> dict[str, dict | None]:
+    """Each exponent's fit under the floor, from exponents_by_rule tables (None while its cells wait)."""
+    return {r["exponent"]: r["fit"] for table in exponents for _, r in table.iterrows() if r["give_up_floor"] > 0}
 
 
 def _unfinished(summary: pd.DataFrame) -> pd.Series:

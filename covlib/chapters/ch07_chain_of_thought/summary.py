@@ -97,12 +97,21 @@ def recorded_metrics(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
     }
 
 
+def _under_floor(floor_fits: Mapping[str, dict | None]) -> str:
+    """" Under the step floor: two-hop N^2.36 against N^2.29 without; ..." for each task with both fits ("" if none)."""
+    pairs = [f"{reader_name(task)} N^{floor_fits[f'{task}_cot']['c']:.2f} against N^{floor_fits[task]['c']:.2f} without"
+             for task in TASKS if floor_fits.get(task) and floor_fits.get(f"{task}_cot")]
+    return f" Under the step floor (section 7.1): {'; '.join(pairs)}." if pairs else ""
+
+
 def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_task: Mapping[str, float],
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
-                 n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0, verdicts: str = "") -> str:
+                 n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0, verdicts: str = "",
+                 floor_fits: Mapping[str, dict | None] | None = None) -> str:
     """The chapter's findings as a bullet list, each only where the cache holds what it rests on; ``verdicts`` is
-    the sentence of the exponents' verdicts against the paper (none if empty)."""
+    the sentence of the exponents' verdicts against the paper (none if empty); ``floor_fits`` the exponents under
+    the step floor (searches.floor_fits), set beside each other where a task has both."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
 
@@ -112,7 +121,7 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
             f"{reader_name(task)}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
             + (f" (the CoT fit rests on {fits[f'{task}_cot']['n_values']} N values: provisional)"
                if np.isnan(fits[f"{task}_cot"]["c_low"]) else "")
-            for task in TASKS if fits[f"{task}_cot"] and fits[task]) + ".")
+            for task in TASKS if fits[f"{task}_cot"] and fits[task]) + "." + _under_floor(floor_fits or {}))
     if fits.get("fivehop_cot"):
         summary.append(f"Five-hop with CoT: {describe_exponent(fits['fivehop_cot'])}, against the paper's "
                        f"{EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
