@@ -489,6 +489,12 @@ def test_recorded_metrics_and_summary_without_any_result():
     assert table["quantity"].iloc[4] == "exponent, five-hop with CoT" and table.iloc[4, 1] == "1.80"
     assert table.iloc[5, 2] == "4.0x" and table.iloc[0, 2] == "n/a (not in the cache)"
     assert table.iloc[7, 2] == "IICG by (b, x2) minus by b: 0.25 (two-hop CoT n/a (not in the cache))"
+    fit = {"c": 2.36, "c_low": 2.12, "c_high": 2.54, "n_values": 5}
+    both = summary.comparison_table({**fits, "twohop_cot": fit}, {"twohop": 4.0}, finals,
+                                    {"twohop_cot": nan, "nontree_cot": 0.25}, 30, 6000,
+                                    floor_fits={"twohop_cot": fit, "fivehop_cot": None})
+    assert both.iloc[0, 2] == "authors' rule 2.36 (2.12 to 2.54); floor 2.36 (2.12 to 2.54)"
+    assert both.iloc[4, 2] == "authors' rule n/a (not in the cache); floor waiting for its cells"
 
 
 # ---- the exercises ----

@@ -39,15 +39,24 @@ def fit_text(fit: dict | None) -> str:
 
 
 def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
-                     gap: Mapping[str, float], N: int, n_train: int) -> pd.DataFrame:
-    """The paper's numbers beside this book's: exponents, data ratio, non-tree with CoT, its representations."""
+                     gap: Mapping[str, float], N: int, n_train: int,
+                     floor_fits: Mapping[str, dict | None] | None = None) -> pd.DataFrame:
+    """The paper's numbers beside this book's: exponents (under the authors' rule and, given ``floor_fits``, under
+    the step floor), data ratio, non-tree with CoT, its representations."""
     paper, book = "paper (GPT-2, GPU)", "this book (4 layers, CPU)"
+
+    def exponent(name: str) -> str:
+        if floor_fits is None:
+            return fit_text(fits.get(name))
+        under_floor = fit_text(floor_fits[name]) if floor_fits.get(name) else "waiting for its cells"
+        return f"authors' rule {fit_text(fits.get(name))}; floor {under_floor}"
+
     rows = [{"quantity": f"exponent, {reader_name(task)} {style} CoT", paper: f"{table[task]:.2f}",
-             book: fit_text(fits[f"{task}_cot" if style == "with" else task])}
+             book: exponent(f"{task}_cot" if style == "with" else task)}
             for task in ("twohop", "threehop")
             for style, table in (("with", EXPONENTS_COT), ("without", EXPONENTS))]
     rows += [{"quantity": "exponent, five-hop with CoT", paper: f"{EXPONENTS_COT['fivehop']:.2f}",
-              book: fit_text(fits.get("fivehop_cot"))}]
+              book: exponent("fivehop_cot")}]
     rows += [
         {"quantity": "data without CoT / with CoT, two-hop", paper: f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x",
          book: fmt(by_task["twohop"], ".1f", MISSING) + ("" if np.isnan(by_task["twohop"]) else "x")},
