@@ -113,10 +113,12 @@ def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_fin
     rose = _below_paper({**authors, "exponent_twohop_floor": 2.29, "exponent_twohop_floor_ci_low": 2.04,
                          "exponent_twohop_floor_ci_high": 2.54}, paper)
     assert ("two-hop 2.11 (95% interval 1.82 to 2.38) under the authors' rule, 2.29 (95% interval 2.04 to 2.54) "
-            "under the floor: up 0.18, toward the paper's 2.26") in rose
+            "under the floor: up 0.18, from 0.15 below the paper's 2.26 to 0.03 above it") in rose
     assert "without proving it (1 more still searching under the floor)" in rose
     fell = _below_paper({**authors, "exponent_twohop_floor": 1.70}, paper)
     assert "down 0.41, away from the paper's" in fell and "does not explain the whole gap" in fell
+    closer = _below_paper({**authors, "exponent_twohop_floor": 2.20}, paper)
+    assert "up 0.09, toward the paper's 2.26" in closer  # still below it
 
 
 def test_the_readmes_timings_and_citation_come_from_their_one_place():

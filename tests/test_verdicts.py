@@ -41,6 +41,10 @@ def test_the_bracket_range_of_a_local_slope_runs_from_end_to_end_of_the_two_cell
     assert word == "reproduced" and "within the brackets" in reason
     assert verdict(fit_of(far, far - 0.3, far + 0.3), local_slopes(cells.drop(columns=["low", "high"])), far)[0] \
         == "not_reproduced"  # without bracket ends the range is the seeds' alone
+    # a paper's value just outside the range, equal to it at two decimals: the reason shows a third
+    edge = slope["bracket_min"] - 0.003
+    word, reason = verdict(fit_of(edge, edge - 0.3, edge + 0.3), local_slopes(cells), round(edge, 2))
+    assert word == "not_reproduced" and f"({slope['bracket_min']:.3f} to {slope['bracket_max']:.2f} within" in reason
 
 
 def test_the_papers_local_slopes_from_its_published_two_hop_points():

@@ -159,8 +159,15 @@ def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[fl
     def shown(c: float, lo: float, hi: float) -> str:
         return f"{c:.2f}" + (f" (95% interval {lo:.2f} to {hi:.2f})" if lo == lo else "")
     change = round(c_f - c_a, 2)
-    moved = ("unchanged" if change == 0 else f"{'up' if change > 0 else 'down'} {abs(change):.2f}, "
-             f"{'toward' if abs(c_f - paper) < abs(c_a - paper) else 'away from'} the paper's {paper:.2f}")
+    def side(c: float) -> str:
+        gap = round(c - paper, 2)
+        return f"{abs(gap):.2f} {'above' if gap > 0 else 'below'}"
+
+    if round(c_a - paper, 2) * round(c_f - paper, 2) < 0:  # from one side of the paper's value to the other
+        where = f"from {side(c_a)} the paper's {paper:.2f} to {side(c_f)} it"
+    else:
+        where = f"{'toward' if abs(c_f - paper) < abs(c_a - paper) else 'away from'} the paper's {paper:.2f}"
+    moved = "unchanged" if change == 0 else f"{'up' if change > 0 else 'down'} {abs(change):.2f}, {where}"
     return f"{label} {shown(c_a, lo_a, hi_a)} under the authors' rule, {shown(c_f, lo_f, hi_f)} under the floor: {moved}"
 
 

@@ -134,7 +134,7 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
     holds = fit["c_low"] <= paper <= fit["c_high"]
     agrees = last is not None and last["bracket_min"] <= paper <= last["bracket_max"]
     where = (f"local slope {last['slope']:.2f} between N = {last['N_low']:.0f} and {last['N_high']:.0f} "
-             f"({last['bracket_min']:.2f} to {last['bracket_max']:.2f} within the brackets)"
+             f"({_beside(last['bracket_min'], paper)} to {_beside(last['bracket_max'], paper)} within the brackets)"
              if last is not None else "no local slope")
     if holds and agrees:
         return "reproduced", f"the interval holds {paper:.2f}; {where}"
@@ -142,6 +142,12 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
         return "lower_small_n", f"{fit['c']:.2f} below {paper:.2f}; {where}, steeper than the fit"
     reason = "the interval misses" if not holds else "the local slope disagrees with"
     return "not_reproduced", f"{reason} {paper:.2f}; {where}"
+
+
+def _beside(bound: float, paper: float) -> str:
+    """A range's end to two decimals, or to three where two would show it equal to the paper's value it is
+    judged against (1.763 against 1.76: outside, and the reader should see why)."""
+    return f"{bound:.3f}" if f"{bound:.2f}" == f"{paper:.2f}" and bound != paper else f"{bound:.2f}"
 
 
 def verdict_table(exponents: pd.DataFrame) -> pd.DataFrame:
