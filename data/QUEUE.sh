@@ -157,6 +157,10 @@ step threehop_cot_wide; covlib scaling search --task threehop --cot --N 24 30 40
 # 12 ahead of five-hop's reruns (2026-11-26, session 9): it settles three-hop CoT's verdict alone, for ~6 CPU-hours and
 #    nothing still queued, while five-hop's verdict waits on its reruns (~10-15 CPU-hours) and on step 13 (~5)
 #    together: one verdict for ~6 CPU-hours against one for ~15-20
+# 12b. three-hop CoT's brackets at N = 30 and 40 tightened to 1.15 (2026-11-27, session 10): after step 12 its verdict
+#      hangs on 0.003 (the slope range its brackets allow between N = 30 and 40 starts at 1.763, the paper's value is
+#      1.76); four cells, one probe each of 10-18 minutes, ~1 CPU-hour, settle it either way
+step tighten_threehop_cot; covlib scaling tighten --ratio 1.15 --max-minutes 60 --largest-n 2 --task threehop-cot "${RECHECK[@]}"
 step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${RECHECK[@]}"
 
 # 13. five-hop with CoT at N = 12 and 14, two seeds (the pool is enumerated: 1.27 million ID-eligible inputs at
