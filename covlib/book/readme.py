@@ -343,7 +343,8 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
     if "07" in ch:
         m = ch["07"]
         bullets.append(
-            f"Chain of thought (chapter 7): with the bridge written out, two-hop's required data grows as "
+            "Chain of thought (chapter 7): with the bridge written out, two-hop's required data (the authors' give-up "
+            "rule) grows as "
             f"{_exponent(m, 'twohop_cot')} (paper {EXPONENTS_COT['twohop']:.2f}), three-hop's as "
             f"{_exponent(m, 'threehop_cot')} (paper {EXPONENTS_COT['threehop']:.2f}), five-hop's "
             f"{_exponent(m, 'fivehop_cot')} (paper {EXPONENTS_COT['fivehop']:.2f}). Data without over data with "
