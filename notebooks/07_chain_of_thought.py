@@ -100,7 +100,7 @@ if chapter["miniature"]:
     search(fake_cells, fake_table, smoke_work, chapter["rules"], log=None)
 probes = read_probes(table_path)
 summaries = {name: search_summary(authors_rule_cells(e), probes) for name, e in experiments.items()}
-floor_steps, _, _ = chosen_floor(probes)
+floor_steps, floor_quantile, floor_successes = chosen_floor(probes)
 floor_only = {name: search_summary(floor_only_cells(e), probes, floor_steps) for name, e in experiments.items()
               if floor_only_N(e)}  # cells added to decide an exponent under the floor (section 7.1's second table)
 fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
@@ -141,12 +141,13 @@ cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS i
                              floor_only={n: floor_only_N(e) for n, e in experiments.items()})
 plain_rule = exponents_by_rule({n: cells[n] for n in searches.PLAIN_RULE_EXPONENTS if n in cells}, probes, [0, floor_steps],
                                searches.PLAIN_RULE_EXPONENTS, bootstrap_reps)  # for the summary's comparison
+floor_fits = searches.floor_fits(cot_rule, plain_rule)
 cot_verdicts = verdict_table(cot_rule)
 display(exponents_view(cot_rule))
 display(slopes_view(slopes_table(cot_rule, with_paper=False)))
 cot_recheck = recheck[recheck["cot"]]
 rerun_hours = rerun_minutes(probes, cot_recheck, floor_steps) / 60
-display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, *chosen_floor(probes)[1:], rerun_hours)
+display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
                  + "\n\n" + verdict_note(cot_verdicts)))
 
 # %% [markdown]
@@ -299,7 +300,7 @@ if inside_note:
 # %%
 display(frame_table(
     summary.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train,
-                             searches.floor_fits(cot_rule, plain_rule))))
+                             floor_fits)))
 
 # %%
 results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
@@ -315,7 +316,7 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
-    placeholder_floor=placeholder_floor, floor_fits=searches.floor_fits(cot_rule, plain_rule),
+    placeholder_floor=placeholder_floor, floor_fits=floor_fits,
     verdicts=verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]

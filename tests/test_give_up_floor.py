@@ -203,12 +203,18 @@ def test_the_rules_say_in_words_whether_a_floor_holds_the_give_up_back():
 
 
 def test_cells_searched_under_the_floor_alone_are_left_out_of_the_authors_rule():
-    from covlib.search.experiments import authors_rule_cells, experiment_command, floor_only_cells, floor_only_N
+    from covlib.search.experiments import (
+        authors_rule_cells,
+        authors_rule_N,
+        experiment_command,
+        floor_only_cells,
+        floor_only_N,
+    )
     from covlib.search.verdicts import exponents_by_rule
 
     experiment = {"task": "twohop", "N": [10, 12, 14, 16, 20], "seeds": [0], "model": "smoke", "floor_only_N": [20]}
     assert floor_only_N(experiment) == [20] and floor_only_N({**experiment, "floor_only_N": []}) == []
-    assert [c.N for c in authors_rule_cells(experiment)] == [10, 12, 14, 16]
+    assert [c.N for c in authors_rule_cells(experiment)] == authors_rule_N(experiment) == [10, 12, 14, 16]
     assert [c.N for c in floor_only_cells(experiment)] == [20]
     command = experiment_command(experiment, Ns=[20], give_up_floor=2000)
     assert "--N 20 --seeds 0" in command and "--give-up-floor 2000" in command

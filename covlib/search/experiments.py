@@ -33,7 +33,7 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # chapter as pending). At N = 8 the requirement would be most of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
     # 1.6x N = 20's data per probe) was dropped for its cost
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128"},
-    # parallel two-hop's N = 30 (the issue's widest) is the last step of data/QUEUE.sh (N = 24 is finished)
+    # parallel two-hop's N = 30, the widest, is the last step of data/QUEUE.sh (N = 24 is finished)
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24, 30], "seeds": [0, 1],
                         "model": "L4-d128"},
     # the architecture check: a Mamba of the default's depth and width on four of two-hop's cells, the ones the
@@ -65,10 +65,16 @@ def floor_only_N(experiment: str | dict) -> list[int]:
     return [int(N) for N in _experiment(experiment).get("floor_only_N", [])]
 
 
+def authors_rule_N(experiment: str | dict) -> list[int]:
+    """The values of N an experiment searches under the authors' rule: all but its floor-only ones."""
+    floor_only = set(floor_only_N(experiment))
+    return [int(N) for N in _experiment(experiment)["N"] if int(N) not in floor_only]
+
+
 def authors_rule_cells(experiment: str | dict) -> list[Cell]:
     """The cells of an experiment that the authors' rule searches: all but those at its floor-only N."""
-    floor_only = set(floor_only_N(experiment))
-    return [c for c in experiment_cells(experiment) if c.N not in floor_only]
+    authors = set(authors_rule_N(experiment))
+    return [c for c in experiment_cells(experiment) if c.N in authors]
 
 
 def floor_only_cells(experiment: str | dict) -> list[Cell]:

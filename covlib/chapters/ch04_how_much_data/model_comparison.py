@@ -173,15 +173,14 @@ def ratios_by_rule(cells_of: Mapping[str, Sequence], probes: pd.DataFrame, exper
     reference's seed gap under that rule, the verdict (ratio_verdict), and the cells the authors' rule finished
     that the floor has not (``pending``: until they finish, the floor's verdict waits)."""
     rows = []
-    for floor_steps in (0, floor):
-        summaries = {n: rule_summary(cells_of[n], probes, floor_steps) for n in (reference, *names)}
+    by_rule = {f: {n: rule_summary(cells_of[n], probes, f) for n in (reference, *names)} for f in (0, floor)}
+    for floor_steps, summaries in by_rule.items():
         spread = seed_spread(summaries[reference])
         for name in names:
             if name == reference:
                 continue
             r = requirement_ratio(summaries[name], summaries[reference], ("model", "reference"))
-            authors = rule_summary(cells_of[name], probes, 0) if floor_steps else summaries[name]
-            pending = sorted(set(finished_cells(authors)) - set(finished_cells(summaries[name])))
+            pending = sorted(set(finished_cells(by_rule[0][name])) - set(finished_cells(summaries[name])))
             g = geometric_mean(r["ratio"])
             rows.append({"model": experiments[name]["model"], "give_up_floor": floor_steps,
                          "rule": rule_label(floor_steps), "cells": len(r), "per cell": per_cell_text(r) if len(r) else "",

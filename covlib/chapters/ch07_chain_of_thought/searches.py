@@ -19,7 +19,7 @@ from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
 from covlib.figures.text import sentence_start
 from covlib.search.cells import ProbeRules
-from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, floor_only_N, probe_table
+from covlib.search.experiments import BOOK_EXPERIMENTS, authors_rule_N, experiment_command, floor_only_N, probe_table
 from covlib.search.recheck import BOOK_FLOOR
 
 FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the repository
@@ -31,12 +31,12 @@ EXPERIMENTS: dict[str, dict] = {
     # two seeds over five N each (CoT probes cost 1-2
     # CPU-minutes each here, a tenth of a plain three-hop probe)
     "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": True},
-    # N = 24, 30 and 40 decide the exponent under the floor (issue 31: at N = 40 a slope of 1.45 predicts about
-    # 5.0k examples, 1.76 about 6.2k); they are searched under the floor alone (data/QUEUE.sh, step 12)
+    # N = 24, 30 and 40 decide the exponent under the floor (at N = 40 a slope of 1.45 predicts about 5.0k
+    # examples, 1.76 about 6.2k); they are searched under the floor alone (data/QUEUE.sh)
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20, 24, 30, 40], "seeds": [0, 1], "model": "L4-d128",
                      "cot": True, "floor_only_N": [24, 30, 40]},
-    # five-hop is trained with CoT (the authors' setting), two seeds, N = 6-10; N = 12 and 14 (issue 31: at least
-    # 14) are searched under the floor alone, from the power law through N = 6-10 (data/QUEUE.sh, step 13)
+    # five-hop is trained with CoT (the authors' setting), two seeds, N = 6-10; N = 12 and 14 are searched under
+    # the floor alone, from the power law through N = 6-10 (data/QUEUE.sh)
     "fivehop_cot": {"task": "fivehop", "N": [6, 7, 8, 9, 10, 12, 14], "seeds": [0, 1], "model": "L4-d128", "cot": True,
                     "floor_only_N": [12, 14]},
     # ... and without CoT at the smallest N only, searched to its end or to the pool: what the bridges save there
@@ -143,7 +143,7 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
     ``summaries`` under the authors' rule, and ``floor_only`` (summaries under the floor of the cells an
     experiment searches under the floor alone, its floor_only_N)."""
     parts = [f"{reader_name(name)}: {int(_unfinished(s).sum())} of {len(s)} cells "
-             f"(`{experiment_command(experiments[name], Ns=authors_N(experiments[name]))}`)"
+             f"(`{experiment_command(experiments[name], Ns=authors_rule_N(experiments[name]))}`)"
              for name, s in summaries.items() if _unfinished(s).any()]
     parts += [f"{reader_name(name)} under the floor alone, at N = {', '.join(map(str, sorted(set(s.loc[_unfinished(s), 'N']))))}: "
               f"{int(_unfinished(s).sum())} of {len(s)} cells "
@@ -153,11 +153,6 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
         return ""
     return ("**Not finished yet** (left out of the fits; each command resumes its search from the probe table): "
             + "; ".join(parts) + ".")
-
-
-def authors_N(experiment: dict) -> list[int]:
-    """The values of N an experiment searches under the authors' rule (all but its floor-only ones)."""
-    return [N for N in experiment["N"] if N not in set(floor_only_N(experiment))]
 
 
 def exponent_table(fits: Mapping[str, dict | None], summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
