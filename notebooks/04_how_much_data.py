@@ -349,10 +349,25 @@ display(Markdown(give_up_rule.pattern_note(rule_exponents, rule_verdicts, rechec
                                            floor_successes, rerun_hours)))
 display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 
+# %% [markdown]
+# A floor that does not scale with $n$ still ends somewhere. The life table below follows every probe
+# run under it from its fit: per 250 steps, the probes still short of 99% and the share of them that
+# reach it. A failure leaves the table when it gives up, so it is never counted as failing a window it
+# did not train through. If that share is still high when the floor ends, the floor is cutting off
+# probes that were about to generalise.
+
+# %%
+if (probes["give_up_floor"] == floor_steps).any():
+    display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
+    display(Markdown(give_up_rule.patience_note(probes, floor_steps)))
+else:
+    display(Markdown("No probe has run under the floor yet: the life table fills as the queue reruns them."))
+
 # %%
 metrics = {
     **give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),
     **give_up_rule.rule_metrics(rule_exponents, rule_verdicts),
+    **give_up_rule.patience_metrics(probes, floor_steps),
     "n_req_twohop_N70": float(largest_n.loc[largest_n["N"] == 70, "book"].iloc[0]),
     "n_req_ratio_to_paper_N50": float(largest_n.loc[largest_n["N"] == 50, "ratio"].iloc[0]),
     **exponent_metrics("twohop", fit_twohop),

@@ -19,8 +19,10 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     verdict_note,
     verdicts_bullet,
 )
+from covlib.figures.patience import patience_metrics, patience_note, patience_view  # noqa: F401 (the notebook's)
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.cells import Cell
+from covlib.search.patience import success_life_table  # noqa: F401 (the notebook's)
 from covlib.search.recheck import BOOK_FLOOR, floor_recheck, rerun_minutes  # noqa: F401 (the notebook's)
 from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table  # noqa: F401 (the notebook's)
 
