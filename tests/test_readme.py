@@ -16,6 +16,7 @@ from covlib.book.readme import (
     TIMINGS_BLOCK,
     _below_paper,
     _fivehop_saving,
+    _floor_patience,
     _k3,
     _mamba,
     _nontree_cot,
@@ -216,3 +217,10 @@ def test_the_placeholder_sentence_gives_its_cells_spread_and_says_when_it_is_und
     few = _placeholder({**m, "placeholder_saving_share_n_values": 2, "placeholder_saving_share_give_up_floor": 0})
     assert "(2 values of N, 2 seeds, the authors' give-up rule; cells" in few and "too few cells" in few
     assert _placeholder({}) == ""
+
+
+def test_the_floor_patience_sentence_waits_for_floor_probes_and_then_reads_their_end():
+    assert _floor_patience({}) == ""
+    assert _floor_patience({"floor_hazard_last_window": float("nan"), "floor_near_misses": 0}) == ""
+    said = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20})
+    assert "3% reached it there, and 20 failures under it ended within a point" in said

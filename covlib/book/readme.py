@@ -174,6 +174,16 @@ def _placeholder(m: Mapping[str, Any]) -> str:
                "the step floor on 3 values of N and 2 seeds") + ". ")
 
 
+def _floor_patience(m: Mapping[str, Any]) -> str:
+    """Whether the step floor still cut probes off as it ended ("" before any probe ran under it)."""
+    hazard = m.get("floor_hazard_last_window")
+    if not isinstance(hazard, float) or hazard != hazard:
+        return ""
+    return (f" The floor itself still ends: of the probes short of 99% in its last 250 steps, {_pct(hazard)} reached "
+            f"it there, and {m['floor_near_misses']} failures under it ended within a point of the threshold, so a "
+            "longer floor would likely flip a few more.")
+
+
 def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str = "") -> str:
     """How many exponents lie below the paper's under the authors' rule, the suspected cause, and what the step
     floor has shown of it where an exponent is finished under the floor ("" if none is below)."""
@@ -316,7 +326,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_both_rules(m, 'seed_spread_twohop')} gap between two seeds of one cell. " + _mamba(m)
             + _verdicts(m, {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                             "twohop_mamba": "the Mamba"})
-            + _below_paper(m, EXPONENTS) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
+            + _below_paper(m, EXPONENTS) + _floor_patience(m) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
     if "05" in ch:
         m = ch["05"]
         bullets.append(
