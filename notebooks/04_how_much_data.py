@@ -354,12 +354,18 @@ display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 # run under it from its fit: per 250 steps, the probes still short of 99% and the share of them that
 # reach it. A failure leaves the table when it gives up, so it is never counted as failing a window it
 # did not train through. If that share is still high when the floor ends, the floor is cutting off
-# probes that were about to generalise.
+# probes that were about to generalise. The learning curves the probe table keeps say more: a failure
+# still climbing when it gave up was stopped by patience, a flat one by its data; and where the
+# brackets whose lower end was still climbing sit along $N$ says which way a longer floor would tilt
+# each fit.
 
 # %%
+probe_curves = read_curves(table_path)
 if (probes["give_up_floor"] == floor_steps).any():
     display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
-    display(Markdown(give_up_rule.patience_note(probes, floor_steps)))
+    display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps) + "\n\n"
+                     + give_up_rule.lower_end_note(rule_exponents, probes, probe_curves, floor_steps,
+                                                   give_up_rule.reader_name)))
 else:
     display(Markdown("No probe has run under the floor yet: the life table fills as the queue reruns them."))
 
@@ -367,7 +373,7 @@ else:
 metrics = {
     **give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),
     **give_up_rule.rule_metrics(rule_exponents, rule_verdicts),
-    **give_up_rule.patience_metrics(probes, floor_steps),
+    **give_up_rule.patience_metrics(probes, probe_curves, floor_steps),
     "n_req_twohop_N70": float(largest_n.loc[largest_n["N"] == 70, "book"].iloc[0]),
     "n_req_ratio_to_paper_N50": float(largest_n.loc[largest_n["N"] == 50, "ratio"].iloc[0]),
     **exponent_metrics("twohop", fit_twohop),

@@ -6,12 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from covlib.figures.patience import patience_metrics, patience_note
-from covlib.search.patience import near_misses, steps_past_fit, success_life_table
+from covlib.figures.patience import lower_end_note, patience_metrics, patience_note
+from covlib.search.patience import (
+    lower_end_accuracy,
+    near_misses,
+    steps_past_fit,
+    still_climbing,
+    success_life_table,
+)
 
 
 def probe(past: int, ok: bool, floor: int = 1000, best: float = 0.5, fit: float | None = 100) -> dict:
-    return {"task": "twohop", "N": 20, "n_train": 500, "success": ok, "steps": (fit or 0) + past,
+    return {"task": "twohop", "N": 20, "model": "smoke", "seed": 0, "cot": False, "n_train": 500,
+            "success": ok, "steps": (fit or 0) + past,
             "first_fit_step": fit, "give_up_floor": floor, "best_type0": 0.995 if ok else best, "threshold": 0.99}
 
 
@@ -19,7 +26,8 @@ def table() -> pd.DataFrame:
     return pd.DataFrame([probe(100, True), probe(300, True), probe(600, True), probe(950, True),
                          probe(1000, False, best=0.985), probe(1000, False, best=0.97), probe(1000, False),
                          probe(200, False, floor=0),  # the authors' rule gave it up early: not this floor's
-                         probe(400, False, fit=None)])  # never fitted: no clock past the fit
+                         probe(400, False, fit=None)]  # never fitted: no clock past the fit
+                        ).assign(n_train=lambda rows: 100 * (rows.index + 1))  # one probe per training set
 
 
 def test_the_life_table_counts_each_probe_at_risk_until_it_succeeds_or_gives_up():
@@ -46,11 +54,79 @@ def test_steps_past_fit_refuses_a_floor_the_table_does_not_hold():
         steps_past_fit(table(), 2000)
 
 
+def curve(row: dict, accuracies: list[float]) -> pd.DataFrame:
+    """A learning curve for a probe row, evaluated every 250 steps up to its end."""
+    steps = np.linspace(0, row["steps"], len(accuracies)).round().astype(int)
+    key = {k: row[k] for k in ("task", "N", "model", "seed", "cot", "n_train", "give_up_floor")}
+    return pd.DataFrame([key | {"step": s, "acc/type_0": a} for s, a in zip(steps, accuracies)])
+
+
+def test_a_failure_still_climbing_is_told_from_a_flat_one():
+    rows = table()
+    flat = curve(rows.iloc[4].to_dict(), [0.2, 0.9, 0.985, 0.985, 0.984])
+    climbing = curve(rows.iloc[5].to_dict(), [0.2, 0.5, 0.8, 0.9, 0.97])  # evaluated at 0, 275, 550, 825, 1,100
+    gains = still_climbing(rows, pd.concat([flat, climbing]), 1000, window=500)
+    assert gains["best_type0"].tolist() == [0.985, 0.97]  # the third failure kept no curve: left out
+    np.testing.assert_allclose(gains["gain"], [0.0, 0.97 - 0.8])  # the last 500 steps: 825 and 1,100
+
+
 def test_the_note_and_metrics_read_the_floors_end():
-    note = patience_note(table(), 1000)
+    rows = table()
+    curves = pd.concat([curve(rows.iloc[4].to_dict(), [0.2, 0.9, 0.985, 0.985, 0.984]),
+                        curve(rows.iloc[5].to_dict(), [0.2, 0.5, 0.8, 0.9, 0.97])])
+    note = patience_note(rows, curves, 1000)
     assert "4 succeeded, 1 of them in its last quarter" in note and "25% in the floor's last 250 (1 of 4)" in note
-    assert "1 of the 3 failures ended within one point" in note
-    assert patience_metrics(table(), 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1}
-    no_floor = table()[table()["give_up_floor"] == 0]
-    assert patience_note(no_floor, 1000) == ""
-    assert patience_metrics(no_floor, 1000)["floor_near_misses"] == 0
+    assert "1 of the 3 failures ended within one point of the threshold, 0 of those still climbing" in note
+    assert "Of the 2 failures whose learning curve the table kept, 1 were still climbing" in note
+    assert "below about 5,120 examples (100 epochs at batch 512 are 1,000 steps there)" in note
+    assert patience_metrics(rows, curves, 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1,
+                                                    "floor_failures_climbing": 1}
+    no_floor = rows[rows["give_up_floor"] == 0]
+    assert patience_note(no_floor, curves, 1000) == ""
+    assert patience_metrics(no_floor, curves, 1000)["floor_near_misses"] == 0
+
+
+def cell_probe(N: int, n: int, ok: bool, best: float, floor: int = 1000, seed: int = 0) -> dict:
+    return probe(1000 if not ok else 300, ok, floor=floor, best=best) | {
+        "N": N, "n_train": n, "model": "smoke", "seed": seed, "cot": False, "stopped": "early_stop" if ok else "gave_up"}
+
+
+def summary_of(lows: dict[int, int]) -> pd.DataFrame:
+    return pd.DataFrame([{"task": "twohop", "cot": False, "N": N, "model": "smoke", "seed": 0, "low": low,
+                          "high": 2 * low, "status": "bracketed"} for N, low in lows.items()]
+                        + [{"task": "twohop", "cot": False, "N": 99, "model": "smoke", "seed": 0, "low": None,
+                            "high": None, "status": "searching"}])
+
+
+def test_a_brackets_lower_end_accuracy_is_its_failing_probe_under_the_rule():
+    probes = pd.DataFrame([cell_probe(10, 100, False, 0.985), cell_probe(10, 200, True, 0.995),
+                           cell_probe(10, 100, False, 0.90, floor=0),  # the authors' row, replaced by the floor's
+                           cell_probe(20, 400, False, 0.95), cell_probe(20, 800, True, 0.995)])
+    curves = curve(probes.iloc[0].to_dict(), [0.2, 0.5, 0.8, 0.9, 0.985])
+    ends = lower_end_accuracy(summary_of({10: 100, 20: 400}), probes, curves, 1000)
+    assert ends["N"].tolist() == [10, 20] and ends["low_best"].tolist() == [0.985, 0.95]  # the searching cell left out
+    assert ends["low_gain"].iloc[0] > 0.01 and np.isnan(ends["low_gain"].iloc[1])  # N = 20 kept no curve
+
+
+def climbing_exponents(rising_at: list[int]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Cells at N = 10..50 whose lower ends were still climbing at ``rising_at`` and flat elsewhere."""
+    Ns = [10, 20, 30, 40, 50]
+    probes = pd.DataFrame([cell_probe(N, 100 * N, False, 0.9) for N in Ns])
+    curves = pd.concat([curve(row, [0.2, 0.5, 0.7, 0.8, 0.9] if row["N"] in rising_at else [0.2, 0.9, 0.9, 0.9, 0.9])
+                        for row in probes.to_dict("records")])
+    exponents = pd.DataFrame([{"exponent": "twohop", "give_up_floor": 1000, "c": 2.0,
+                               "summary": summary_of({N: 100 * N for N in Ns})},
+                              {"exponent": "twohop", "give_up_floor": 0, "c": 1.8, "summary": summary_of({})}])
+    return exponents, probes, curves
+
+
+def test_the_lower_end_note_says_where_patience_decides_and_leans_only_on_enough_of_them():
+    exponents, probes, curves = climbing_exponents([10, 20, 30])
+    note = lower_end_note(exponents, probes, curves, 1000, str.upper)
+    assert "TWOHOP 3 of 5 (N = 10, 20, 30; its cells span N = 10-50)" in note
+    assert "2 of them lie below their series' middle N and 0 above it, 1 at it: too few" in note
+    assert "likely steepen" in lower_end_note(exponents, probes, curves, 1000, str.upper, min_to_lean=2)
+    exponents, probes, curves = climbing_exponents([10, 50])
+    assert "spread over small and large N" in lower_end_note(exponents, probes, curves, 1000, str.upper, min_to_lean=2)
+    assert "kept no learning curve" in lower_end_note(exponents, probes, curves.iloc[:5], 1000, str.upper)
+    assert lower_end_note(exponents[exponents["give_up_floor"] == 0], probes, curves, 1000, str.upper) == ""

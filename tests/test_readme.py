@@ -223,4 +223,7 @@ def test_the_floor_patience_sentence_waits_for_floor_probes_and_then_reads_their
     assert _floor_patience({}) == ""
     assert _floor_patience({"floor_hazard_last_window": float("nan"), "floor_near_misses": 0}) == ""
     said = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20})
-    assert "3% reached it there, and 20 failures under it ended within a point" in said
+    assert said.endswith("3% reached it there; 20 failures under it ended within a point of the threshold, so a longer "
+                         "floor would likely flip a few more.")
+    climbing = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20, "floor_failures_climbing": 60})
+    assert "and 60 were still climbing when they gave up, so n_req is the data needed within that patience" in climbing

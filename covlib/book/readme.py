@@ -179,9 +179,12 @@ def _floor_patience(m: Mapping[str, Any]) -> str:
     hazard = m.get("floor_hazard_last_window")
     if not isinstance(hazard, float) or hazard != hazard:
         return ""
+    climbing = m.get("floor_failures_climbing", 0)
     return (f" The floor itself still ends: of the probes short of 99% in its last 250 steps, {_pct(hazard)} reached "
-            f"it there, and {m['floor_near_misses']} failures under it ended within a point of the threshold, so a "
-            "longer floor would likely flip a few more.")
+            f"it there; {m['floor_near_misses']} failures under it ended within a point of the threshold"
+            + (f" and {climbing} were still climbing when they gave up, so n_req is the data needed within that "
+               "patience, and a longer floor would likely lower it" if climbing else
+               ", so a longer floor would likely flip a few more") + ".")
 
 
 def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str = "") -> str:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from covlib.search.probes import PROBE_KEY, cell_rows
+from covlib.search.recheck import row_cells
+
 
 def steps_past_fit(probes: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
     """The probes run under ``give_up_floor`` (0: the authors' rule) that fitted their training set, with
@@ -47,3 +50,45 @@ def near_misses(probes: pd.DataFrame, give_up_floor: int, margin: float = 0.01) 
     runs = steps_past_fit(probes, give_up_floor)
     failed = runs[~runs["success"]]
     return failed[failed["best_type0"] >= failed["threshold"] - margin - 1e-12]
+
+
+def lower_end_accuracy(summary: pd.DataFrame, probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int,
+                       window: int = 500) -> pd.DataFrame:
+    """The bracketed cells of a search summary (under the rule with ``give_up_floor``) with what their failing
+    lower end reached: its best ID accuracy (``low_best``), its threshold, and how much that best rose in its
+    last ``window`` steps (``low_gain``, from climb; NaN where the table kept no curve). How close each bracket came to being lower, and whether patience stopped it."""
+    done = summary[summary["status"] == "bracketed"] if len(summary) else summary
+    best, threshold, gain = [], [], []
+    for cell, low in zip(row_cells(done), done["low"] if len(done) else []):
+        rows = cell_rows(probes, cell, give_up_floor)  # the floor's own rows and the authors' that count under it
+        at_low = rows[(rows["n_train"].astype(int) == int(low)) & ~rows["success"].astype(bool)]
+        best.append(float(at_low["best_type0"].max()) if len(at_low) else np.nan)
+        threshold.append(float(at_low["threshold"].max()) if len(at_low) else np.nan)
+        climbed = climb(at_low, curves, window)
+        gain.append(float(climbed["gain"].max()) if len(climbed) else np.nan)
+    return done.assign(**{name: pd.Series(values, index=done.index, dtype=float)
+                          for name, values in (("low_best", best), ("threshold", threshold), ("low_gain", gain))})
+
+
+def still_climbing(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int, window: int = 500) -> pd.DataFrame:
+    """The failures run under ``give_up_floor`` that kept a learning curve, with ``gain``: how much their best ID
+    accuracy rose in their last ``window`` steps (climb)."""
+    failed = steps_past_fit(probes, give_up_floor)
+    return climb(failed[~failed["success"]], curves, window)
+
+
+def climb(rows: pd.DataFrame, curves: pd.DataFrame, window: int = 500) -> pd.DataFrame:
+    """``rows`` (probe rows of any rule) that kept a learning curve, with ``gain``: their best ID accuracy within
+    their last ``window`` steps minus their best before them. A failure still rising when it gave up was stopped
+    by patience; a flat one had learnt what its data allowed."""
+    key = [k for k in PROBE_KEY if k in rows and k in curves]
+    points = curves.merge(rows[key], on=key)
+    if not len(points):
+        return rows.iloc[:0].assign(gain=pd.Series(dtype=float))
+    end = points.groupby(key)["step"].transform("max")
+    late = points["step"] > end - window
+
+    def best(part: pd.DataFrame) -> pd.Series:
+        return part.groupby(key)["acc/type_0"].max()
+    gain = (best(points[late]) - best(points[~late])).rename("gain").reset_index()
+    return rows.merge(gain.dropna(subset=["gain"]), on=key)

@@ -84,6 +84,12 @@ def backfill_curves(table: str | os.PathLike, work_dir: str | os.PathLike) -> in
     return added
 
 
+def read_curves(table: str | os.PathLike) -> pd.DataFrame:
+    """Every learning curve kept beside a probe table (PROBE_KEY, step and CURVE_METRICS); empty if it kept none."""
+    path = curves_path(table)
+    return read_table(path, PROBE_KEY, RULE_DEFAULTS) if path.is_file() else pd.DataFrame(columns=[*PROBE_KEY, "step"])
+
+
 def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
     """One probe's learning curve (columns step and CURVE_METRICS), selected by task, N, model, seed, cot, n_train."""
     path = curves_path(table)

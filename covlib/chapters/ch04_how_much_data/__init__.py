@@ -21,7 +21,7 @@ from covlib.figures.required_data import estimates_chart
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import experiment_cells
-from covlib.search.probes import read_probes
+from covlib.search.probes import read_curves, read_probes
 from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "power_fit",
     "PRESETS",
     "ProbeRules",
+    "read_curves",
     "read_probes",
     "readable_path",
     "repository_path",

@@ -18,12 +18,14 @@ from covlib.figures.give_up_rule import (
     chosen_floor,
     exponents_view,
     pattern_note,
+    reader_name,
     rule_counts_metrics,
     slopes_table,
     slopes_view,
     verdict_note,
     verdicts_bullet,
 )
+from covlib.figures.patience import lower_end_note
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table
@@ -34,7 +36,7 @@ from covlib.search.experiments import (
     floor_only_cells,
     floor_only_N,
 )
-from covlib.search.probes import read_probes
+from covlib.search.probes import read_curves, read_probes
 from covlib.search.recheck import floor_recheck, rerun_minutes
 from covlib.search.required_data import search
 from covlib.search.status import describe_cells, search_summary
@@ -62,10 +64,13 @@ __all__ = [
     "greedy",
     "inside",
     "load_metrics",
+    "lower_end_note",
     "open_shipped",
     "pattern_note",
     "pending_chart",
+    "read_curves",
     "read_probes",
+    "reader_name",
     "rerun_minutes",
     "rule_counts_metrics",
     "rule_label",
