@@ -190,7 +190,9 @@ def _recheck(args: argparse.Namespace) -> int:
                                    args.exclude_model, tasks=args.task, statuses=args.status,
                                    log=lambda line: print(line, flush=True))
         crashed = any(r.crashed for r in results)
-    recheck = floor_recheck(read_probes(args.table), args.give_up_floor)
+    # where the cells this command was asked about stand (every cell without --task or --model)
+    recheck = select_cells(floor_recheck(read_probes(args.table), args.give_up_floor), args.model,
+                           args.exclude_model, args.task)
     print(recheck.to_string(index=False))
     print(flip_counts(recheck).to_string(index=False))
     return 1 if crashed else 0
