@@ -363,9 +363,11 @@ display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 probe_curves = read_curves(table_path)
 if (probes["give_up_floor"] == floor_steps).any():
     display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
-    display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps) + "\n\n"
-                     + give_up_rule.lower_end_note(rule_exponents, probes, probe_curves, floor_steps,
-                                                   give_up_rule.reader_name)))
+    display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps)))
+    lower_ends = give_up_rule.lower_ends(rule_exponents, probes, probe_curves, floor_steps, give_up_rule.reader_name)
+    if lower_ends["low_gain"].notna().any():
+        display(chapter.save(give_up_rule.lower_ends_chart(lower_ends), "04_lower_ends_still_climbing"))
+    display(Markdown(give_up_rule.lower_end_note(lower_ends)))
 else:
     display(Markdown("No probe has run under the floor yet: the life table fills as the queue reruns them."))
 

@@ -149,7 +149,7 @@ cot_recheck = recheck[recheck["cot"]]
 rerun_hours = rerun_minutes(probes, cot_recheck, floor_steps) / 60
 display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
                  + "\n\n" + verdict_note(cot_verdicts) + "\n\n"
-                 + lower_end_note(cot_rule, probes, read_curves(table_path), floor_steps, reader_name)))
+                 + lower_end_note(lower_ends(cot_rule, probes, read_curves(table_path), floor_steps, reader_name))))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates

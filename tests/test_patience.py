@@ -1,12 +1,15 @@
-"""Is the step floor patient enough: the life table of successes past the fit, counted with censoring, and the
-near misses it reports."""
+"""Is the step floor patient enough: the life table of successes past the fit, counted with censoring, the
+failures still climbing when they gave up, and where the brackets patience still decides sit along N."""
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from figure_checks import missing_tooltips, unexplained_layers
 
-from covlib.figures.patience import lower_end_note, patience_metrics, patience_note
+from covlib.figures.patience import lower_end_note, lower_ends, lower_ends_chart, patience_metrics, patience_note
 from covlib.search.patience import (
     lower_end_accuracy,
     near_misses,
@@ -121,12 +124,27 @@ def climbing_exponents(rising_at: list[int]) -> tuple[pd.DataFrame, pd.DataFrame
 
 
 def test_the_lower_end_note_says_where_patience_decides_and_leans_only_on_enough_of_them():
-    exponents, probes, curves = climbing_exponents([10, 20, 30])
-    note = lower_end_note(exponents, probes, curves, 1000, str.upper)
-    assert "TWOHOP 3 of 5 (N = 10, 20, 30; its cells span N = 10-50)" in note
-    assert "2 of them lie below their series' middle N and 0 above it, 1 at it: too few" in note
-    assert "likely steepen" in lower_end_note(exponents, probes, curves, 1000, str.upper, min_to_lean=2)
+    def note(rising_at: list[int], keep_curves: int | None = None, **options) -> str:
+        exponents, probes, curves = climbing_exponents(rising_at)
+        return lower_end_note(lower_ends(exponents, probes, curves.iloc[:keep_curves], 1000, str.upper), **options)
+
+    said = note([10, 20, 30])
+    assert "TWOHOP 3 of 5 (N = 10, 20, 30; its cells span N = 10-50)" in said
+    assert "2 of them lie below their series' middle N and 0 above it, 1 at it: too few" in said
+    assert "likely steepen" in note([10, 20, 30], min_to_lean=2)
+    assert "spread over small and large N" in note([10, 50], min_to_lean=2)
+    assert "1 of 5 (N = 10;" in note([10, 50], keep_curves=5) and "4 lower ends kept no learning curve" in note(
+        [10, 50], keep_curves=5)
+    exponents, probes, curves = climbing_exponents([10])
+    unfitted = lower_ends(exponents[exponents["give_up_floor"] == 0], probes, curves, 1000, str.upper)
+    assert unfitted.empty and lower_end_note(unfitted) == ""
+
+
+def test_the_lower_ends_chart_marks_each_lower_end_with_its_rise_and_tooltip():
     exponents, probes, curves = climbing_exponents([10, 50])
-    assert "spread over small and large N" in lower_end_note(exponents, probes, curves, 1000, str.upper, min_to_lean=2)
-    assert "kept no learning curve" in lower_end_note(exponents, probes, curves.iloc[:5], 1000, str.upper)
-    assert lower_end_note(exponents[exponents["give_up_floor"] == 0], probes, curves, 1000, str.upper) == ""
+    ends = lower_ends(exponents, probes, curves, 1000, str.upper)
+    assert ends["side"].tolist() == ["below", "below", "middle", "above", "above"]
+    spec = lower_ends_chart(ends).to_dict()
+    points = spec["layer"][1]
+    assert points["mark"]["type"] == "point" and {"series", "N", "rise"} <= set(json.dumps(points["encoding"]).split('"'))
+    assert not missing_tooltips(spec) and not unexplained_layers(spec)

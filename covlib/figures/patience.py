@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import altair as alt
+import numpy as np
 import pandas as pd
 
+from covlib.figures.style import legend_highlight, zoom
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of
 from covlib.search.cells import ProbeRules
@@ -71,27 +74,37 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
         "would lower its cell's n_req; which way that tilts a fit depends on where along N those lower ends sit.")
 
 
-def lower_end_note(exponents: pd.DataFrame, probes: pd.DataFrame, curves: pd.DataFrame, floor: int,
-                   names: Callable[[str], str], min_to_lean: int = 4) -> str:
-    """For each exponent fitted under the floor, the brackets whose failing lower end was still climbing when it
-    gave up (patience, not data, stopped it: a longer floor could lower those cells' n_req), where they sit along
-    N, and which way a longer floor would tilt the fits: small-N lower ends steepen them, large-N ones flatten
-    them (said only once ``min_to_lean`` lie off their series' middle N). ``exponents``: exponents_by_rule's rows
-    (with their summaries); ``names`` gives an exponent its reader's name. "" when no exponent is fitted under it."""
-    said, below, above, middle_count, unknown = [], 0, 0, 0, 0
+def lower_ends(exponents: pd.DataFrame, probes: pd.DataFrame, curves: pd.DataFrame, floor: int,
+               names: Callable[[str], str]) -> pd.DataFrame:
+    """The failing lower end of every bracket of every exponent fitted under the floor (lower_end_accuracy),
+    with the exponent's reader's name (``series``) and where its N sits in its series (``side``: below, middle
+    or above its median N)."""
+    parts = []
     for _, r in exponents[(exponents["give_up_floor"] == floor) & exponents["c"].notna()].iterrows():
         ends = lower_end_accuracy(r["summary"], probes, curves, floor, CLIMB_WINDOW)
-        rising = ends[ends["low_gain"] > CLIMB]
-        unknown += int(ends["low_gain"].isna().sum())
         middle = ends["N"].median()
-        below += int((rising["N"] < middle).sum())
-        above += int((rising["N"] > middle).sum())
-        middle_count += int((rising["N"] == middle).sum())
-        where = f"N = {', '.join(str(int(N)) for N in sorted(rising['N']))}; " if len(rising) else ""
-        said.append(f"{names(r['exponent'])} {len(rising)} of {len(ends)} ({where}its cells span N = "
-                    f"{int(ends['N'].min())}-{int(ends['N'].max())})")
-    if not said:
+        side = np.select([ends["N"] < middle, ends["N"] > middle], ["below", "above"], "middle")
+        parts.append(ends.assign(series=names(r["exponent"]), side=side))
+    columns = ["series", "N", "seed", "low", "low_best", "low_gain", "side"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def lower_end_note(ends: pd.DataFrame, min_to_lean: int = 4) -> str:
+    """For each series of ``ends`` (lower_ends), the brackets whose failing lower end was still climbing when it
+    gave up (patience, not data, stopped it: a longer floor could lower those cells' n_req), where they sit
+    along N, and which way a longer floor would tilt the fits: small-N lower ends steepen them, large-N ones
+    flatten them (said only once ``min_to_lean`` lie off their series' middle N). "" when there are none."""
+    if not len(ends):
         return ""
+    said = []
+    for name, g in ends.groupby("series", sort=False):
+        rising = g[g["low_gain"] > CLIMB]
+        where = f"N = {', '.join(str(int(N)) for N in sorted(rising['N']))}; " if len(rising) else ""
+        said.append(f"{name} {len(rising)} of {len(g)} ({where}its cells span N = {int(g['N'].min())}-"
+                    f"{int(g['N'].max())})")
+    rising = ends[ends["low_gain"] > CLIMB]
+    below, above, middle = ((rising["side"] == side).sum() for side in ("below", "above", "middle"))
+    unknown = int(ends["low_gain"].isna().sum())
     if below + above < min_to_lean:
         lean = f"too few to say which way a longer floor would tilt the fits (a lean needs {min_to_lean} off the middle)"
     elif below > 2 * above:
@@ -101,15 +114,36 @@ def lower_end_note(exponents: pd.DataFrame, probes: pd.DataFrame, curves: pd.Dat
     else:
         lean = ("they are spread over small and large N alike, so a longer floor would lower n_req across the "
                 "range more than tilt the fits")
-    at_middle = f", {middle_count} at it" if middle_count else ""
+    at_middle = f", {middle} at it" if middle else ""
     no_curve = (f" ({count_of(unknown, 'lower end')} kept no learning curve, and "
                 f"{'is' if unknown == 1 else 'are'} counted as flat)" if unknown else "")
     return (f"**Where patience still decides a bracket.** A bracket whose failing lower end had flattened out would "
-            "likely hold with more patience: that training set had learnt what it could. One whose lower end was still climbing "
-            f"(best ID accuracy up more than {CLIMB * 100:g} point in its last {CLIMB_WINDOW} steps) was stopped by its "
-            "patience (the floor, or 100 epochs where those are longer): "
+            "likely hold with more patience: that training set had learnt what it could. One whose lower end was "
+            f"still climbing (best ID accuracy up more than {CLIMB * 100:g} point in its last {CLIMB_WINDOW} steps) "
+            "was stopped by its patience (the floor, or 100 epochs where those are longer): "
             f"{'; '.join(said)}{no_curve}. {below} of them lie below their series' middle N and {above} above "
             f"it{at_middle}: {lean}.")
+
+
+def lower_ends_chart(ends: pd.DataFrame) -> alt.LayerChart:
+    """Each bracket's failing lower end: how much its best ID accuracy still rose in its last steps, against N,
+    one colour per series; above the dashed line it was still climbing when it gave up."""
+    data = ends.dropna(subset=["low_gain"]).assign(rise=lambda d: d["low_gain"] * 100, best=lambda d: d["low_best"])
+    chosen, opacity = legend_highlight("series")
+    points = alt.Chart(data).mark_point(filled=True, size=70).encode(
+        alt.X("N:Q", title="N", scale=alt.Scale(type="log", nice=False, padding=12)),
+        alt.Y("rise:Q", title=f"rise of best ID accuracy in the last {CLIMB_WINDOW} steps (points)"),
+        alt.Color("series:N", title="exponent"), opacity=opacity,
+        tooltip=[alt.Tooltip("series:N", title="exponent"), alt.Tooltip("N:Q"), alt.Tooltip("seed:Q"),
+                 alt.Tooltip("low:Q", title="lower end (examples)", format=",d"),
+                 alt.Tooltip("best:Q", title="best ID accuracy", format=".1%"),
+                 alt.Tooltip("rise:Q", title="rise (points)", format=".1f")],
+    ).add_params(chosen, zoom())
+    line = alt.Chart(pd.DataFrame({"rise": [CLIMB * 100]})).mark_rule(strokeDash=[4, 4], color="#666").encode(y="rise:Q")
+    return alt.layer(line, points).properties(
+        width=420, height=260,
+        title=alt.TitleParams("Were the brackets' lower ends still learning when they gave up?", anchor="start",
+                              subtitle="above the dashed line: still climbing, stopped by patience rather than data"))
 
 
 def patience_metrics(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window: int = 250) -> dict[str, float]:

@@ -20,7 +20,14 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     verdict_note,
     verdicts_bullet,
 )
-from covlib.figures.patience import lower_end_note, patience_metrics, patience_note, patience_view  # noqa: F401 (the notebook's)
+from covlib.figures.patience import (  # noqa: F401 (the notebook's)
+    lower_end_note,
+    lower_ends,
+    lower_ends_chart,
+    patience_metrics,
+    patience_note,
+    patience_view,
+)
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.cells import Cell
 from covlib.search.patience import success_life_table  # noqa: F401 (the notebook's)

@@ -25,7 +25,7 @@ from covlib.figures.give_up_rule import (
     verdict_note,
     verdicts_bullet,
 )
-from covlib.figures.patience import lower_end_note
+from covlib.figures.patience import lower_end_note, lower_ends
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table
@@ -65,6 +65,7 @@ __all__ = [
     "inside",
     "load_metrics",
     "lower_end_note",
+    "lower_ends",
     "open_shipped",
     "pattern_note",
     "pending_chart",
