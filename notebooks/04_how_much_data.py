@@ -361,7 +361,8 @@ display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 
 # %%
 probe_curves = read_curves(table_path)
-if (probes["give_up_floor"] == floor_steps).any():
+floor_probed = (probes["give_up_floor"] == floor_steps).any()
+if floor_probed:
     display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
     display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps)))
     lower_ends = give_up_rule.lower_ends(rule_exponents, probes, probe_curves, floor_steps, give_up_rule.reader_name)
@@ -402,7 +403,8 @@ metrics_file = record_metrics(metrics)  # the numbers above, for sweeps and the 
 # %%
 display(Markdown(findings.summary_bullets(
     fit_twohop, c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours, threshold,
-    verdicts=give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7", tasks=give_up_rule.RULE_TASKS))))
+    verdicts=give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7", tasks=give_up_rule.RULE_TASKS)
+    + (" " + give_up_rule.patience_bullet(lower_ends) if floor_probed else ""))))
 
 # %% [markdown]
 # ## Exercises

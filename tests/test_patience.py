@@ -9,7 +9,14 @@ import pandas as pd
 import pytest
 from figure_checks import missing_tooltips, unexplained_layers
 
-from covlib.figures.patience import lower_end_note, lower_ends, lower_ends_chart, patience_metrics, patience_note
+from covlib.figures.patience import (
+    lower_end_note,
+    lower_ends,
+    lower_ends_chart,
+    patience_bullet,
+    patience_metrics,
+    patience_note,
+)
 from covlib.search.patience import (
     lower_end_accuracy,
     near_misses,
@@ -148,3 +155,10 @@ def test_the_lower_ends_chart_marks_each_lower_end_with_its_rise_and_tooltip():
     points = spec["layer"][1]
     assert points["mark"]["type"] == "point" and {"series", "N", "rise"} <= set(json.dumps(points["encoding"]).split('"'))
     assert not missing_tooltips(spec) and not unexplained_layers(spec)
+
+
+def test_the_summary_bullet_counts_only_the_lower_ends_that_kept_a_curve():
+    exponents, probes, curves = climbing_exponents([10, 50])
+    said = patience_bullet(lower_ends(exponents, probes, curves.iloc[:10], 1000, str.upper))
+    assert said.startswith("Of the 2 brackets whose lower end kept a learning curve under the floor, 1 had")
+    assert patience_bullet(lower_ends(exponents, probes, curves.iloc[:0], 1000, str.upper)) == ""

@@ -125,6 +125,18 @@ def lower_end_note(ends: pd.DataFrame, min_to_lean: int = 4) -> str:
             f"it{at_middle}: {lean}.")
 
 
+def patience_bullet(ends: pd.DataFrame) -> str:
+    """A summary's sentence: how many brackets' lower ends patience still decided, and what n_req then means
+    ("" when no exponent is fitted under the floor, or none kept a curve)."""
+    known = ends.dropna(subset=["low_gain"]) if len(ends) else ends
+    if not len(known):
+        return ""
+    rising = int((known["low_gain"] > CLIMB).sum())
+    return (f"Of the {count_of(len(known), 'bracket')} whose lower end kept a learning curve under the floor, "
+            f"{rising} had that lower end still climbing when it gave up: n_req is the data needed within the "
+            "floor's patience, and a longer floor would lower it (section 4.7 says where along N).")
+
+
 def lower_ends_chart(ends: pd.DataFrame) -> alt.LayerChart:
     """Each bracket's failing lower end: how much its best ID accuracy still rose in its last steps, against N,
     one colour per series; above the dashed line it was still climbing when it gave up."""

@@ -24,6 +24,7 @@ from covlib.figures.patience import (  # noqa: F401 (the notebook's)
     lower_end_note,
     lower_ends,
     lower_ends_chart,
+    patience_bullet,
     patience_metrics,
     patience_note,
     patience_view,
