@@ -4,7 +4,9 @@ A floor of F steps still censors: a probe that would have generalised at F + 500
 a failure. A life table of the probes under one rule shows how fast that risk is falling when the floor ends:
 per window of steps past the fit, the probes still training and short of the threshold (at risk) and the share
 of them that reach it within the window (the hazard). Failures leave the risk set when they give up, so a probe
-given up early (the authors' rule) is not counted as a failure of the later windows."""
+given up early (the authors' rule) is not counted as a failure of the later windows. The learning curves kept
+beside the probe table tell the failures apart: one still climbing when it gave up was stopped by patience, a
+flat one by its data."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,7 +58,8 @@ def lower_end_accuracy(summary: pd.DataFrame, probes: pd.DataFrame, curves: pd.D
                        window: int = 500) -> pd.DataFrame:
     """The bracketed cells of a search summary (under the rule with ``give_up_floor``) with what their failing
     lower end reached: its best ID accuracy (``low_best``), its threshold, and how much that best rose in its
-    last ``window`` steps (``low_gain``, from climb; NaN where the table kept no curve). How close each bracket came to being lower, and whether patience stopped it."""
+    last ``window`` steps (``low_gain``, from climb; NaN where the table kept no curve): how close each bracket
+    came to being lower, and whether patience stopped it."""
     done = summary[summary["status"] == "bracketed"] if len(summary) else summary
     best, threshold, gain = [], [], []
     for cell, low in zip(row_cells(done), done["low"] if len(done) else []):
