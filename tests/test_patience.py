@@ -87,7 +87,7 @@ def test_the_note_and_metrics_read_the_floors_end():
     note = patience_note(rows, curves, 1000)
     assert "4 succeeded, 1 of them in its last quarter" in note and "25% in the floor's last 250 (1 of 4)" in note
     assert "1 of the 3 failures ended within one point of the threshold, 0 of those still climbing" in note
-    assert "Of the 2 failures whose learning curve the table kept, 1 were still climbing" in note
+    assert "Of the 2 failures whose learning curve the table kept, 1 was still climbing" in note
     assert "below about 5,120 examples (100 epochs at batch 512 are 1,000 steps there)" in note
     assert patience_metrics(rows, curves, 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1,
                                                     "floor_failures_climbing": 1}

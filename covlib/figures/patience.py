@@ -62,8 +62,8 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
     text += (f"{len(misses)} of the {failed} failures ended within one point of the threshold"
              + (f", {near_rising} of those still climbing" if len(rising) else "") + ". ")
     if len(rising):
-        text += (f"Of the {count_of(len(rising), 'failure')} whose learning curve the table kept, {len(climbing)} were "
-                 f"still climbing when they gave up (best ID accuracy up more than {CLIMB * 100:g} point in their last "
+        text += (f"Of the {count_of(len(rising), 'failure')} whose learning curve the table kept, {len(climbing)} "
+                 f"{'was' if len(climbing) == 1 else 'were'} still climbing when they gave up (best ID accuracy up more than {CLIMB * 100:g} point in their last "
                  f"{CLIMB_WINDOW} steps; the median rise over all of them is {rising['gain'].median() * 100:.1f} points). ")
     return text + (
         "The floor removes the epoch rule's dependence on n below about "
