@@ -9,14 +9,7 @@ import pandas as pd
 import pytest
 from figure_checks import missing_tooltips, unexplained_layers
 
-from covlib.figures.patience import (
-    lower_end_note,
-    lower_ends,
-    lower_ends_chart,
-    patience_bullet,
-    patience_metrics,
-    patience_note,
-)
+from covlib.figures import patience as shown  # what the reader sees
 from covlib.search.patience import (
     lower_end_accuracy,
     near_misses,
@@ -84,21 +77,22 @@ def test_the_note_and_metrics_read_the_floors_end():
     rows = table()
     curves = pd.concat([curve(rows.iloc[4].to_dict(), [0.2, 0.9, 0.985, 0.985, 0.984]),
                         curve(rows.iloc[5].to_dict(), [0.2, 0.5, 0.8, 0.9, 0.97])])
-    note = patience_note(rows, curves, 1000)
+    note = shown.patience_note(rows, curves, 1000)
     assert "4 succeeded, 1 of them in its last quarter" in note and "25% in the floor's last 250 (1 of 4)" in note
     assert "1 of the 3 failures ended within one point of the threshold, 0 of those still climbing" in note
     assert "Of the 2 failures whose learning curve the table kept, 1 was still climbing" in note
     assert "below about 5,120 examples (100 epochs at batch 512 are 1,000 steps there)" in note
-    assert patience_metrics(rows, curves, 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1,
+    assert shown.patience_metrics(rows, curves, 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1,
                                                     "floor_failures_climbing": 1}
     no_floor = rows[rows["give_up_floor"] == 0]
-    assert patience_note(no_floor, curves, 1000) == ""
-    assert patience_metrics(no_floor, curves, 1000)["floor_near_misses"] == 0
+    assert shown.patience_note(no_floor, curves, 1000) == ""
+    assert shown.patience_metrics(no_floor, curves, 1000)["floor_near_misses"] == 0
 
 
 def cell_probe(N: int, n: int, ok: bool, best: float, floor: int = 1000, seed: int = 0) -> dict:
     return probe(1000 if not ok else 300, ok, floor=floor, best=best) | {
-        "N": N, "n_train": n, "model": "smoke", "seed": seed, "cot": False, "stopped": "early_stop" if ok else "gave_up"}
+        "N": N, "n_train": n, "model": "smoke", "seed": seed, "cot": False,
+        "stopped": "early_stop" if ok else "gave_up"}
 
 
 def summary_of(lows: dict[int, int]) -> pd.DataFrame:
@@ -133,7 +127,8 @@ def climbing_exponents(rising_at: list[int]) -> tuple[pd.DataFrame, pd.DataFrame
 def test_the_lower_end_note_says_where_patience_decides_and_leans_only_on_enough_of_them():
     def note(rising_at: list[int], keep_curves: int | None = None, **options) -> str:
         exponents, probes, curves = climbing_exponents(rising_at)
-        return lower_end_note(lower_ends(exponents, probes, curves.iloc[:keep_curves], 1000, str.upper), **options)
+        ends = shown.lower_ends(exponents, probes, curves.iloc[:keep_curves], 1000, str.upper)
+        return shown.lower_end_note(ends, **options)
 
     said = note([10, 20, 30])
     assert "TWOHOP 3 of 5 (N = 10, 20, 30; its cells span N = 10-50)" in said
@@ -143,22 +138,23 @@ def test_the_lower_end_note_says_where_patience_decides_and_leans_only_on_enough
     assert "1 of 5 (N = 10;" in note([10, 50], keep_curves=5) and "4 lower ends kept no learning curve" in note(
         [10, 50], keep_curves=5)
     exponents, probes, curves = climbing_exponents([10])
-    unfitted = lower_ends(exponents[exponents["give_up_floor"] == 0], probes, curves, 1000, str.upper)
-    assert unfitted.empty and lower_end_note(unfitted) == ""
+    unfitted = shown.lower_ends(exponents[exponents["give_up_floor"] == 0], probes, curves, 1000, str.upper)
+    assert unfitted.empty and shown.lower_end_note(unfitted) == ""
 
 
 def test_the_lower_ends_chart_marks_each_lower_end_with_its_rise_and_tooltip():
     exponents, probes, curves = climbing_exponents([10, 50])
-    ends = lower_ends(exponents, probes, curves, 1000, str.upper)
+    ends = shown.lower_ends(exponents, probes, curves, 1000, str.upper)
     assert ends["side"].tolist() == ["below", "below", "middle", "above", "above"]
-    spec = lower_ends_chart(ends).to_dict()
+    spec = shown.lower_ends_chart(ends).to_dict()
     points = spec["layer"][1]
-    assert points["mark"]["type"] == "point" and {"series", "N", "rise"} <= set(json.dumps(points["encoding"]).split('"'))
+    fields = set(json.dumps(points["encoding"]).split('"'))
+    assert points["mark"]["type"] == "point" and {"series", "N", "rise"} <= fields
     assert not missing_tooltips(spec) and not unexplained_layers(spec)
 
 
 def test_the_summary_bullet_counts_only_the_lower_ends_that_kept_a_curve():
     exponents, probes, curves = climbing_exponents([10, 50])
-    said = patience_bullet(lower_ends(exponents, probes, curves.iloc[:10], 1000, str.upper))
+    said = shown.patience_bullet(shown.lower_ends(exponents, probes, curves.iloc[:10], 1000, str.upper))
     assert said.startswith("Of the 2 brackets whose lower end kept a learning curve under the floor, 1 had")
-    assert patience_bullet(lower_ends(exponents, probes, curves.iloc[:0], 1000, str.upper)) == ""
+    assert shown.patience_bullet(shown.lower_ends(exponents, probes, curves.iloc[:0], 1000, str.upper)) == ""

@@ -62,9 +62,11 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
     text += (f"{len(misses)} of the {failed} failures ended within one point of the threshold"
              + (f", {near_rising} of those still climbing" if len(rising) else "") + ". ")
     if len(rising):
+        were = "was" if len(climbing) == 1 else "were"
         text += (f"Of the {count_of(len(rising), 'failure')} whose learning curve the table kept, {len(climbing)} "
-                 f"{'was' if len(climbing) == 1 else 'were'} still climbing when they gave up (best ID accuracy up more than {CLIMB * 100:g} point in their last "
-                 f"{CLIMB_WINDOW} steps; the median rise over all of them is {rising['gain'].median() * 100:.1f} points). ")
+                 f"{were} still climbing when they gave up (best ID accuracy up more than {CLIMB * 100:g} point in "
+                 f"their last {CLIMB_WINDOW} steps; the median rise over all of them is "
+                 f"{rising['gain'].median() * 100:.1f} points). ")
     return text + (
         "The floor removes the epoch rule's dependence on n below about "
         f"{crossover:,.0f} examples ({rules.give_up_epochs:g} epochs at batch {rules.batch_size} are {floor:,} steps "
@@ -106,7 +108,8 @@ def lower_end_note(ends: pd.DataFrame, min_to_lean: int = 4) -> str:
     below, above, middle = ((rising["side"] == side).sum() for side in ("below", "above", "middle"))
     unknown = int(ends["low_gain"].isna().sum())
     if below + above < min_to_lean:
-        lean = f"too few to say which way a longer floor would tilt the fits (a lean needs {min_to_lean} off the middle)"
+        lean = (f"too few to say which way a longer floor would tilt the fits (a lean needs {min_to_lean} off the "
+                "middle)")
     elif below > 2 * above:
         lean = "they gather at small N, so a longer floor would likely steepen these fits further"
     elif above > 2 * below:
@@ -151,7 +154,8 @@ def lower_ends_chart(ends: pd.DataFrame) -> alt.LayerChart:
                  alt.Tooltip("best:Q", title="best ID accuracy", format=".1%"),
                  alt.Tooltip("rise:Q", title="rise (points)", format=".1f")],
     ).add_params(chosen, zoom())
-    line = alt.Chart(pd.DataFrame({"rise": [CLIMB * 100]})).mark_rule(strokeDash=[4, 4], color="#666").encode(y="rise:Q")
+    line = alt.Chart(pd.DataFrame({"rise": [CLIMB * 100]})).mark_rule(strokeDash=[4, 4], color="#666").encode(
+        y="rise:Q")
     return alt.layer(line, points).properties(
         width=420, height=260,
         title=alt.TitleParams("Were the brackets' lower ends still learning when they gave up?", anchor="start",
