@@ -29,6 +29,7 @@ def table() -> pd.DataFrame:
     return pd.DataFrame([probe(100, True), probe(300, True), probe(600, True), probe(950, True),
                          probe(1000, False, best=0.985), probe(1000, False, best=0.97), probe(1000, False),
                          probe(200, False, floor=0),  # the authors' rule gave it up early: not this floor's
+                         probe(1500, True, floor=0), probe(1200, False, floor=0),  # its long runs: past the floor
                          probe(400, False, fit=None)]  # never fitted: no clock past the fit
                         ).assign(n_train=lambda rows: 100 * (rows.index + 1))  # one probe per training set
 
@@ -82,6 +83,9 @@ def test_the_note_and_metrics_read_the_floors_end():
     assert "1 of the 3 failures ended within one point of the threshold, 0 of those still climbing" in note
     assert "Of the 2 failures whose learning curve the table kept, 1 was still climbing" in note
     assert "below about 5,120 examples (100 epochs at batch 512 are 1,000 steps there)" in note
+    assert ("Under the authors' rule, 2 probes (all of at least 900 examples, where 100 epochs are longer) trained "
+            "more than 1,000 steps past the fit; 1 of them reached 99% only after that, at 1,500 steps past "
+            "it.") in note
     assert shown.patience_metrics(rows, curves, 1000) == {"floor_hazard_last_window": 0.25, "floor_near_misses": 1,
                                                     "floor_failures_climbing": 1}
     no_floor = rows[rows["give_up_floor"] == 0]

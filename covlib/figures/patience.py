@@ -18,6 +18,7 @@ from covlib.search.patience import (
     steps_past_fit,
     still_climbing,
     success_life_table,
+    trained_past,
 )
 
 CLIMB = 0.01  # a rise of the best ID accuracy, over a failure's last CLIMB_WINDOW steps, that counts as climbing
@@ -67,6 +68,7 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
                  f"{were} still climbing when they gave up (best ID accuracy up more than {CLIMB * 100:g} point in "
                  f"their last {CLIMB_WINDOW} steps; the median rise over all of them is "
                  f"{rising['gain'].median() * 100:.1f} points). ")
+    text += _beyond_the_floor(probes, floor)
     return text + (
         "The floor removes the epoch rule's dependence on n below about "
         f"{crossover:,.0f} examples ({rules.give_up_epochs:g} epochs at batch {rules.batch_size} are {floor:,} steps "
@@ -74,6 +76,22 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
         f"{floor:,} steps past the fit, or 100 epochs where those are longer, so the largest training sets get more "
         "patience again. A longer floor would flip some more failures, and each that is a bracket's lower end "
         "would lower its cell's n_req; which way that tilts a fit depends on where along N those lower ends sit.")
+
+
+def _beyond_the_floor(probes: pd.DataFrame, floor: int) -> str:
+    """What the authors'-rule probes that trained past ``floor`` steps beyond their fit (large training sets,
+    whose 100 epochs are longer) did after it ("" if none did)."""
+    if not (probes["give_up_floor"].astype(int) == 0).any():
+        return ""
+    longer = trained_past(probes, floor)
+    if not len(longer):
+        return ""
+    late = longer[longer["success"]]
+    when = (f", at {int(late['past'].min()):,}-{int(late['past'].max()):,} steps past it" if len(late) > 1 else
+            f", at {int(late['past'].iloc[0]):,} steps past it" if len(late) else "")
+    return (f"Under the authors' rule, {count_of(len(longer), 'probe')} (all of at least "
+            f"{int(longer['n_train'].min()):,} examples, where 100 epochs are longer) trained more than {floor:,} "
+            f"steps past the fit; {len(late)} of them reached 99% only after that{when}. ")
 
 
 def lower_ends(exponents: pd.DataFrame, probes: pd.DataFrame, curves: pd.DataFrame, floor: int,

@@ -47,6 +47,13 @@ def success_life_table(probes: pd.DataFrame, give_up_floor: int, window: int = 2
                          "hazard": hazard})
 
 
+def trained_past(probes: pd.DataFrame, steps: int, give_up_floor: int = 0) -> pd.DataFrame:
+    """The probes under ``give_up_floor`` (0: the authors' rule, whose 100 epochs run past a floor where the
+    training set is large) that trained more than ``steps`` past their fit: what happened after that many steps."""
+    runs = steps_past_fit(probes, give_up_floor)
+    return runs[runs["past"] > steps]
+
+
 def near_misses(probes: pd.DataFrame, give_up_floor: int, margin: float = 0.01) -> pd.DataFrame:
     """The failures under ``give_up_floor`` whose best ID accuracy came within ``margin`` of their threshold."""
     runs = steps_past_fit(probes, give_up_floor)
