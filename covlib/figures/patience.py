@@ -15,6 +15,7 @@ from covlib.search.cells import ProbeRules
 from covlib.search.patience import (
     lower_end_accuracy,
     near_misses,
+    near_threshold,
     steps_past_fit,
     still_climbing,
     success_life_table,
@@ -58,7 +59,7 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
     misses = near_misses(probes, floor)
     rising = still_climbing(probes, curves, floor, CLIMB_WINDOW)
     climbing = rising[rising["gain"] > CLIMB]
-    near_rising = int((climbing["best_type0"] >= climbing["threshold"] - 0.01 - 1e-12).sum())
+    near_rising = int(near_threshold(climbing).sum())
     crossover = floor * rules.batch_size / rules.give_up_epochs
     text += (f"{len(misses)} of the {failed} failures ended within one point of the threshold"
              + (f", {near_rising} of those still climbing" if len(rising) else "") + ". ")

@@ -54,11 +54,16 @@ def trained_past(probes: pd.DataFrame, steps: int, give_up_floor: int = 0) -> pd
     return runs[runs["past"] > steps]
 
 
+def near_threshold(rows: pd.DataFrame, margin: float = 0.01) -> pd.Series:
+    """Which probe rows' best ID accuracy came within ``margin`` of their threshold (float rounding aside)."""
+    return rows["best_type0"] >= rows["threshold"] - margin - 1e-12
+
+
 def near_misses(probes: pd.DataFrame, give_up_floor: int, margin: float = 0.01) -> pd.DataFrame:
     """The failures under ``give_up_floor`` whose best ID accuracy came within ``margin`` of their threshold."""
     runs = steps_past_fit(probes, give_up_floor)
     failed = runs[~runs["success"]]
-    return failed[failed["best_type0"] >= failed["threshold"] - margin - 1e-12]
+    return failed[near_threshold(failed, margin)]
 
 
 def lower_end_accuracy(summary: pd.DataFrame, probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int,
