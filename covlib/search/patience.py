@@ -73,16 +73,19 @@ def lower_end_accuracy(summary: pd.DataFrame, probes: pd.DataFrame, curves: pd.D
     last ``window`` steps (``low_gain``, from climb; NaN where the table kept no curve): how close each bracket
     came to being lower, and whether patience stopped it."""
     done = summary[summary["status"] == "bracketed"] if len(summary) else summary
-    best, threshold, gain = [], [], []
-    for cell, low in zip(row_cells(done), done["low"] if len(done) else []):
-        rows = cell_rows(probes, cell, give_up_floor)  # the floor's own rows and the authors' that count under it
-        at_low = rows[(rows["n_train"].astype(int) == int(low)) & ~rows["success"].astype(bool)]
-        best.append(float(at_low["best_type0"].max()) if len(at_low) else np.nan)
-        threshold.append(float(at_low["threshold"].max()) if len(at_low) else np.nan)
-        climbed = climb(at_low, curves, window)
-        gain.append(float(climbed["gain"].max()) if len(climbed) else np.nan)
-    return done.assign(**{name: pd.Series(values, index=done.index, dtype=float)
-                          for name, values in (("low_best", best), ("threshold", threshold), ("low_gain", gain))})
+    lows = [_failures_at(cell_rows(probes, cell, give_up_floor), low).assign(cell_index=index)
+            for index, cell, low in zip(done.index, row_cells(done), done["low"] if len(done) else [])]
+    if not lows:
+        return done.assign(low_best=pd.Series(dtype=float), threshold=pd.Series(dtype=float),
+                           low_gain=pd.Series(dtype=float))
+    rows = pd.concat(lows)  # cell_rows keeps the floor's own rows and the authors' that count under it
+    reached = rows.groupby("cell_index").agg(low_best=("best_type0", "max"), threshold=("threshold", "max"))
+    gain = climb(rows, curves, window).groupby("cell_index")["gain"].max().rename("low_gain")
+    return done.join(reached.astype(float)).join(gain.astype(float))
+
+
+def _failures_at(rows: pd.DataFrame, n_train: float) -> pd.DataFrame:
+    return rows[(rows["n_train"].astype(int) == int(n_train)) & ~rows["success"].astype(bool)]
 
 
 def still_climbing(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int, window: int = 500) -> pd.DataFrame:
