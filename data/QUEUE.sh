@@ -195,5 +195,14 @@ step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-ca
 #     seed: ~5 CPU-hours. 100 epochs of ~20k examples are ~4,000 steps, past the floor: both rules decide alike.
 #     Last: it widens a fit that is already reproduced under the floor (N = 10-24)
 step parallel_30; covlib scaling search --task parallel_twohop --N 30 --seeds 0 1 "${SEARCH[@]}"
+# 18. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
+#     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
+#     lower n_req across the range more than tilt the fit. This tests it on two-hop, the exponent and the absolute
+#     size the book sets beside the paper's: its brackets finished under the 2,000-step floor are rechecked under
+#     4,000 (`--from-floor 2000`; the lower floor's rows that 4,000 steps cannot change count under it). At 9427470:
+#     10 of its 12 lower ends reopened (2 trained past 4,000 steps already: 100 epochs of a large set), ~180
+#     CPU-minutes of reruns at their cells' pace, plus two or three walk probes for each that flips: ~6-8 CPU-hours
+step longer_floor_twohop; covlib scaling recheck --task twohop --model L4-d128 --from-floor "$FLOOR" \
+  --give-up-floor 4000 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
 step done

@@ -53,6 +53,43 @@ def test_authors_rows_count_under_a_floor_only_where_the_floor_cannot_change_the
     assert rule_rows(rerun, 1000)[0]["give_up_floor"].eq(0).all()  # another floor's rows never count
 
 
+def test_a_longer_floor_counts_a_lower_floors_rows_where_it_cannot_change_them():
+    rows = pd.DataFrame([row(100, False, steps=300, fit=100),              # authors': 200 past the fit
+                         row(100, False, steps=2100, fit=100, floor=2000),  # its rerun: 2,000 past, still short
+                         row(200, False, steps=4300, fit=200),              # authors': 4,100 past the fit
+                         row(300, True, steps=2500, floor=2000)])           # a success under the lower floor
+    counted, reopened = rule_rows(rows, 4000)
+    assert counted["n_train"].tolist() == [200, 300] and counted["give_up_floor"].tolist() == [0, 2000]
+    # at n_train 100 the 2,000-step floor's rerun speaks, not the authors' row, and 4,000 steps reopen it
+    assert reopened[["n_train", "give_up_floor"]].values.tolist() == [[100, 2000]]
+    longer = pd.concat([rows, pd.DataFrame([row(100, True, steps=3600, floor=4000)])])
+    assert rule_rows(longer, 4000)[0]["give_up_floor"].tolist() == [4000, 0, 2000] and rule_rows(longer, 4000)[1].empty
+    assert 4000 not in rule_rows(longer, 2000)[0]["give_up_floor"].tolist()  # a higher floor's rows never count
+
+
+def test_a_longer_floor_rechecks_the_brackets_a_lower_floor_finished(tmp_path: Path, capsys):
+    from covlib.cli.main import main
+    from covlib.search.recheck import flip_counts, floor_recheck
+
+    # the authors' bracket 1600-2000 reopened, flipped under 2,000 steps, and bracketed again at 1265-1600
+    floor_rows = [row(1000, False, steps=300), row(1600, False, steps=400), row(2000, True, steps=900),
+                  row(1600, True, steps=1200, floor=2000), row(1000, False, steps=2200, fit=200, floor=2000),
+                  row(1265, False, steps=2300, fit=300, floor=2000)]
+    from_floor = floor_recheck(pd.DataFrame(floor_rows), 4000, from_floor=2000).iloc[0]
+    assert (from_floor["authors_status"], from_floor["low"], from_floor["high"]) == ("bracketed", 1265, 1600)
+    assert from_floor["reopened"] and not from_floor["rerun"] and from_floor["floor_status"] == "searching"
+    flipped = pd.DataFrame(floor_rows + [row(1265, True, steps=3000, floor=4000)])
+    counts = flip_counts(floor_recheck(flipped, 4000, from_floor=2000)).iloc[0]
+    assert (counts["brackets"], counts["reopened"], counts["reruns"], counts["flips"]) == (1, 1, 1, 1)
+    table = tmp_path / "probes.csv"
+    for r in floor_rows:
+        append_probe(table, r)
+    assert main(["scaling", "recheck", "--give-up-floor", "4000", "--from-floor", "2000", "--table", str(table)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].split()[-5:] == ["1", "0", "1", "0", "0"]
+    assert main(["scaling", "recheck", "--give-up-floor", "2000", "--from-floor", "2000", "--table", str(table)]) == 2
+    assert "--from-floor 2000" in capsys.readouterr().err
+
+
 def test_a_floor_search_reruns_the_lower_end_first_and_walks_down_only_if_it_flips():
     rules = SearchRules(step_factor=1.6, bracket_ratio=1.3)
     old = pd.DataFrame([row(1000, False, steps=300), row(1600, False, steps=400), row(2000, True, steps=900)])

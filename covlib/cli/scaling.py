@@ -66,6 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--status", nargs="+", choices=FINISHED, default=list(FINISHED),
                    help="only cells the authors' rule left with these statuses (default both: bracketed, and "
                         "unreachable, where even the largest training set the pool allows failed)")
+    r.add_argument("--from-floor", type=int, default=0, metavar="STEPS",
+                   help="recheck the brackets finished under this lower floor instead of the authors' rule (0): a "
+                        "longer floor's control, e.g. --from-floor 2000 --give-up-floor 4000")
     t = sub.add_parser("tighten", help="bisect finished brackets wider than --ratio where that is cheap enough",
                        description="Bisect, under --give-up-floor, every finished bracket wider than --ratio whose "
                                    "extra probes are estimated (from the minutes of its two end probes) at most "
@@ -184,14 +187,17 @@ def _check_bracket_options(args: argparse.Namespace) -> None:
 def _recheck(args: argparse.Namespace) -> int:
     """`covlib scaling recheck`: the floor's reruns (with --run), then where every bracket stands."""
     _check_bracket_options(args)
+    if not 0 <= args.from_floor < args.give_up_floor:
+        raise CovlibError(f"--from-floor {args.from_floor}: the rule a recheck starts from is the authors' (0) or a "
+                          f"floor below --give-up-floor {args.give_up_floor}")
     crashed = False
     if args.run:
         results = recheck_brackets(args.table, args.work, args.give_up_floor, args.jobs, args.model,
                                    args.exclude_model, tasks=args.task, statuses=args.status,
-                                   log=lambda line: print(line, flush=True))
+                                   log=lambda line: print(line, flush=True), from_floor=args.from_floor)
         crashed = any(r.crashed for r in results)
     # where the cells this command was asked about stand (every cell without --task or --model)
-    recheck = select_cells(floor_recheck(read_probes(args.table), args.give_up_floor), args.model,
+    recheck = select_cells(floor_recheck(read_probes(args.table), args.give_up_floor, from_floor=args.from_floor), args.model,
                            args.exclude_model, args.task)
     print(recheck.to_string(index=False))
     print(flip_counts(recheck).to_string(index=False))

@@ -121,11 +121,12 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
     (give up only once the training set has been fitted for max(give_up_epochs, floor steps)): the rows
     that count under it, and the failures it would reopen.
 
-    Rows run under that rule count. So do rows run under the authors' rule (floor 0) whose outcome a floor
-    cannot change, because training is the same run until the rule gives up: a success (the floor only
-    postpones giving up), a run the step cap stopped, and a give-up that came at least ``give_up_floor``
-    steps after the fit. The authors' other give-ups are reopened: the floor might have let them succeed.
-    A row run under the rule replaces the authors' row at its n_train; rows of any other floor never count."""
+    Rows run under that rule count. So do rows run under a lower floor (the authors' rule is floor 0) whose
+    outcome this floor cannot change, because training is the same run until the lower rule gives up: a
+    success (a higher floor only postpones giving up), a run the step cap stopped, and a give-up that came at
+    least ``give_up_floor`` steps after the fit. The lower rules' other give-ups are reopened: this floor might
+    have let them succeed. At each n_train the row of the highest floor not above this one speaks for it (a
+    rerun under a floor replaces the authors' row); rows of a higher floor never count."""
     if not len(rows):
         return rows, rows
     floor = (rows["give_up_floor"].fillna(0).astype(int) if "give_up_floor" in rows  # absent or empty: the authors'
@@ -133,11 +134,13 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
     own = rows[floor == give_up_floor]
     if give_up_floor == 0:
         return own, rows.iloc[:0]
-    authors = rows[(floor == 0) & ~rows["n_train"].isin(own["n_train"])]
-    past_fit = authors["steps"].astype(float) - authors["first_fit_step"].astype(float)
-    settled = authors["success"].astype(bool) | (authors["stopped"] != "gave_up") | (past_fit >= give_up_floor)
-    counted = pd.concat([own, authors[settled]]).sort_values("n_train", kind="stable")
-    return counted, authors[~settled]
+    below = ((floor < give_up_floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
+    lower = (rows[below].assign(_floor=floor.to_numpy()[below]).sort_values("_floor", kind="stable")
+             .drop_duplicates("n_train", keep="last").drop(columns="_floor"))
+    past_fit = lower["steps"].astype(float) - lower["first_fit_step"].astype(float)
+    settled = lower["success"].astype(bool) | (lower["stopped"] != "gave_up") | (past_fit >= give_up_floor)
+    counted = pd.concat([own, lower[settled]]).sort_values("n_train", kind="stable")
+    return counted, lower[~settled].sort_values("n_train", kind="stable")
 
 
 def metrics_n_ctx(run_dir: Path) -> int:

@@ -47,8 +47,10 @@ def table_cells(table: pd.DataFrame) -> list[Cell]:
     return row_cells(table[CELL_KEY].drop_duplicates().sort_values(CELL_KEY))
 
 
-def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = SearchRules()) -> pd.DataFrame:
-    """One row per cell the authors' rule finished (``authors_status``): bracketed, or unreachable (even the
+def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = SearchRules(),
+                  from_floor: int = 0) -> pd.DataFrame:
+    """One row per cell the authors' rule finished (``authors_status``; with ``from_floor``, the rule with that
+    lower floor: a longer floor's control): bracketed, or unreachable (even the
     largest training set the ID pool allows failed; its lower end is that largest probe, ``high`` is empty).
     Its bracket, how far past the fit its lower end trained, whether the floor reopens it, and where the cell
     stands under the floor (``floor_status``, ``floor_low``, ``floor_high``; ``flipped``: the lower end, rerun
@@ -57,7 +59,7 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
     Ordered by the steps the lower end trained past its fit, fewest first (the order of the reruns)."""
     rows = []
     for cell in table_cells(table):
-        authors = search_states([cell], table, rules, starts={cell.key(): 0})[0]
+        authors = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=from_floor)[0]
         if authors.status not in FINISHED:
             continue
         at_low = authors.probes[authors.probes["n_train"].astype(int) == authors.low].iloc[0]
@@ -108,14 +110,16 @@ def select_cells(cells: pd.DataFrame, models: Sequence[str] | None = None, exclu
 def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give_up_floor: int, jobs: int = 2,
                      models: Sequence[str] | None = None, exclude_models: Sequence[str] = (),
                      tasks: Sequence[str] | None = None, statuses: Sequence[str] = FINISHED,
-                     probe_rules: ProbeRules = ProbeRules(), log: Callable[[str], None] | None = print
-                     ) -> list[SearchResult]:
+                     probe_rules: ProbeRules = ProbeRules(), log: Callable[[str], None] | None = print,
+                     from_floor: int = 0) -> list[SearchResult]:
     """Search, under the floor, every cell the authors' rule finished (with a status in ``statuses``: bracketed,
     unreachable) whose lower end the floor reopens (of ``models``, or all but ``exclude_models``; of ``tasks``,
     where "threehop-cot" names three-hop's CoT cells): cells already walking down first, then fewest steps past the
     fit first; cells are grouped by their step cap, which a search keeps. Resumable: what the table holds under the
-    floor is not run again."""
-    recheck = floor_recheck(read_probes(table), give_up_floor)
+    floor is not run again. With ``from_floor``, the cells that rule finished stand in for the authors'."""
+    if not from_floor < give_up_floor:
+        raise ValueError(f"a recheck raises the floor: {give_up_floor} is not above the rule it rechecks ({from_floor})")
+    recheck = floor_recheck(read_probes(table), give_up_floor, from_floor=from_floor)
     # every cell the floor has not finished: its lower end not yet rerun, or flipped and walking down
     todo = recheck[(recheck["floor_status"] == "searching") & recheck["authors_status"].isin(list(statuses))]
     todo = select_cells(todo, models, exclude_models, tasks)
