@@ -338,10 +338,11 @@ def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
 
 
 def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():
-    def probe(task, N, n, success, steps, cap=6000):
+    def probe(task, N, n, success, steps, cap=6000, floor=0):
         return {"task": task, "cot": True, "N": N, "seed": 0, "model": "L4-d128", "n_train": n, "success": success,
-                "steps": steps, "step_cap": cap}
+                "steps": steps, "step_cap": cap, "give_up_floor": floor}
     probes = pd.DataFrame([probe("fivehop", 6, 400, False, 150), probe("fivehop", 6, 500, True, 100),
+                           probe("fivehop", 6, 400, False, 2100, floor=2000),  # a floor's rerun: another rule
                            probe("fivehop", 7, 600, False, 200), probe("fivehop", 7, 600, False, 260, cap=12000),
                            probe("fivehop", 7, 750, True, 100), probe("fivehop", 7, 300, False, 120),
                            probe("twohop", 20, 1300, False, 400), probe("twohop", 20, 1600, True, 300)])
@@ -689,6 +690,12 @@ def test_the_summary_sets_cot_beside_plain_under_the_floor_where_both_are_fitted
     assert ("Under the step floor (section 7.1): two-hop N^2.36 against N^2.29 without." in text)
     assert "three-hop N^" not in text.split("Under the step floor")[1]
     assert "Under the step floor" not in summary.summary_text(fits=fits, **common)
+    full = fit | {"seeds": 2, "N_min": 6, "N_max": 10, "interval": "resampling", "r2": 0.9}
+    five = summary.summary_text(fits=fits | {"fivehop_cot": full}, floor_fits=floor | {"fivehop_cot": {**full, "c": 1.23}},
+                                **common)
+    assert "Five-hop with CoT, under the authors' rule: c = 2.00" in five and "; under the step floor c = 1.23" in five
+    assert "under the step floor c" not in summary.summary_text(fits=fits | {"fivehop_cot": full}, floor_fits=floor,
+                                                                **common)
     rules = pd.DataFrame([{"exponent": "twohop_cot", "give_up_floor": 0, "fit": fit},
                           {"exponent": "twohop_cot", "give_up_floor": 2000, "fit": floor["twohop_cot"]}])
     assert searches.floor_fits(rules) == {"twohop_cot": floor["twohop_cot"]}

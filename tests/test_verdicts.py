@@ -63,6 +63,10 @@ def test_each_verdict_and_its_reason():
     word, reason = verdict(fit_of(2.5, np.nan, np.nan, n_values=3), local_slopes(law(2.5)), 2.58)
     assert word == "not_reproduced" and "no interval from 3 values of N" in reason
     assert verdict(None, local_slopes(law(2.5)), 2.58)[0] == "not_reproduced"
+    # an interval that holds the paper's value but spans more than one power of N cannot decide
+    word, reason = verdict(fit_of(2.5, 1.8, 2.9), local_slopes(law(2.5)), 2.58)
+    assert word == "not_reproduced" and "(1.80 to 2.90) holds 2.58 but is 1.10 wide, too wide to decide" in reason
+    assert verdict(fit_of(2.5, 1.9, 2.9), local_slopes(law(2.5)), 2.58)[0] == "reproduced"  # 1 wide: it may
 
 
 def test_the_pattern_note_reads_for_no_reruns_for_reruns_without_flips_and_with_flips():

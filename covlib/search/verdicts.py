@@ -23,8 +23,14 @@ VERDICTS = ("reproduced", "lower_small_n", "not_reproduced")
 VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
                  "not_reproduced": "not reproduced"}
 
+# the widest 95% interval that can reproduce an exponent: a wider one cannot tell the paper's law from one half a
+# power of N steeper or shallower, the size of the gaps the paper reports between tasks and between CoT and plain
+MAX_INTERVAL_WIDTH = 1.0
+
 VERDICT_RULE = (
-    "An exponent is **reproduced** when its 95% interval holds the paper's value and the local slope between "
+    "An exponent is **reproduced** when its 95% interval holds the paper's value and is at most "
+    f"{MAX_INTERVAL_WIDTH:.0f} wide (a wider one cannot tell the paper's law from one half a power of N steeper or "
+    "shallower, the size of the gaps the paper reports between tasks), and the local slope between "
     "its two largest values of N agrees with it (the paper's value lies within the range of slopes the two "
     "cells' brackets allow, over every pairing of seeds: each cell's n_req lies somewhere in its bracket); "
     "**lower, consistent with small N** when it is not reproduced, lies below the paper's "
@@ -132,14 +138,18 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
         return "not_reproduced", f"no interval from {fit['n_values']} values of N"
     last = slopes.iloc[-1] if len(slopes) else None
     holds = fit["c_low"] <= paper <= fit["c_high"]
+    width = fit["c_high"] - fit["c_low"]
     agrees = last is not None and last["bracket_min"] <= paper <= last["bracket_max"]
     where = (f"local slope {last['slope']:.2f} between N = {last['N_low']:.0f} and {last['N_high']:.0f} "
              f"({_beside(last['bracket_min'], paper)} to {_beside(last['bracket_max'], paper)} within the brackets)"
              if last is not None else "no local slope")
-    if holds and agrees:
+    if holds and width <= MAX_INTERVAL_WIDTH and agrees:
         return "reproduced", f"the interval holds {paper:.2f}; {where}"
     if fit["c"] < paper and last is not None and last["slope"] > fit["c"]:
         return "lower_small_n", f"{fit['c']:.2f} below {paper:.2f}; {where}, steeper than the fit"
+    if holds and width > MAX_INTERVAL_WIDTH:
+        return "not_reproduced", (f"the interval ({fit['c_low']:.2f} to {fit['c_high']:.2f}) holds {paper:.2f} but is "
+                                  f"{width:.2f} wide, too wide to decide; {where}")
     reason = "the interval misses" if not holds else "the local slope disagrees with"
     return "not_reproduced", f"{reason} {paper:.2f}; {where}"
 

@@ -207,13 +207,15 @@ def exponent_text(fits: Mapping[str, dict | None]) -> str:
 
 def steps_below_bracket(probes: pd.DataFrame, summary: pd.DataFrame) -> pd.Series:
     """The optimiser steps of the failing probe at each bracketed cell's lower end: how long the give-up rule
-    let the largest failure train (one value per bracketed cell of a search summary)."""
+    let the largest failure train (one value per bracketed cell of a search summary under the authors' rule;
+    a rerun of that lower end under a step floor is another rule's probe and is not read)."""
     done = summary.dropna(subset=["low"])
     if not len(done) or not len(probes):
         return pd.Series(dtype=float)
     keys = ["task", "cot", "N", "seed", "model"]
     lows = done[keys + ["low"]].astype({"low": int, "N": int, "seed": int, "cot": bool})
-    failed = probes[~probes["success"].astype(bool)].astype({"N": int, "seed": int, "n_train": int, "cot": bool})
+    authors = probes[probes["give_up_floor"].astype(int) == 0] if "give_up_floor" in probes else probes
+    failed = authors[~authors["success"].astype(bool)].astype({"N": int, "seed": int, "n_train": int, "cot": bool})
     rows = lows.merge(failed, left_on=keys + ["low"], right_on=keys + ["n_train"])
     # a size probed again under a higher step cap: its longest run is the one that decided it
     return rows.groupby(keys)["steps"].max().astype(float)

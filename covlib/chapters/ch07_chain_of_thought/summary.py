@@ -132,8 +132,10 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
                if np.isnan(fits[f"{task}_cot"]["c_low"]) else "")
             for task in TASKS if fits[f"{task}_cot"] and fits[task]) + "." + _under_floor(floor_fits or {}))
     if fits.get("fivehop_cot"):
-        summary.append(f"Five-hop with CoT: {describe_exponent(fits['fivehop_cot'])}, against the paper's "
-                       f"{EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
+        floored = (floor_fits or {}).get("fivehop_cot")
+        summary.append(f"Five-hop with CoT, under the authors' rule: {describe_exponent(fits['fivehop_cot'])}"
+                       + (f"; under the step floor {describe_exponent(floored)}" if floored else "")
+                       + f"; the paper's {EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
     if verdicts:
         summary.append(verdicts)
     if len(ratios):
