@@ -169,9 +169,9 @@ step floor_reruns_fivehop; covlib scaling recheck --task fivehop fivehop-cot "${
 #    finished under the floor at N = 6-10 (step 9), not from coverage: exact coverage of five-hop compares pairs of
 #    training inputs that grow as n_train^2 (123 million at N = 10, n_train = 100,000, ~15 GiB), and at N = 14
 #    coverage's 99% crossing lies where this machine's memory cannot hold them (covlib refuses, CoverageTooLarge)
-#    Timed (2026-11-27, session 12, beside the fresh-clone CI for part of it): the first two probes at N = 12
-#    (774 examples, the floor fit's guess, both failed at 96-97%) took 34 minutes each, twice the lean guess;
-#    at ~3 probes a cell and N = 14's larger vocabulary the step is ~8-10 CPU-hours, not 5
+#    Timed (2026-11-27, session 12): N = 12's two cells took 6 probes and 100 run-minutes: failures 17 minutes on
+#    the idle queue (the first two, 774 examples, 34 minutes beside the fresh-clone CI and a book run), successes
+#    3-9. N = 14 at about twice that: the step stays near its ~5 CPU-hours
 step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --seeds 0 1 "${SEARCH[@]}"
 # 13b. the brackets at each series' two largest N, tightened to 1.15 first (--largest-n 2): a verdict reads the local
 #      slope between those two N, and since ed032fa it leans on the range their brackets allow (at 1.26 wide and N
