@@ -57,6 +57,8 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
     under the floor, succeeded). An unreachable cell that flips gains a bracket the authors' rule never had: the
     cells the pool seemed to cut off are the smallest N, where the rule gives the fewest steps.
     Ordered by the steps the lower end trained past its fit, fewest first (the order of the reruns)."""
+    if not from_floor < give_up_floor:
+        raise ValueError(f"a recheck raises the floor: {give_up_floor} is not above the rule it rechecks ({from_floor})")
     rows = []
     for cell in table_cells(table):
         authors = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=from_floor)[0]
@@ -117,8 +119,6 @@ def recheck_brackets(table: str | os.PathLike, work_dir: str | os.PathLike, give
     where "threehop-cot" names three-hop's CoT cells): cells already walking down first, then fewest steps past the
     fit first; cells are grouped by their step cap, which a search keeps. Resumable: what the table holds under the
     floor is not run again. With ``from_floor``, the cells that rule finished stand in for the authors'."""
-    if not from_floor < give_up_floor:
-        raise ValueError(f"a recheck raises the floor: {give_up_floor} is not above the rule it rechecks ({from_floor})")
     recheck = floor_recheck(read_probes(table), give_up_floor, from_floor=from_floor)
     # every cell the floor has not finished: its lower end not yet rerun, or flipped and walking down
     todo = recheck[(recheck["floor_status"] == "searching") & recheck["authors_status"].isin(list(statuses))]

@@ -20,6 +20,7 @@ from covlib.figures.style import pending_chart
 from covlib.figures.text import sentence_start
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, authors_rule_N, experiment_command, floor_only_N, probe_table
+from covlib.search.probes import rule_rows
 from covlib.search.recheck import BOOK_FLOOR
 
 FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the repository
@@ -214,7 +215,7 @@ def steps_below_bracket(probes: pd.DataFrame, summary: pd.DataFrame) -> pd.Serie
         return pd.Series(dtype=float)
     keys = ["task", "cot", "N", "seed", "model"]
     lows = done[keys + ["low"]].astype({"low": int, "N": int, "seed": int, "cot": bool})
-    authors = probes[probes["give_up_floor"].astype(int) == 0] if "give_up_floor" in probes else probes
+    authors = rule_rows(probes, 0)[0]
     failed = authors[~authors["success"].astype(bool)].astype({"N": int, "seed": int, "n_train": int, "cot": bool})
     rows = lows.merge(failed, left_on=keys + ["low"], right_on=keys + ["n_train"])
     # a size probed again under a higher step cap: its longest run is the one that decided it
