@@ -144,7 +144,8 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
              f"({_beside(last['bracket_min'], paper)} to {_beside(last['bracket_max'], paper)} within the brackets)"
              if last is not None else "no local slope")
     if holds and width <= MAX_INTERVAL_WIDTH and agrees:
-        return "reproduced", f"the interval holds {paper:.2f}; {where}"
+        # the local slope's point value may sit far from the paper's while its brackets still allow it: say so
+        return "reproduced", f"the interval holds {paper:.2f} and the local slope's brackets allow it; {where}"
     if fit["c"] < paper and last is not None and last["slope"] > fit["c"]:
         return "lower_small_n", f"{fit['c']:.2f} below {paper:.2f}; {where}, steeper than the fit"
     if holds and width > MAX_INTERVAL_WIDTH:
