@@ -155,20 +155,27 @@ display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, 
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
-# of each finished $(N, \text{seed})$; a click on a task in the legend picks out its points.
+# of each finished $(N, \text{seed})$, under each give-up rule: the floor can move the CoT searches
+# most, since theirs are the smallest training sets. The menu under the chart picks the rule; a
+# click on a task in the legend picks out its points.
 
 # %%
 ratios, bounds = data_ratios.ratio_tables(summaries)
-display(tables.ratio_reader_table(ratios))
-if len(ratios) or len(bounds):
-    ratio_figure = data_ratios.ratio_chart(ratios, "Data without CoT over data with CoT, at equal N",
-                                           band=COT_DATA_RATIO, bounds=bounds)
+floor_summaries = {name: search_summary(experiment_cells(e), probes, floor_steps) for name, e in experiments.items()}
+ratios_by_rule, bounds_by_rule = data_ratios.ratio_tables_by_rule(
+    {rule_label(0): summaries, rule_label(floor_steps): floor_summaries})
+floor_ratios = ratios_by_rule[ratios_by_rule["rule"] == rule_label(floor_steps)]
+floor_ratio_by_task = data_ratios.ratios_by_task(floor_ratios)
+display(tables.ratio_reader_table(ratios_by_rule))
+if len(ratios_by_rule) or len(bounds_by_rule):
+    ratio_figure = data_ratios.ratio_chart(ratios_by_rule, "Data without CoT over data with CoT, at equal N",
+                                           band=COT_DATA_RATIO, bounds=bounds_by_rule)
 else:
     ratio_figure = pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
 display(chapter.save(ratio_figure, "07_data_ratio"))
 ratio_by_task = data_ratios.ratios_by_task(ratios)
 if len(ratios):
-    display(Markdown(data_ratios.ratio_text(ratios, ratio_by_task)))
+    display(Markdown(data_ratios.ratio_text(ratios, ratio_by_task, floor_ratios, rule_label(floor_steps))))
 if len(bounds):
     display(tables.bounds_reader_table(bounds))
     display(Markdown(data_ratios.bounds_text(bounds)))
@@ -303,13 +310,14 @@ if inside_note:
 # %%
 display(frame_table(
     summary.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train,
-                             floor_fits)))
+                             floor_fits, floor_ratio_by_task["twohop"])))
 
 # %%
 results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
                                    placeholder, ratios, nontree_summary, bounds, placeholder_floor)
 results |= rule_counts_metrics(recheck, floor_steps, list(searches.COT_RULE_EXPONENTS))
 results |= rule_metrics(cot_rule, cot_verdicts)
+results |= data_ratios.floor_ratio_metrics(floor_ratios)
 metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
@@ -319,7 +327,7 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 display(Markdown(summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
-    placeholder_floor=placeholder_floor, floor_fits=floor_fits,
+    placeholder_floor=placeholder_floor, floor_fits=floor_fits, floor_ratio=floor_ratio_by_task["twohop"],
     verdicts=verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]

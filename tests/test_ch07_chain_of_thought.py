@@ -337,6 +337,44 @@ def test_five_hop_is_paired_at_its_one_plain_n_as_a_ratio_or_a_bound():
     assert "five-hop without CoT needs 5.0 times" in data_ratios.ratio_text(ratios, data_ratios.ratios_by_task(ratios))
 
 
+def test_ratios_under_each_rule_pair_only_cells_both_searches_finished_under_it():
+    def summary(n_req, status=("bracketed", "bracketed")):
+        return pd.DataFrame({"N": [10, 12], "seed": 0, "status": list(status), "n_req": n_req, "largest_n": 9000})
+    authors = {"twohop": summary([4000.0, 6000.0]), "twohop_cot": summary([1000.0, 2000.0])}
+    # under the floor the CoT cell at N = 12 is still searching (its lower end reopened): N = 10 pairs alone
+    floor = {"twohop": summary([4000.0, 6000.0]),
+             "twohop_cot": summary([500.0, None], ("bracketed", "searching"))}
+    ratios, bounds = data_ratios.ratio_tables_by_rule({"authors": authors, "floor": floor})
+    assert ratios[["rule", "N", "ratio"]].values.tolist() == [["authors", 10, 4.0], ["authors", 12, 3.0],
+                                                            ["floor", 10, 8.0]]
+    floor_rows = ratios[ratios["rule"] == "floor"]
+    assert data_ratios.floor_ratio_metrics(floor_rows) == pytest.approx({
+        "data_ratio_twohop_cot_floor": 8.0, "data_ratio_twohop_cot_floor_pairs": 1,
+        "data_ratio_threehop_cot_floor": np.nan, "data_ratio_threehop_cot_floor_pairs": 0,
+        "data_ratio_fivehop_cot_floor": np.nan, "data_ratio_fivehop_cot_floor_pairs": 0}, nan_ok=True)
+    text = data_ratios.ratio_text(ratios[ratios["rule"] == "authors"], data_ratios.ratios_by_task(ratios[ratios["rule"] == "authors"]),
+                                  floor_rows, "the floor (2,000 steps)")
+    assert text.startswith("At equal N, under the authors' rule, two-hop without CoT needs 3.5 times")
+    assert ("Under the floor (2,000 steps), on the cells both searches finished under it: two-hop without CoT needs "
+            "8.0 times the data it needs with CoT (one pair, N = 10).") in text
+    assert "Under the floor" not in data_ratios.ratio_text(ratios, data_ratios.ratios_by_task(ratios))
+    shown = tables.ratio_reader_table(ratios).text
+    assert shown.columns.tolist()[:2] == ["task", "give-up rule"] and shown["give-up rule"].tolist()[-1] == "floor"
+
+
+def test_the_ratio_chart_shows_one_rule_at_a_time_and_keeps_the_papers_band():
+    ratios = pd.DataFrame({"N": [25, 30], "seed": 0, "n_req_plain": [5e3, 4e3], "n_req_cot": [1e3, 1e3],
+                           "ratio": [5.0, 4.0], "task": ["twohop", "fivehop"], "rule": ["authors", "floor"]})
+    chart = data_ratios.ratio_chart(ratios, "r", band=(5, 10))
+    menu = next(p for p in chart.to_dict()["params"] if p["name"] == "ratio_rule")
+    assert menu["value"] == "authors" and menu["bind"]["options"] == ["authors", "floor"]
+    first, second = svg_with_params(chart), svg_with_params(chart, ratio_rule="floor")
+    assert "N: 25" in first and "N: 30" not in first and "N: 30" in second and "N: 25" not in second
+    assert "paper: 5-10x" in first and "paper: 5-10x" in second
+    assert ">under authors<" in first and ">under floor<" in second and ">under floor<" not in first  # a saved figure says its rule
+    assert "ratio_rule" not in json.dumps(data_ratios.ratio_chart(ratios.drop(columns="rule"), "r").to_dict())
+
+
 def test_give_up_note_reads_the_steps_of_the_failure_below_each_bracket():
     def probe(task, N, n, success, steps, cap=6000, floor=0):
         return {"task": task, "cot": True, "N": N, "seed": 0, "model": "L4-d128", "n_train": n, "success": success,
@@ -496,6 +534,12 @@ def test_recorded_metrics_and_summary_without_any_result():
                                     floor_fits={"twohop_cot": fit, "fivehop_cot": None})
     assert both.iloc[0, 2] == "authors' rule 2.36 (2.12 to 2.54); floor 2.36 (2.12 to 2.54)"
     assert both.iloc[4, 2] == "authors' rule n/a (not in the cache); floor waiting for its cells"
+    assert both.iloc[5, 2] == "4.0x"  # no floor ratio given: the authors' rule's alone
+    ratios = summary.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25}, 30, 6000,
+                                      floor_ratio=2.8)
+    assert ratios.iloc[5, 2] == "authors' rule 4.0x; floor 2.8x"
+    assert summary.comparison_table(fits, {"twohop": 4.0}, finals, {"twohop_cot": nan, "nontree_cot": 0.25}, 30,
+                                    6000, floor_ratio=nan).iloc[5, 2] == "authors' rule 4.0x; floor waiting for its cells"
 
 
 # ---- the exercises ----
@@ -690,6 +734,10 @@ def test_the_summary_sets_cot_beside_plain_under_the_floor_where_both_are_fitted
     assert ("Under the step floor (section 7.1): two-hop N^2.36 against N^2.29 without." in text)
     assert "three-hop N^" not in text.split("Under the step floor")[1]
     assert "Under the step floor" not in summary.summary_text(fits=fits, **common)
+    paired = common | {"ratios": pd.DataFrame({"ratio": [2.4]}), "by_task": {"twohop": 2.4}}
+    assert ("needs 2.4 times the data it needs with CoT under the authors' rule, 2.8 times under the floor."
+            in summary.summary_text(fits=fits, floor_ratio=2.8, **paired))
+    assert "needs 2.4 times the data it needs with CoT." in summary.summary_text(fits=fits, **paired)
     full = fit | {"seeds": 2, "N_min": 6, "N_max": 10, "interval": "resampling", "r2": 0.9}
     five = summary.summary_text(fits=fits | {"fivehop_cot": full}, floor_fits=floor | {"fivehop_cot": {**full, "c": 1.23}},
                                 **common)

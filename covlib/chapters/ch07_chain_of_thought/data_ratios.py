@@ -59,12 +59,16 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
     """n_req without CoT over n_req with CoT per (N, seed) (cot_ratio rows; coloured by ``task``
     when the rows carry one), with an optional shaded band (the paper's 5-10x) and optional lower bounds
     (ratio_lower_bounds rows, drawn as open up-triangles: the true ratio lies above). Clicking a task in the
-    legend picks out its points."""
+    legend picks out its points. Rows under more than one give-up rule (a ``rule`` column, as from
+    ratio_tables_by_rule) get a menu that shows one rule at a time, the first by default."""
     ratios = ratios if "task" in ratios else ratios.assign(task="")
+    rules = list(dict.fromkeys(ratios["rule"])) if "rule" in ratios and len(ratios) else []
     picked, opacity = legend_highlight("task")
-    color = alt.Color("task:N", title=None, scale=alt.Scale(domain=["twohop", "threehop"], range=["#1565c0", "#c62828"]))
+    color = alt.Color("task:N", title=None, scale=alt.Scale(domain=[*TASKS, *COT_ONLY_TASKS],
+                                                            range=["#1565c0", "#c62828", "#2e7d32"]))
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(zero=False, nice=False, padding=20))
     cell = [alt.Tooltip("task:N", title="task"), alt.Tooltip("N:Q", title="N"), alt.Tooltip("seed:Q", title="seed")]
+    cell += [alt.Tooltip("rule:N", title="give-up rule")] if "rule" in ratios else []
     layers = []
     measured, at_least = "measured ratio (one seed, one N)", "at least (no success without CoT)"
     shape = alt.Scale(domain=[measured, at_least], range=["circle", "triangle-up"])
@@ -87,7 +91,21 @@ def ratio_chart(ratios: pd.DataFrame, title: str, band: tuple[float, float] | No
             tooltip=[*cell, alt.Tooltip("plain_fails_at:Q", title="no success without CoT even at", format=",.0f"),
                      alt.Tooltip("n_req_cot:Q", title="n_req with CoT", format=",.0f"),
                      alt.Tooltip("ratio_at_least:Q", title="ratio at least", format=".2f")]))
-    return alt.layer(*layers).properties(width=320, height=220, title=alt.TitleParams(title, anchor="start"))
+    width, height = 320, 220
+    if len(rules) > 1:
+        # the rule shown, written in the plot's free corner (ratios are well above 0), so that a saved figure says it
+        layers.append(alt.Chart(pd.DataFrame({"rule": rules})).mark_text(
+            align="right", baseline="bottom", x=width - 4, y=height - 4, fontSize=11, color="#555")
+            .encode(text=alt.Text("label:N")).transform_calculate(label="'under ' + datum.rule"))
+    chart = alt.layer(*layers).properties(width=width, height=height, title=alt.TitleParams(title, anchor="start"))
+    if len(rules) < 2:
+        return chart
+    rule = alt.param(name="ratio_rule", value=rules[0], bind=alt.binding_select(options=rules, name="give-up rule: "))
+    # the band has no rule and stays; the points, the lower bounds and the label show under the chosen rule only
+    for layer in chart.layer[1 if band else 0:]:
+        kept = layer.transform if isinstance(layer.transform, list) else []
+        layer.transform = [alt.FilterTransform(filter="datum.rule == ratio_rule"), *kept]
+    return chart.add_params(rule)
 
 
 def paired_tasks(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -106,6 +124,16 @@ def ratio_tables(summaries: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, p
     return ratios, bounds
 
 
+def ratio_tables_by_rule(summaries_by_rule: Mapping[str, Mapping[str, pd.DataFrame]]
+                         ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ratio_tables under each give-up rule (keyed by the reader's name of the rule: the search summaries of every
+    experiment under that rule), stacked with a ``rule`` column in the mapping's order."""
+    both = [ratio_tables(summaries) for summaries in summaries_by_rule.values()]
+    labelled = [[table.assign(rule=rule) for table in pair] for rule, pair in zip(summaries_by_rule, both)]
+    return (pd.concat([r for r, _ in labelled], ignore_index=True),
+            pd.concat([b for _, b in labelled], ignore_index=True))
+
+
 def ratios_by_task(ratios: pd.DataFrame) -> dict[str, float]:
     """The geometric mean of each task's data ratios (NaN for a task without a pair)."""
     return {task: geometric_mean(ratios[ratios["task"] == task]["ratio"]) for task in TASKS + COT_ONLY_TASKS}
@@ -117,10 +145,8 @@ def ratio_at_least(bounds: pd.DataFrame, task: str) -> float:
     return float(rows["ratio_at_least"].max()) if len(rows) else float("nan")
 
 
-def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
-    """The data ratio of each task in words, beside the paper's 5-10x ("" without any pair)."""
-    if not len(ratios):
-        return ""
+def _ratio_parts(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> list[str]:
+    """"two-hop without CoT needs 2.4 times the data it needs with CoT (geometric mean of 8 pairs, ...)" per task."""
     parts = []
     for task in TASKS + COT_ONLY_TASKS:
         rows = ratios[ratios["task"] == task]
@@ -129,8 +155,30 @@ def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float]) -> str:
         spread = (f"geometric mean of {len(rows)} pairs, range {rows['ratio'].min():.1f} to {rows['ratio'].max():.1f})"
                   if len(rows) > 1 else f"one pair, N = {int(rows['N'].iloc[0])})")
         parts.append(f"{reader_name(task)} without CoT needs {by_task[task]:.1f} times the data it needs with CoT (" + spread)
-    return ("At equal N, " + "; ".join(parts)
-            + f". The authors' CoT models need {COT_DATA_RATIO[0]:.0f} to {COT_DATA_RATIO[1]:.0f} times less.")
+    return parts
+
+
+def ratio_text(ratios: pd.DataFrame, by_task: Mapping[str, float], floor_ratios: pd.DataFrame | None = None,
+               floor_label: str = "the step floor") -> str:
+    """The data ratio of each task in words, beside the paper's 5-10x ("" without any pair); given
+    ``floor_ratios`` (ratio_tables under the step floor), the same under the floor, which can move the CoT
+    searches most: their training sets are the smallest, and the authors' rule gives those the fewest steps."""
+    if not len(ratios):
+        return ""
+    text = "At equal N, under the authors' rule, " + "; ".join(_ratio_parts(ratios, by_task)) + "."
+    if floor_ratios is not None and len(floor_ratios):
+        text += (f" Under {floor_label}, on the cells both searches finished under it: "
+                 + "; ".join(_ratio_parts(floor_ratios, ratios_by_task(floor_ratios))) + ".")
+    return text + f" The authors' CoT models need {COT_DATA_RATIO[0]:.0f} to {COT_DATA_RATIO[1]:.0f} times less."
+
+
+def floor_ratio_metrics(floor_ratios: pd.DataFrame) -> dict[str, float]:
+    """Each task's data ratio under the step floor as recorded metrics: geometric mean and pairs (NaN and 0
+    before any cell has finished under the floor both with and without CoT)."""
+    by_task, counts = ratios_by_task(floor_ratios), floor_ratios["task"].value_counts()
+    return {key: value for task in TASKS + COT_ONLY_TASKS
+            for key, value in ((f"data_ratio_{task}_cot_floor", by_task[task]),
+                               (f"data_ratio_{task}_cot_floor_pairs", int(counts.get(task, 0))))}
 
 
 def bounds_text(bounds: pd.DataFrame) -> str:

@@ -40,9 +40,11 @@ def fit_text(fit: dict | None) -> str:
 
 def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, float], final_type0: Mapping[str, float],
                      gap: Mapping[str, float], N: int, n_train: int,
-                     floor_fits: Mapping[str, dict | None] | None = None) -> pd.DataFrame:
+                     floor_fits: Mapping[str, dict | None] | None = None,
+                     floor_ratio: float | None = None) -> pd.DataFrame:
     """The paper's numbers beside this book's: exponents (under the authors' rule and, given ``floor_fits``, under
-    the step floor), data ratio, non-tree with CoT, its representations."""
+    the step floor), two-hop's data ratio (and, given ``floor_ratio``, under the floor), non-tree with CoT, its
+    representations."""
     paper, book = "paper (GPT-2, GPU)", "this book (4 layers, CPU)"
 
     def exponent(name: str) -> str:
@@ -57,9 +59,12 @@ def comparison_table(fits: Mapping[str, dict | None], by_task: Mapping[str, floa
             for style, table in (("with", EXPONENTS_COT), ("without", EXPONENTS))]
     rows += [{"quantity": "exponent, five-hop with CoT", paper: f"{EXPONENTS_COT['fivehop']:.2f}",
               book: exponent("fivehop_cot")}]
+    ratio = fmt(by_task["twohop"], ".1f", MISSING) + ("" if np.isnan(by_task["twohop"]) else "x")
     rows += [
         {"quantity": "data without CoT / with CoT, two-hop", paper: f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x",
-         book: fmt(by_task["twohop"], ".1f", MISSING) + ("" if np.isnan(by_task["twohop"]) else "x")},
+         book: ratio if floor_ratio is None else
+         f"authors' rule {ratio}; floor " + fmt(floor_ratio, ".1f", "waiting for its cells")
+         + ("" if np.isnan(floor_ratio) else "x")},
         {"quantity": "non-tree with CoT where two-hop with CoT succeeds",
          paper: f"fails (N = {NONTREE_COT_FAILS_AT['N']}, n = {NONTREE_COT_FAILS_AT['n_train']:,})",
          book: f"two-hop CoT {fmt(final_type0['twohop_cot'], '.1%', MISSING)}, non-tree CoT "
@@ -117,10 +122,11 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
                  n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0, verdicts: str = "",
-                 floor_fits: Mapping[str, dict | None] | None = None) -> str:
+                 floor_fits: Mapping[str, dict | None] | None = None, floor_ratio: float = float("nan")) -> str:
     """The chapter's findings as a bullet list, each only where the cache holds what it rests on; ``verdicts`` is
     the sentence of the exponents' verdicts against the paper (none if empty); ``floor_fits`` the exponents under
-    the step floor (searches.floor_fits), set beside each other where a task has both."""
+    the step floor (searches.floor_fits), set beside each other where a task has both; ``floor_ratio`` two-hop's
+    data ratio under the floor."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
 
@@ -140,7 +146,8 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
         summary.append(verdicts)
     if len(ratios):
         summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
-                       "data it needs with CoT.")
+                       "data it needs with CoT" + ("." if np.isnan(floor_ratio) else
+                                                   f" under the authors' rule, {floor_ratio:.1f} times under the floor."))
     if set(MODELS) <= set(metrics):
         summary.append(f"At N = {N} and {n_train:,} examples, two-hop reaches {final_type0['twohop']:.1%} ID accuracy "
                        f"without CoT, {final_type0['twohop_cot']:.1%} with it and "

@@ -22,8 +22,10 @@ def exponent_reader_table(exponents: pd.DataFrame) -> ReaderTable:
 
 
 def ratio_reader_table(ratios: pd.DataFrame) -> ReaderTable:
-    """``ratio_tables``' ratios: each (N, seed) with both estimates and their ratio."""
-    return reader_table(ratios, {"task": "task", "N": "N (tokens)", "seed": "seed",
+    """``ratio_tables``' ratios: each (N, seed) with both estimates and their ratio (and the give-up rule, for
+    ``ratio_tables_by_rule``' rows)."""
+    rule = {"rule": "give-up rule"} if "rule" in ratios else {}
+    return reader_table(ratios, {"task": "task", **rule, "N": "N (tokens)", "seed": "seed",
                                  "n_req_plain": "n_req without CoT (examples)", "n_req_cot": "n_req with CoT (examples)",
                                  "ratio": "without / with CoT"},
                         {"seed": "{}", "n_req_plain": COUNT, "n_req_cot": COUNT, "ratio": "{:.1f}x"})
