@@ -85,6 +85,15 @@ def test_the_five_hop_saving_is_a_ratio_a_bound_or_nothing():
     assert "at least 14.2x" in _fivehop_saving({"data_ratio_fivehop_cot": nan, "data_ratio_fivehop_cot_at_least": 14.2})
 
 
+def test_the_cot_ratios_under_the_floor_name_only_tasks_with_a_pair():
+    from covlib.book.readme import _floor_ratios
+    assert _floor_ratios({}) == "" and _floor_ratios({"data_ratio_twohop_cot_floor_pairs": 0}) == ""
+    m = {"data_ratio_twohop_cot_floor": 2.77, "data_ratio_twohop_cot_floor_pairs": 9,
+         "data_ratio_threehop_cot_floor_pairs": 0, "data_ratio_fivehop_cot_floor": 9.7,
+         "data_ratio_fivehop_cot_floor_pairs": 1}
+    assert _floor_ratios(m) == "; under the step floor two-hop 2.8x (9 pairs), five-hop 9.7x (1 pair)"
+
+
 def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
     assert _mamba({}) == ""
     pending = {"params_mamba": 474_496, "params_default": 801_792, "n_req_ratio_mamba_to_default": float("nan")}

@@ -21,7 +21,7 @@ from covlib.base.paper import EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUT
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
 from covlib.figures.give_up_rule import floor_shift, floor_verdict, reader_name
-from covlib.figures.text import fmt, is_missing, p_value, share_of
+from covlib.figures.text import count_of, fmt, is_missing, p_value, share_of
 from covlib.search.verdicts import VERDICT_WORDS
 
 START = "<!-- findings: written by `covlib book --snapshot` from tests/snapshots/metrics_default.json; do not edit -->"
@@ -108,6 +108,14 @@ def _fivehop_saving(m: Mapping[str, Any]) -> str:
     if not math.isnan(at_least):
         return f", five-hop at its smallest N at least {at_least:.1f}x (no success without CoT up to its pool)"
     return ""
+
+
+def _floor_ratios(m: Mapping[str, Any]) -> str:
+    """Chapter 7's data ratios under the step floor, where any pair has finished under it ("" before)."""
+    parts = [f"{name} {m[f'data_ratio_{task}_cot_floor']:.1f}x ({count_of(pairs, 'pair')})"
+             for task, name in (("twohop", "two-hop"), ("threehop", "three-hop"), ("fivehop", "five-hop"))
+             if (pairs := m.get(f"data_ratio_{task}_cot_floor_pairs", 0))]
+    return f"; under the step floor {', '.join(parts)}" if parts else ""
 
 
 def _both_rules(m: Mapping[str, Any], key: str) -> str:
@@ -362,7 +370,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_exponent(m, 'threehop_cot')} (paper {EXPONENTS_COT['threehop']:.2f}), five-hop's "
             f"{_exponent(m, 'fivehop_cot')} (paper {EXPONENTS_COT['fivehop']:.2f}). Data without over data with "
             f"CoT at equal N: two-hop {_range(m, 'data_ratio_twohop_cot')}{_seeds_of(m, 'cot_twohop_seeds')}, three-hop "
-            f"{_range(m, 'data_ratio_threehop_cot')}{_fivehop_saving(m)} (the paper: 5-10x). At N = 30 and 6,000 examples: plain "
+            f"{_range(m, 'data_ratio_threehop_cot')}{_fivehop_saving(m)}{_floor_ratios(m)} (the paper: 5-10x). At N = 30 and 6,000 examples: plain "
             f"{_pct(m['final_type0_twohop_plain'], 1)}, CoT {_pct(m['final_type0_twohop_cot'], 1)}, placeholder "
             f"bridge {_pct(m['final_type0_twohop_fakebridge'], 1)}, non-tree with CoT "
             f"{_pct(m['final_type0_nontree_cot'], 1)}; " + _placeholder(m) + _nontree_cot(m)
