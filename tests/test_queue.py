@@ -55,3 +55,33 @@ def test_the_queue_reruns_under_the_floor_the_book_reads():
     from covlib.search.recheck import BOOK_FLOOR
 
     assert re.search(rf"^FLOOR={BOOK_FLOOR}$", QUEUE.read_text(), flags=re.M)
+
+
+def first_words(text: str) -> list[tuple[int, str]]:
+    """(line number, first word) of every line of the script that is code (continuations joined, comments and
+    blank lines dropped)."""
+    out = []
+    for number, line in enumerate(re.sub(r"\\\n\s*", " ", text).splitlines(), start=1):
+        code = line.strip()
+        if code and not code.startswith("#"):
+            out.append((number, code.split()[0]))
+    return out
+
+
+def strays(text: str) -> list[str]:
+    """Code lines that start with neither an assignment, a function the script defines, a shell keyword or
+    builtin, nor a command the queue uses: a comment's continuation that lost its `#` would run as a command."""
+    functions = set(re.findall(r"^\s*(\w+)\(\)", text, flags=re.M))
+    known = {"if", "then", "else", "elif", "fi", "for", "do", "done", "while", "case", "esac", "[", "[[", "}", "{",
+             "set", "export", "exit", "wait", "echo", "cd", "cp", "mkdir", "git", "kill", "bash", "nohup", "covlib",
+             '"$PY"'}
+    return [f"line {n}: {word}" for n, word in first_words(text)
+            if not (re.match(r"^\w+=", word) or word.rstrip("()") in functions | known or word.startswith("(")
+                    or word.startswith("$("))]
+
+
+def test_every_line_of_the_queue_is_a_comment_or_a_command_it_knows():
+    assert strays(QUEUE.read_text()) == []
+    # a wrapped comment whose second line lost its `#`: bash -n accepts it, and it would run as a command
+    assert strays("step() { :; }\n# 16. every bracket, at\n      6a1711b, after step 13\nstep tighten; covlib scaling tighten\n") == [
+        "line 3: 6a1711b,"]
