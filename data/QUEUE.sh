@@ -180,13 +180,29 @@ step fivehop_cot_wide;  covlib scaling search --task fivehop --cot --N 12 14 --s
 step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --largest-n 2 "${RECHECK[@]}"
 # 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at the plain sequential scan's step,
 #     ~5-7 at the compiled scan's
-step mamba_seed1; covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 \
-  --table "$TABLE" --work "$WORK/scaling" --jobs 2 --give-up-floor "$FLOOR"
 # 15. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
 #     are ~9,000 steps, past the floor, so both rules decide alike here. Moved ahead of the tightening (2026-11-27,
 #     session 13): it measures a number the issue requires (n_req_twohop_N70, beside the paper's 50k) and a local
 #     slope at the paper's own N, where the rest of the tightening moves each n_req by a few per cent for ~16 CPU-hours
-step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 "${SEARCH[@]}"
+# 15b. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
+#     queued until now, so chapter 4 lists its two cells as still searching. The local slope 2.65 at N = 20-24
+#     puts n_req near 20k; N = 24's probes took 5-25 minutes for 10-16k examples, so ~4 probes of 30-50 minutes per
+#     seed: ~5 CPU-hours. 100 epochs of ~20k examples are ~4,000 steps, past the floor: both rules decide alike.
+#     It widens a fit that is already reproduced under the floor (N = 10-24): after the Mamba, in the same lane
+# 14, 15 and 15b run as two one-worker lanes side by side (2026-11-27, session 13): a search on two workers leaves
+#     one idle while its last cell walks alone (five-hop CoT's N = 14 seed 1 did so for ~35 minutes; two-hop N = 70's
+#     two cells, at ~45-90 minutes a probe, could for hours). Lane one: the Mamba's seed 1, then parallel two-hop
+#     N = 30 (~6 + ~5 CPU-hours); lane two: two-hop N = 70 (~10). Same probes and rule as on two workers (each probe
+#     trains on one thread either way); the table takes both lanes' rows under its lock
+SEARCH1=(--table "$TABLE" --work "$WORK/scaling" --jobs 1 --give-up-floor "$FLOOR")
+mamba_then_parallel() {
+  covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 "${SEARCH1[@]}"
+  covlib scaling search --task parallel_twohop --N 30 --seeds 0 1 --model L4-d128 "${SEARCH1[@]}"
+}
+step mamba_seed1 and parallel_30 beside twohop_70
+mamba_then_parallel &
+covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 --model L4-d128 "${SEARCH1[@]}"
+wait
 # 16. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
 #      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
 #      2000 --table data/scaling/probes.csv` prints the plan (before the floor reruns: 13 of 14 brackets, ~290
@@ -196,13 +212,7 @@ step twohop_70; covlib scaling search --task twohop --N 70 --seeds 0 1 --step-ca
 #      6a1711b, after step 13: 80 wider than 1.15, 75 within an hour, ~1,377 CPU-minutes, of which step 13b's
 #      ~430 come first: ~950 CPU-minutes, ~16 CPU-hours, for this step)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
-# 17. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
-#     queued until now, so chapter 4 lists its two cells as still searching. The local slope 2.65 at N = 20-24
-#     puts n_req near 20k; N = 24's probes took 5-25 minutes for 10-16k examples, so ~4 probes of 30-50 minutes per
-#     seed: ~5 CPU-hours. 100 epochs of ~20k examples are ~4,000 steps, past the floor: both rules decide alike.
-#     Last: it widens a fit that is already reproduced under the floor (N = 10-24)
-step parallel_30; covlib scaling search --task parallel_twohop --N 30 --seeds 0 1 "${SEARCH[@]}"
-# 18. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
+# 17. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
 #     lower n_req across the range more than tilt the fit. This tests it on two-hop, the exponent and the absolute
 #     size the book sets beside the paper's: its brackets finished under the 2,000-step floor are rechecked under
