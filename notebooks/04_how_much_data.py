@@ -357,11 +357,15 @@ display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 # probes that were about to generalise. The learning curves the probe table keeps say more: a failure
 # still climbing when it gave up was stopped by patience, a flat one by its data; and where the
 # brackets whose lower end was still climbing sit along $N$ says which way a longer floor would tilt
-# each fit.
+# each fit. The last note tests that reading on two-hop, with its lower ends rerun under a floor
+# twice as long.
 
 # %%
 probe_curves = read_curves(table_path)
 floor_probed = (probes["give_up_floor"] == floor_steps).any()
+# the lower-end note's inference tested on two-hop: its lower ends rerun under a floor twice as long
+longer = give_up_rule.longer_floor_test(give_up_rule.longer_floor_cells(probes, base_floor=floor_steps),
+                                        reps=bootstrap_reps)
 if floor_probed:
     display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
     display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps)))
@@ -369,6 +373,9 @@ if floor_probed:
     if lower_ends["low_gain"].notna().any():
         display(chapter.save(give_up_rule.lower_ends_chart(lower_ends), "04_lower_ends_still_climbing"))
     display(Markdown(give_up_rule.lower_end_note(lower_ends)))
+    display(Markdown(give_up_rule.longer_floor_note(
+        longer, "two-hop", floor_steps, give_up_rule.LONGER_FLOOR,
+        give_up_rule.longer_floor_command("twohop", "L4-d128", floor_steps, give_up_rule.LONGER_FLOOR))))
 else:
     display(Markdown("No probe has run under the floor yet: the life table fills as the queue reruns them."))
 
@@ -377,6 +384,7 @@ metrics = {
     **give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),
     **give_up_rule.rule_metrics(rule_exponents, rule_verdicts),
     **give_up_rule.patience_metrics(probes, probe_curves, floor_steps),
+    **give_up_rule.longer_floor_metrics(longer, "twohop", give_up_rule.LONGER_FLOOR),
     "n_req_twohop_N70": float(largest_n.loc[largest_n["N"] == 70, "book"].iloc[0]),
     "n_req_ratio_to_paper_N50": float(largest_n.loc[largest_n["N"] == 50, "ratio"].iloc[0]),
     **exponent_metrics("twohop", fit_twohop),

@@ -57,6 +57,14 @@ def test_the_queue_reruns_under_the_floor_the_book_reads():
     assert re.search(rf"^FLOOR={BOOK_FLOOR}$", QUEUE.read_text(), flags=re.M)
 
 
+def test_the_longer_floors_control_runs_under_the_floor_chapter_4_reads():
+    from covlib.search.longer_floor import LONGER_FLOOR
+
+    rechecks = [c for c in covlib_commands(QUEUE.read_text()) if "--from-floor" in c]
+    assert rechecks and all(c[c.index("--give-up-floor") + 1] == str(LONGER_FLOOR) for c in rechecks)
+    assert all(c[c.index("--from-floor") + 1] == "2000" for c in rechecks)
+
+
 def first_words(text: str) -> list[tuple[int, str]]:
     """(line number, first word) of every line of the script that is code (continuations joined, comments and
     blank lines dropped)."""

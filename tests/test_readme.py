@@ -85,6 +85,16 @@ def test_the_five_hop_saving_is_a_ratio_a_bound_or_nothing():
     assert "at least 14.2x" in _fivehop_saving({"data_ratio_fivehop_cot": nan, "data_ratio_fivehop_cot_at_least": 14.2})
 
 
+def test_the_longer_floor_sentence_waits_for_every_cell_and_then_gives_ratio_and_tilt():
+    from covlib.book.readme import _longer_floor
+    done = {"longer_floor_steps": 4000, "longer_floor_pairs_twohop": 11, "longer_floor_pending_twohop": 0,
+            "longer_floor_nreq_ratio_twohop": 0.84, "longer_floor_tilt_twohop": -0.04,
+            "longer_floor_tilt_twohop_ci_low": -0.21, "longer_floor_tilt_twohop_ci_high": 0.12}
+    assert _longer_floor({}) == "" and _longer_floor(done | {"longer_floor_pending_twohop": 3}) == ""
+    assert _longer_floor(done) == (" A floor twice as long (4,000 steps) gives two-hop 0.84 times the n_req (11 cells) "
+                                   "and moves its exponent by -0.04 (95% interval -0.21 to +0.12).")
+
+
 def test_the_cot_ratios_under_the_floor_name_only_tasks_with_a_pair():
     from covlib.book.readme import _floor_ratios
     assert _floor_ratios({}) == "" and _floor_ratios({"data_ratio_twohop_cot_floor_pairs": 0}) == ""

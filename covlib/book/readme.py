@@ -195,6 +195,18 @@ def _floor_patience(m: Mapping[str, Any]) -> str:
                ", so a longer floor would likely flip a few more") + ".")
 
 
+def _longer_floor(m: Mapping[str, Any]) -> str:
+    """The longer floor's control on two-hop, once every cell is finished under it ("" before): the n_req ratio and
+    the tilt of the fit, with its interval."""
+    pairs, tilt = m.get("longer_floor_pairs_twohop", 0), m.get("longer_floor_tilt_twohop", math.nan)
+    if not pairs or m.get("longer_floor_pending_twohop", 1) or tilt != tilt:
+        return ""
+    low, high = m.get("longer_floor_tilt_twohop_ci_low", math.nan), m.get("longer_floor_tilt_twohop_ci_high", math.nan)
+    interval = f" (95% interval {low:+.2f} to {high:+.2f})" if low == low else " (no interval)"
+    return (f" A floor twice as long ({m['longer_floor_steps']:,} steps) gives two-hop {m['longer_floor_nreq_ratio_twohop']:.2f}"
+            f" times the n_req ({count_of(pairs, 'cell')}) and moves its exponent by {tilt:+.2f}{interval}.")
+
+
 def _below_paper(m: Mapping[str, Any], paper: Mapping[str, float], suffix: str = "") -> str:
     """How many exponents lie below the paper's under the authors' rule, the suspected cause, and what the step
     floor has shown of it where an exponent is finished under the floor ("" if none is below)."""
@@ -337,7 +349,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_both_rules(m, 'seed_spread_twohop')} gap between two seeds of one cell. " + _mamba(m)
             + _verdicts(m, {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                             "twohop_mamba": "the Mamba"})
-            + _below_paper(m, EXPONENTS) + _floor_patience(m) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
+            + _below_paper(m, EXPONENTS) + _floor_patience(m) + _longer_floor(m) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
     if "05" in ch:
         m = ch["05"]
         bullets.append(

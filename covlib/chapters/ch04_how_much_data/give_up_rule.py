@@ -20,6 +20,11 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     verdict_note,
     verdicts_bullet,
 )
+from covlib.figures.longer_floor import (  # noqa: F401 (the notebook's)
+    longer_floor_command,
+    longer_floor_metrics,
+    longer_floor_note,
+)
 from covlib.figures.patience import (  # noqa: F401 (the notebook's)
     lower_end_note,
     lower_ends,
@@ -31,6 +36,7 @@ from covlib.figures.patience import (  # noqa: F401 (the notebook's)
 )
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.cells import Cell
+from covlib.search.longer_floor import LONGER_FLOOR, longer_floor_cells, longer_floor_test  # noqa: F401 (the notebook's)
 from covlib.search.patience import success_life_table  # noqa: F401 (the notebook's)
 from covlib.search.recheck import BOOK_FLOOR, floor_recheck, rerun_minutes  # noqa: F401 (the notebook's)
 from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table  # noqa: F401 (the notebook's)
