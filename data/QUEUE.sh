@@ -218,7 +218,9 @@ step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]
 #     size the book sets beside the paper's: its brackets finished under the 2,000-step floor are rechecked under
 #     4,000 (`--from-floor 2000`; the lower floor's rows that 4,000 steps cannot change count under it). At 9427470:
 #     10 of its 12 lower ends reopened (2 trained past 4,000 steps already: 100 epochs of a large set), ~180
-#     CPU-minutes of reruns at their cells' pace, plus two or three walk probes for each that flips: ~6-8 CPU-hours
+#     CPU-minutes of reruns at their cells' pace, plus two or three walk probes for each that flips: ~6-8 CPU-hours.
+#     Chapter 4 (section 4.7, covlib.search.longer_floor) reads it: the n_req ratio and the tilt of the fit, paired
+#     by cell, once every cell is finished under both floors
 step longer_floor_twohop; covlib scaling recheck --task twohop --model L4-d128 --from-floor "$FLOOR" \
   --give-up-floor 4000 --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
