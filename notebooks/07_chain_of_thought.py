@@ -160,11 +160,11 @@ display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, 
 # click on a task in the legend picks out its points.
 
 # %%
-ratios, bounds = data_ratios.ratio_tables(summaries)
 floor_summaries = {name: search_summary(experiment_cells(e), probes, floor_steps) for name, e in experiments.items()}
 ratios_by_rule, bounds_by_rule = data_ratios.ratio_tables_by_rule(
     {rule_label(0): summaries, rule_label(floor_steps): floor_summaries})
-floor_ratios = ratios_by_rule[ratios_by_rule["rule"] == rule_label(floor_steps)]
+ratios, bounds = (data_ratios.under_rule(t, rule_label(0)) for t in (ratios_by_rule, bounds_by_rule))
+floor_ratios = data_ratios.under_rule(ratios_by_rule, rule_label(floor_steps))
 floor_ratio_by_task = data_ratios.ratios_by_task(floor_ratios)
 display(tables.ratio_reader_table(ratios_by_rule))
 if len(ratios_by_rule) or len(bounds_by_rule):

@@ -348,6 +348,7 @@ def test_ratios_under_each_rule_pair_only_cells_both_searches_finished_under_it(
     assert ratios[["rule", "N", "ratio"]].values.tolist() == [["authors", 10, 4.0], ["authors", 12, 3.0],
                                                             ["floor", 10, 8.0]]
     floor_rows = ratios[ratios["rule"] == "floor"]
+    pd.testing.assert_frame_equal(data_ratios.under_rule(ratios, "authors"), data_ratios.ratio_tables(authors)[0])
     assert data_ratios.floor_ratio_metrics(floor_rows) == pytest.approx({
         "data_ratio_twohop_cot_floor": 8.0, "data_ratio_twohop_cot_floor_pairs": 1,
         "data_ratio_threehop_cot_floor": np.nan, "data_ratio_threehop_cot_floor_pairs": 0,

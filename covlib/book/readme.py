@@ -112,9 +112,8 @@ def _fivehop_saving(m: Mapping[str, Any]) -> str:
 
 def _floor_ratios(m: Mapping[str, Any]) -> str:
     """Chapter 7's data ratios under the step floor, where any pair has finished under it ("" before)."""
-    parts = [f"{name} {m[f'data_ratio_{task}_cot_floor']:.1f}x ({count_of(pairs, 'pair')})"
-             for task, name in (("twohop", "two-hop"), ("threehop", "three-hop"), ("fivehop", "five-hop"))
-             if (pairs := m.get(f"data_ratio_{task}_cot_floor_pairs", 0))]
+    parts = [f"{reader_name(task)} {m[f'data_ratio_{task}_cot_floor']:.1f}x ({count_of(pairs, 'pair')})"
+             for task in ("twohop", "threehop", "fivehop") if (pairs := m.get(f"data_ratio_{task}_cot_floor_pairs", 0))]
     return f"; under the step floor {', '.join(parts)}" if parts else ""
 
 

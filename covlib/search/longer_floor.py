@@ -24,10 +24,7 @@ def longer_floor_cells(probes: pd.DataFrame, task: str = "twohop", model: str = 
     from ``base_floor``: n_req and status under the base floor, floor_n_req and floor_status under the longer
     one), whether the longer floor reopens its lower end, has rerun it and flipped it, and ``ratio`` (n_req under
     the longer floor over n_req under the base one) where both bracketed it."""
-    recheck = floor_recheck(probes, longer_floor, from_floor=base_floor) if len(probes) else pd.DataFrame()
-    if not len(recheck):
-        return pd.DataFrame(columns=["N", "seed", "n_req", "floor_n_req", "floor_status", "reopened", "rerun",
-                                     "flipped", "ratio"])
+    recheck = floor_recheck(probes, longer_floor, from_floor=base_floor)  # its columns even for an empty table
     series = recheck[(recheck["task"] == task) & (recheck["model"] == model) & (recheck["cot"] == cot)]
     series = series.sort_values(["N", "seed"], ignore_index=True)
     both = series["n_req"].notna() & series["floor_n_req"].notna()
@@ -39,11 +36,10 @@ def longer_floor_test(cells: pd.DataFrame, reps: int = 2000) -> dict:
     cells still searching under it (``pending``); and, once none is, the exponent under each floor, the typical
     n_req ratio (geometric mean, with its range and the number of paired cells) and the tilt: the exponent of the
     ratio itself, with its interval (None below two values of N)."""
-    pending = int((~cells["floor_status"].isin(FINISHED)).sum()) if len(cells) else 0
-    counts = {"cells": int(len(cells)), "reopened": int(cells["reopened"].sum()) if len(cells) else 0,
-              "reruns": int(cells["rerun"].sum()) if len(cells) else 0,
-              "flips": int(cells["flipped"].sum()) if len(cells) else 0, "pending": pending}
-    paired = cells.dropna(subset=["ratio"]) if len(cells) else cells
+    pending = int((~cells["floor_status"].isin(FINISHED)).sum())
+    counts = {"cells": len(cells), "reopened": int(cells["reopened"].sum()), "reruns": int(cells["rerun"].sum()),
+              "flips": int(cells["flipped"].sum()), "pending": pending}
+    paired = cells.dropna(subset=["ratio"])
     if pending or not len(paired):
         return counts | {"base_fit": None, "longer_fit": None, "tilt": None, "ratio": float("nan"), "pairs": 0,
                          "ratio_min": float("nan"), "ratio_max": float("nan")}

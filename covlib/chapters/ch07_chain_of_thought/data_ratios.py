@@ -128,10 +128,15 @@ def ratio_tables_by_rule(summaries_by_rule: Mapping[str, Mapping[str, pd.DataFra
                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ratio_tables under each give-up rule (keyed by the reader's name of the rule: the search summaries of every
     experiment under that rule), stacked with a ``rule`` column in the mapping's order."""
-    both = [ratio_tables(summaries) for summaries in summaries_by_rule.values()]
-    labelled = [[table.assign(rule=rule) for table in pair] for rule, pair in zip(summaries_by_rule, both)]
-    return (pd.concat([r for r, _ in labelled], ignore_index=True),
-            pd.concat([b for _, b in labelled], ignore_index=True))
+    tables = {rule: ratio_tables(summaries) for rule, summaries in summaries_by_rule.items()}
+    ratios, bounds = (pd.concat([pair[i].assign(rule=rule) for rule, pair in tables.items()], ignore_index=True)
+                      for i in (0, 1))
+    return ratios, bounds
+
+
+def under_rule(table: pd.DataFrame, rule: str) -> pd.DataFrame:
+    """The rows of a ratio_tables_by_rule table under one rule, as ratio_tables gives them (no ``rule`` column)."""
+    return table[table["rule"] == rule].drop(columns="rule").reset_index(drop=True)
 
 
 def ratios_by_task(ratios: pd.DataFrame) -> dict[str, float]:
