@@ -157,3 +157,26 @@ def test_reader_names_spell_out_cot_keys_and_leave_unknown_keys_as_they_are():
     assert reader_name("nontree_cot") == "non-tree, CoT" and reader_name("threehop_cot") == "three-hop, CoT"
     assert reader_name("twohop_mamba") == "two-hop, Mamba" and reader_name("parallel_twohop") == "parallel two-hop"
     assert reader_name("mystery_cot") == "mystery_cot" and reader_name("mystery") == "mystery"
+
+
+def test_a_reproduced_verdict_whose_local_slope_range_is_wider_than_an_interval_may_be_is_said_to_rest_on_it():
+    from covlib.figures.give_up_rule import verdict_note
+    from covlib.search.verdicts import verdict_table
+
+    close = pd.DataFrame({"N": [18, 20], "seed": 0, "low": [9000.0, 12000.0], "high": [11000.0, 14000.0]})
+    close["n_req"] = np.sqrt(close["low"] * close["high"])
+    far = law(2.5, Ns=(10, 20), seeds=(0,)).assign(low=lambda d: d["n_req"] / 1.07, high=lambda d: d["n_req"] * 1.07)
+    fit = fit_of(2.5, 2.2, 2.8)
+    exponents = pd.DataFrame([
+        {"exponent": name, "give_up_floor": 2000, "fit": fit, "summary": summary, "rule": "the floor",
+         "c": 2.5, "paper": 2.5} for name, summary in [("threehop", close), ("twohop", far)]])
+    verdicts = verdict_table(exponents)
+    assert verdicts["verdict"].tolist() == ["reproduced", "reproduced"]
+    span = np.log(20 / 18)  # N = 18 and 20: the brackets allow slopes from 12,000/11,000 to 14,000/9,000
+    assert verdicts["slope_range"].iloc[0] == pytest.approx((np.log(14000 / 9000) - np.log(12000 / 11000)) / span)
+    assert verdicts["slope_range"].iloc[1] == pytest.approx(2 * np.log(1.07) / np.log(2) * 2)
+    note = verdict_note(verdicts)
+    assert f"weak check for three-hop ({verdicts['slope_range'].iloc[0]:.2f} wide): its brackets allow" in note
+    assert "two-hop (" not in note and note.endswith("That verdict rests on the interval.")
+    assert "weak check" not in verdict_note(verdicts.iloc[1:])  # N a factor 2 apart: the slope can disagree
+    assert "weak check" not in verdict_note(verdicts.assign(verdict="not_reproduced"))  # it did decide

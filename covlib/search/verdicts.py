@@ -163,15 +163,18 @@ def _beside(bound: float, paper: float) -> str:
 
 def verdict_table(exponents: pd.DataFrame) -> pd.DataFrame:
     """Per exponent: the verdict under the floor where every cell of it has finished under the floor, else under
-    the authors' rule (``decided_by`` says which), with its reason and the local slope at the largest N."""
+    the authors' rule (``decided_by`` says which), with its reason and how wide a range of local slopes the
+    brackets at its two largest N allow (``slope_range``)."""
     rows = []
     for name, group in exponents.groupby("exponent", sort=False):
         floored = group[group["give_up_floor"] > 0]
         use = floored.iloc[0] if len(floored) and floored.iloc[0]["fit"] else group[group["give_up_floor"] == 0].iloc[0]
         slopes = local_slopes(use["summary"])
         word, reason = verdict(use["fit"], slopes, use["paper"])
+        last = slopes.iloc[-1] if len(slopes) else None
         rows.append({"exponent": name, "verdict": word, "decided_by": use["rule"], "reason": reason,
-                     "c": use["c"], "paper": use["paper"]})
+                     "c": use["c"], "paper": use["paper"],
+                     "slope_range": np.nan if last is None else last["bracket_max"] - last["bracket_min"]})
     return pd.DataFrame(rows)
 
 
