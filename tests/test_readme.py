@@ -121,6 +121,11 @@ def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
     floor = {**done, "n_req_ratio_mamba_to_default_floor": 0.97}
     assert "1.31x (0.97x under the floor) the transformer's data" in _mamba(floor)
     assert "under the floor" not in _mamba({**done, "n_req_ratio_mamba_to_default_floor": float("nan")})
+    refit = {**floor, "exponent_twohop_mamba_floor": 2.4, "exponent_twohop_mamba_floor_ci_low": 2.1,
+             "exponent_twohop_mamba_floor_ci_high": 2.7, "exponent_twohop_mamba_floor_n_values": 4,
+             "exponent_twohop_mamba_floor_seeds": 2}
+    assert ("N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed) under the authors' rule, N^2.40 (95% interval "
+            "2.10 to 2.70; 4 values of N, 2 seeds) under the floor, 1.31x (0.97x under the floor)") in _mamba(refit)
 
 
 def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_finishes_under_it():

@@ -140,6 +140,9 @@ def _mamba(m: Mapping[str, Any]) -> str:
                                             "how far the seed gap alone moves it")
     if exponent == "not measured yet":
         exponent = "its exponent not measured yet (it needs two values of N finished)"
+    floor = _exponent(m, "twohop_mamba_floor", "too few for an interval")
+    if floor != "not measured yet":  # its verdict below is decided under the floor: give that exponent too
+        exponent += f" under the authors' rule, {floor} under the floor"
     return (f"A Mamba ({m['params_mamba']:,} parameters against {m['params_default']:,}): "
             f"{exponent}, {_both_rules(m, 'n_req_ratio_mamba_to_default')} the transformer's data on the cells both "
             "finished "
