@@ -70,7 +70,10 @@ table_path = searches.probe_table_path(table, chapter.root, chapter["fresh_table
 recompute = recompute or chapter["always_recompute"]
 if chapter["note"]:
     print(chapter["note"])
-cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
+cells_of = {name: authors_rule_cells(e) for name, e in experiments.items()}  # the cells the authors' rule searches
+# and under the step floor (section 4.7), with the cells it alone searches (the Mamba's second seed)
+floor_cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
+floor_only = {name: floor_only_cells(e) for name, e in experiments.items()}
 print(f"preset={preset}: probe table {readable_path(table_path)}; {rules.describe()}")
 
 # %% [markdown]
@@ -178,7 +181,7 @@ display(Markdown(
     f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
     f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
-    + pool_note))
+    + longer_chains.pending_sentence(twohop) + pool_note))
 
 # %% [markdown]
 # ## 4.3 Do bigger models need less data?
@@ -217,7 +220,8 @@ size_note = model_comparison.size_note(sizes, measured_sizes, param_ratio, size_
                                     reference=experiments["twohop"]["model"])
 # the same comparison under section 4.7's step floor, where a small training set is not given up so early
 floor_steps, floor_quantile, floor_successes = give_up_rule.chosen_floor(probes)
-sizes_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, size_names, floor_steps)
+sizes_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, size_names, floor_steps,
+                                                 floor_cells_of)
 display(views.ratios_by_rule_view(sizes_by_rule, experiments["twohop"]["model"]))
 size_note += model_comparison.rule_ratio_note(sizes_by_rule, experiments["twohop"]["model"])
 if chapter["describe_cache"]:  # what the book's cache still lacks (the smoke table is a fresh miniature)
@@ -253,7 +257,8 @@ else:
                      "by side; the table says how far each search got."))
 architecture_note = model_comparison.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
-architectures_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, architecture_names, floor_steps)
+architectures_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, architecture_names,
+                                                         floor_steps, floor_cells_of)
 display(views.ratios_by_rule_view(architectures_by_rule, experiments["twohop"]["model"]))
 architecture_note += model_comparison.rule_ratio_note(architectures_by_rule, experiments["twohop"]["model"])
 step_costs = model_comparison.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
@@ -320,13 +325,17 @@ display(Markdown(failure_note))
 # the lower end of every finished bracket (every task and model, with and without chain of thought)
 # is rerun under a **step floor**: give up only after max(100 epochs, F steps) past the fit. A
 # lower end that flips to success makes its bracket wrong, and that cell is searched downward again
-# under the floor. Probes of the two rules never share a bracket; a probe the floor cannot change (a
-# success, or a give-up already F steps past its fit) counts under both.
+# under the floor. Probes of the two rules never share a bracket unless the rules ran them alike: a probe
+# the floor cannot change (a success, or a give-up already F steps past its fit) counts under both, and so
+# does a probe run under the floor whose training set is so large that 100 epochs outlast F steps (there the
+# two rules are one rule).
 
 # %%
 recheck = give_up_rule.floor_recheck(probes, floor_steps)
 display(give_up_rule.flips_view(recheck))
-rule_exponents = give_up_rule.rule_exponents(cells_of, probes, bootstrap_reps, floor=floor_steps)
+display(Markdown(give_up_rule.one_rule_note(probes, floor_steps)))
+rule_exponents = give_up_rule.rule_exponents(floor_cells_of, probes, bootstrap_reps, floor=floor_steps,
+                                             floor_only=floor_only)
 display(give_up_rule.exponents_view(rule_exponents))
 
 # %% [markdown]

@@ -140,7 +140,7 @@ display(Markdown(searches.exponent_text(fits)
 recheck = floor_recheck(probes, floor_steps)
 cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS if n in cells}, probes,
                              [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps,
-                             floor_only={n: floor_only_N(e) for n, e in experiments.items()})
+                             floor_only={n: floor_only_cells(e) for n, e in experiments.items()})
 plain_rule = exponents_by_rule({n: cells[n] for n in searches.PLAIN_RULE_EXPONENTS if n in cells}, probes, [0, floor_steps],
                                searches.PLAIN_RULE_EXPONENTS, bootstrap_reps)  # for the summary's comparison
 floor_fits = searches.floor_fits(cot_rule, plain_rule)

@@ -484,3 +484,14 @@ def test_the_model_comparison_is_made_under_both_give_up_rules_and_waits_for_reo
 
     empty = model_comparison.ratios_by_rule(cells_of, pd.DataFrame(), experiments, names, 2000)
     assert empty["cells"].tolist() == [0, 0] and model_comparison.rule_ratio_note(empty, "L4-d128") == ""
+
+
+def test_a_fit_names_the_cells_it_leaves_out_while_they_search():
+    from covlib.chapters.ch04_how_much_data import longer_chains
+
+    summary = pd.DataFrame({"N": [50, 50, 70, 70], "seed": [0, 1, 0, 1],
+                            "status": ["bracketed", "bracketed", "searching", "not started"]})
+    text = longer_chains.pending_sentence(summary)
+    assert text.startswith("Searching at N = 70 (seed 0) and not started at N = 70 (seed 1): not finished, so left "
+                           "out of the fit") and text.endswith(". ")
+    assert longer_chains.pending_sentence(summary.assign(status="bracketed")) == ""

@@ -270,6 +270,62 @@ def test_cells_searched_under_the_floor_alone_are_left_out_of_the_authors_rule()
     plain = exponents_by_rule(cells, probes, [0, 2000], {"law": 2.0}, reps=200).set_index("give_up_floor")
     assert plain.loc[0, "searching"] == 1  # without the list, N = 20 looks unfinished under the authors' rule
     told = exponents_by_rule(cells, probes, [0, 2000], {"law": 2.0}, reps=200,
-                             floor_only={"law": [20]}).set_index("give_up_floor")
+                             floor_only={"law": [c for c in cells["law"] if c.N == 20]}).set_index("give_up_floor")
     assert told.loc[0, "searching"] == 0 and told.loc[0, "N_max"] == 16
     assert told.loc[2000, "N_max"] == 20 and told.loc[2000, "n_values"] == 5 and told.loc[2000, "pending"] == 0
+    # floor-only seeds: the Mamba's second seed is searched under the floor alone, at every N
+    mamba = {"task": "twohop", "N": [25, 30], "seeds": [0, 1], "model": "smoke", "floor_only_seeds": [1]}
+    assert [(c.N, c.seed) for c in authors_rule_cells(mamba)] == [(25, 0), (30, 0)]
+    assert [(c.N, c.seed) for c in floor_only_cells(mamba)] == [(25, 1), (30, 1)]
+    assert "--seeds 0 --model" in experiment_command(mamba)
+    assert "--seeds 0 1 --model" in experiment_command(mamba, give_up_floor=2000)
+    # a step cap per N: a command takes the highest cap among the N it searches
+    capped = {**experiment, "step_cap_by_N": {16: 12000, 20: 20000}}
+    assert "--step-cap" not in experiment_command(capped, Ns=[10, 12])
+    assert "--step-cap 12000" in experiment_command(capped, Ns=[14, 16])
+    assert "--step-cap 20000" in experiment_command(capped)
+
+
+def test_a_floors_rows_count_under_a_lower_rule_only_where_100_epochs_outlast_the_floor():
+    one_rule = 2000 * ProbeRules.batch_size // 100  # 10,240 examples: 100 epochs at batch 512 are 2,000 steps
+    rows = pd.DataFrame([row(one_rule - 1, True, steps=1500, floor=2000),              # the floor could have acted
+                         row(one_rule, False, steps=2100 + 1999, fit=2100, floor=2000),  # 100 epochs decided: one rule
+                         row(2 * one_rule, True, steps=5000, floor=2000),
+                         row(2 * one_rule, True, steps=5000),                            # the authors' own row
+                         row(3 * one_rule, True, steps=6000, floor=4000)])               # 100 epochs outlast 4,000
+    counted = rule_rows(rows, 0)[0]
+    assert counted["n_train"].tolist() == [one_rule, 2 * one_rule, 3 * one_rule]
+    assert counted["give_up_floor"].tolist() == [2000, 0, 4000]  # the authors' own row first where there is one
+    assert rule_rows(rows, 2000)[0]["give_up_floor"].tolist() == [2000, 2000, 2000, 4000]
+    assert 4000 not in rule_rows(rows.iloc[[4]].assign(n_train=one_rule), 2000)[0]["give_up_floor"].tolist()
+    from covlib.search.probes import one_rule_rows
+    assert one_rule_rows(rows, 2000)["n_train"].tolist() == [one_rule, 2 * one_rule]
+
+
+def test_a_lower_end_the_floor_cannot_change_is_no_rerun_even_with_a_floor_row_at_it():
+    from covlib.search.recheck import flip_counts, floor_recheck
+
+    big = 20_000  # 100 epochs are 3,906 steps: the floor's row at the lower end ran as the authors' rule would
+    rows = pd.DataFrame([row(big, False, steps=8000, fit=4000, floor=2000), row(int(big * 1.2), True, steps=7000)]
+                        ).assign(eligible=10 * big)
+    recheck = floor_recheck(rows, 2000)
+    assert recheck[["authors_status", "low", "reopened", "rerun", "flipped"]].values.tolist() == \
+        [["bracketed", big, False, False, False]]
+    assert flip_counts(recheck)[["brackets", "reopened", "reruns", "flips"]].values.tolist() == [[1, 0, 0, 0]]
+
+
+def test_a_curve_asked_for_without_a_floor_is_the_lowest_floors_of_that_probe(tmp_path: Path):
+    from covlib.base.errors import CovlibError
+    from covlib.search.probes import append_curve, read_curve
+
+    table = tmp_path / "probes.csv"
+    curves = tmp_path / "probes_curves.csv"
+    for floor, acc in ((2000, 0.5), (4000, 0.7)):  # only floors' rows: a probe that counts under both rules
+        append_curve(curves, row(20_000, True, floor=floor), pd.DataFrame({"step": [50, 100], "acc/type_0": [0.1, acc]}))
+    key = {"task": "twohop", "N": 20, "model": "smoke", "seed": 0, "cot": False, "n_train": 20_000}
+    assert read_curve(table, **key)["acc/type_0"].tolist() == [0.1, 0.5]
+    assert read_curve(table, **key, give_up_floor=4000)["acc/type_0"].tolist() == [0.1, 0.7]
+    append_curve(curves, row(20_000, True), pd.DataFrame({"step": [50], "acc/type_0": [0.2]}))
+    assert read_curve(table, **key)["acc/type_0"].tolist() == [0.2]  # the authors' own, where it has one
+    with pytest.raises(CovlibError, match="no curve"):
+        read_curve(table, **key, give_up_floor=1000)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, sentence_start, series
 from covlib.search.cells import ProbeRules
+from covlib.search.probes import one_rule_rows
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import (
     MAX_INTERVAL_WIDTH,
@@ -218,6 +220,21 @@ def _rescued(recheck: pd.DataFrame) -> str:
             f"{'reaches' if one else 'reach'} 99% under the floor: the give-up rule, not the ID pool, had cut "
             f"{'it' if one else 'them'} off, and {'it rejoins' if one else 'they rejoin'} the fit at "
             f"{'its' if one else 'their'} N under the floor. ")
+
+
+def one_rule_note(probes: pd.DataFrame, floor: int) -> str:
+    """Which probes run under the floor count under the authors' rule too (one_rule_rows), in a sentence."""
+    shared = one_rule_rows(probes, floor)
+    if not len(shared):
+        return (f"No probe under the floor has yet trained on a set whose 100 epochs outlast its {floor:,} steps, "
+                "so no probe counts under both rules.")
+    cells = shared.groupby(["task", "cot", "model", "N"], sort=True).size().reset_index()
+    where = series([f"{reader_name(t + ('_cot' if c else ''))} N = {N}" + (f" ({m})" if m != "L4-d128" else "")
+                    for t, c, m, N in zip(cells["task"], cells["cot"], cells["model"], cells["N"])])
+    smallest = int(np.ceil(floor * ProbeRules.batch_size / shared["give_up_epochs"].astype(float).max()))
+    return (f"{sentence_start(count_of(len(shared), 'probe'))} run under the floor trained on sets of at least "
+            f"{smallest:,} examples, where 100 epochs at batch {ProbeRules.batch_size} outlast its {floor:,} steps: the floor "
+            f"cannot act on them, so each ran exactly as under the authors' rule and counts under both ({where}).")
 
 
 def verdict_note(verdicts: pd.DataFrame) -> str:

@@ -91,18 +91,21 @@ def read_curves(table: str | os.PathLike) -> pd.DataFrame:
 
 
 def read_curve(table: str | os.PathLike, **key) -> pd.DataFrame:
-    """One probe's learning curve (columns step and CURVE_METRICS), selected by task, N, model, seed, cot, n_train."""
+    """One probe's learning curve (columns step and CURVE_METRICS), selected by task, N, model, seed, cot, n_train
+    and give_up_floor; without give_up_floor, the lowest floor's curve of that probe (the authors' where there is
+    one: a higher floor's row stands for the authors' rule only where the two rules run alike, see rule_rows)."""
     path = curves_path(table)
     if not path.is_file():
         raise CovlibError(f"{path} does not exist: the probes of {table} kept no curves")
     curves = read_table(path, PROBE_KEY, RULE_DEFAULTS)
-    key.setdefault("give_up_floor", 0)
     mask = np.ones(len(curves), dtype=bool)
     for k, v in key.items():
         mask &= (curves[k].astype(str) == str(v)).to_numpy()
     if not mask.any():
         raise CovlibError(f"no curve in {path} for {key}")
-    return curves[mask].drop(columns=PROBE_KEY).sort_values("step").reset_index(drop=True)
+    found = curves[mask]
+    found = found[found["give_up_floor"].astype(int) == found["give_up_floor"].astype(int).min()]
+    return found.drop(columns=PROBE_KEY).sort_values("step").reset_index(drop=True)
 
 
 def cell_rows(table: pd.DataFrame, cell: Cell, give_up_floor: int | None = 0) -> pd.DataFrame:
@@ -121,26 +124,54 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
     (give up only once the training set has been fitted for max(give_up_epochs, floor steps)): the rows
     that count under it, and the failures it would reopen.
 
-    Rows run under that rule count. So do rows run under a lower floor (the authors' rule is floor 0) whose
-    outcome this floor cannot change, because training is the same run until the lower rule gives up: a
-    success (a higher floor only postpones giving up), a run the step cap stopped, and a give-up that came at
-    least ``give_up_floor`` steps after the fit. The lower rules' other give-ups are reopened: this floor might
-    have let them succeed. At each n_train the row of the highest floor not above this one speaks for it (a
-    rerun under a floor replaces the authors' row); rows of a higher floor never count."""
+    Rows run under that rule count. So do rows run under another floor whose outcome this one cannot change,
+    because training is the same run until one of the two rules gives up:
+    - under a lower floor (the authors' rule is floor 0): a success (a higher floor only postpones giving up),
+      a run the step cap stopped, and a give-up that came at least ``give_up_floor`` steps after the fit. The
+      lower rules' other give-ups are reopened: this floor might have let them succeed. At each n_train the row
+      of the highest floor not above this one speaks for it (a rerun under a floor replaces the authors' row);
+    - under a higher floor: only where the two rules are one rule, because 100 epochs of that training set
+      (give_up_epochs) last at least the higher floor's steps, so neither floor can act (at batch 512, two-hop at
+      N = 70 under a floor of 2,000 steps); elsewhere a higher floor's rows never count."""
     if not len(rows):
         return rows, rows
     floor = (rows["give_up_floor"].fillna(0).astype(int) if "give_up_floor" in rows  # absent or empty: the authors'
              else pd.Series(0, index=rows.index))
+    epoch_steps = _epoch_steps(rows)
     own = rows[floor == give_up_floor]
+    same_rule = ((floor > give_up_floor) & (epoch_steps >= floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
+    own = pd.concat([own, _lowest_floor_first(rows[same_rule], floor[same_rule], keep="first")])
     if give_up_floor == 0:
-        return own, rows.iloc[:0]
+        return own.sort_values("n_train", kind="stable"), rows.iloc[:0]
     below = ((floor < give_up_floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
-    lower = (rows[below].assign(_floor=floor.to_numpy()[below]).sort_values("_floor", kind="stable")
-             .drop_duplicates("n_train", keep="last").drop(columns="_floor"))
+    lower = _lowest_floor_first(rows[below], floor[below], keep="last")
     past_fit = lower["steps"].astype(float) - lower["first_fit_step"].astype(float)
     settled = lower["success"].astype(bool) | (lower["stopped"] != "gave_up") | (past_fit >= give_up_floor)
     counted = pd.concat([own, lower[settled]]).sort_values("n_train", kind="stable")
     return counted, lower[~settled].sort_values("n_train", kind="stable")
+
+
+def one_rule_rows(table: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
+    """The probes run under the step floor ``give_up_floor`` on training sets whose 100 epochs (give_up_epochs)
+    outlast it: the floor cannot act on them, so they count under the authors' rule too (rule_rows)."""
+    if not len(table):
+        return table
+    return table[(table["give_up_floor"].astype(int) == give_up_floor) & (_epoch_steps(table) >= give_up_floor)]
+
+
+def _epoch_steps(rows: pd.DataFrame) -> pd.Series:
+    """The steps the authors' rule waits past the fit for each probe: give_up_epochs epochs of its training set
+    (the default epochs where a table has no such column) at the probes' batch size."""
+    epochs = (rows["give_up_epochs"].astype(float) if "give_up_epochs" in rows
+              else pd.Series(ProbeRules.give_up_epochs, index=rows.index))
+    return epochs * rows["n_train"].astype(float) / ProbeRules.batch_size
+
+
+def _lowest_floor_first(rows: pd.DataFrame, floor: pd.Series, keep: str) -> pd.DataFrame:
+    """One row per n_train among ``rows`` (floors given by ``floor``): the lowest floor's (``keep="first"``) or
+    the highest's (``"last"``)."""
+    return (rows.assign(_floor=floor.to_numpy()).sort_values("_floor", kind="stable")
+            .drop_duplicates("n_train", keep=keep).drop(columns="_floor"))
 
 
 def metrics_n_ctx(run_dir: Path) -> int:

@@ -71,11 +71,13 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
         rerun = every[(every["give_up_floor"].astype(int) == give_up_floor) & (every["n_train"] == authors.low)]
         floor = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=give_up_floor,
                               step_cap=int(every["step_cap"].max()))[0]
+        reopened = bool(at_low["stopped"] == "gave_up" and past_fit is not None and past_fit < give_up_floor)
+        # a lower end the floor cannot change is no rerun, even where a row of the floor stands at it (a probe of
+        # a training set whose 100 epochs outlast the floor counts under both rules: rule_rows)
+        rerun = rerun if reopened else rerun.iloc[:0]
         rows.append({"task": cell.task, "cot": cell.cot, "N": cell.N, "model": cell.model, "seed": cell.seed,
                      "authors_status": authors.status, "low": authors.low, "high": authors.high, "n_req": authors.estimate,
-                     "past_fit": past_fit, "step_cap": int(every["step_cap"].max()),
-                     "reopened": bool(at_low["stopped"] == "gave_up" and past_fit is not None
-                                      and past_fit < give_up_floor),
+                     "past_fit": past_fit, "step_cap": int(every["step_cap"].max()), "reopened": reopened,
                      "rerun": bool(len(rerun)), "flipped": bool(len(rerun) and rerun["success"].iloc[0]),
                      "floor_status": floor.status, "floor_low": floor.low, "floor_high": floor.high,
                      "floor_n_req": floor.estimate if floor.status == "bracketed" else None})

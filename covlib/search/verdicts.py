@@ -60,21 +60,21 @@ def rule_label(give_up_floor: int) -> str:
 
 def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame, floors: Sequence[int],
                       paper: Mapping[str, float], reps: int = 2000,
-                      floor_only: Mapping[str, Collection[int]] | None = None) -> pd.DataFrame:
+                      floor_only: Mapping[str, Collection[Cell]] | None = None) -> pd.DataFrame:
     """One row per (exponent, rule): c, its interval (None below 4 values of N), N range, values of N, seeds,
     the cells finished and those still searching under that rule, the paper's exponent, and the fit itself.
     Under a floor, an exponent is fitted only once every cell the authors' rule finished (bracketed, or
     unreachable within the ID pool) is finished under the floor too (``pending`` counts those that are not): a
     fit on the cells that happen to be done first (those whose lower ends already trained long enough, at the
     largest N) would not be the same exponent, and a cell the pool seemed to cut off may gain a bracket.
-    ``floor_only`` names, per exponent, the values of N searched under the floor alone: the authors' rule leaves
-    them out (they are not its cells, nor still searching under it)."""
+    ``floor_only`` names, per exponent, the cells searched under the floor alone (experiments.floor_only_cells):
+    the authors' rule leaves them out (they are not its cells, nor still searching under it)."""
     rows = []
     for name, cells in cells_of.items():
         authors_finished = set()
-        left_out = set((floor_only or {}).get(name, ()))
+        left_out = {c.key() for c in (floor_only or {}).get(name, ())}
         for floor in floors:
-            summary = rule_summary(cells if floor else [c for c in cells if c.N not in left_out], probes, floor)
+            summary = rule_summary(cells if floor else [c for c in cells if c.key() not in left_out], probes, floor)
             done = summary.dropna(subset=["n_req"]) if len(summary) else summary
             finished = set(finished_cells(summary))
             if not floor:

@@ -20,11 +20,12 @@ from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures.required_data import estimates_chart
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
-from covlib.search.experiments import experiment_cells
+from covlib.search.experiments import authors_rule_cells, experiment_cells, floor_only_cells
 from covlib.search.probes import read_curves, read_probes
 from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
 
 __all__ = [
+    "authors_rule_cells",
     "bracket_pair",
     "describe_exponent",
     "estimates_chart",
@@ -33,6 +34,7 @@ __all__ = [
     "exponent_metrics",
     "failing_probes",
     "findings",
+    "floor_only_cells",
     "fmt",
     "geometric_mean",
     "give_up_rule",

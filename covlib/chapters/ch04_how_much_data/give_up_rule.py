@@ -12,6 +12,7 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     chosen_floor,
     exponents_view,
     flips_view,
+    one_rule_note,
     pattern_note,
     reader_name,
     rule_counts_metrics,
@@ -50,9 +51,12 @@ RULE_TASKS = ["twohop", "threehop", "parallel_twohop"]
 
 
 def rule_exponents(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFrame, reps: int,
-                   paper: Mapping[str, float] = RULE_EXPONENTS, floor: int = BOOK_FLOOR) -> pd.DataFrame:
-    """exponents_by_rule for the chapter's exponents, under the authors' rule and the floor."""
-    return exponents_by_rule({n: cells_of[n] for n in paper if n in cells_of}, probes, [0, floor], paper, reps)
+                   paper: Mapping[str, float] = RULE_EXPONENTS, floor: int = BOOK_FLOOR,
+                   floor_only: Mapping[str, Sequence[Cell]] | None = None) -> pd.DataFrame:
+    """exponents_by_rule for the chapter's exponents, under the authors' rule and the floor (``floor_only``: the
+    cells of ``cells_of`` the floor alone searches)."""
+    return exponents_by_rule({n: cells_of[n] for n in paper if n in cells_of}, probes, [0, floor], paper, reps,
+                             floor_only)
 
 
 def largest_n_comparison(twohop: pd.DataFrame, required: Mapping[int, float] = REQUIRED_DATA_TWOHOP_AUTHORS

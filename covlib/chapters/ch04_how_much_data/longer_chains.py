@@ -63,13 +63,27 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
         lost = s[s["status"] == "unreachable"]
         if len(lost):
             text += f"; at N = {_cells_text(lost)} no training set the pool allows reaches {threshold:.0%}"
-        pending = [f"{status} at N = {_cells_text(s[s['status'] == status])}"
-                   for status in ("searching", "not started") if (s["status"] == status).any()]
-        if pending:  # a partly filled cache: the fit above rests on the finished cells only
-            text += (f"; {' and '.join(pending)}: not finished, so left out of the fit (the commands in "
-                     "data/scaling/COMMANDS.txt resume these searches from the probe table)")
+        if pending := pending_clause(s):
+            text += f"; {pending}"
         parts.append(text)
     return sentence_start("; ".join(parts))
+
+
+def pending_clause(summary: pd.DataFrame) -> str:
+    """The cells of a search summary still searching or not started, as a clause ("" when every cell is done):
+    a partly filled cache, whose fit rests on the finished cells only."""
+    pending = [f"{status} at N = {_cells_text(summary[summary['status'] == status])}"
+               for status in ("searching", "not started") if len(summary) and (summary["status"] == status).any()]
+    if not pending:
+        return ""
+    return (f"{' and '.join(pending)}: not finished, so left out of the fit (the commands in "
+            "data/scaling/COMMANDS.txt resume these searches from the probe table)")
+
+
+def pending_sentence(summary: pd.DataFrame) -> str:
+    """pending_clause as a sentence of its own, with a space after it ("" when every cell is done)."""
+    clause = pending_clause(summary)
+    return f"{sentence_start(clause)}. " if clause else ""
 
 
 def steeper_text(fits: Mapping[str, dict | None]) -> str:

@@ -167,13 +167,16 @@ def per_cell_text(ratios: pd.DataFrame) -> str:
 
 
 def ratios_by_rule(cells_of: Mapping[str, Sequence], probes: pd.DataFrame, experiments: Mapping[str, dict],
-                   names: Sequence[str], floor: int, reference: str = "twohop") -> pd.DataFrame:
-    """Each model's n_req over the ``reference`` experiment's, under the authors' rule and under the step floor
-    (section 4.7): per model and rule, the cells both finished, the ratio per cell and as a geometric mean, the
-    reference's seed gap under that rule, the verdict (ratio_verdict), and the cells the authors' rule finished
-    that the floor has not (``pending``: until they finish, the floor's verdict waits)."""
+                   names: Sequence[str], floor: int, floor_cells_of: Mapping[str, Sequence] | None = None,
+                   reference: str = "twohop") -> pd.DataFrame:
+    """Each model's n_req over the ``reference`` experiment's, under the authors' rule (on ``cells_of``) and under
+    the step floor (section 4.7; on ``floor_cells_of``, which may add cells the floor alone searches): per model
+    and rule, the cells both finished, the ratio per cell and as a geometric mean, the reference's seed gap under
+    that rule, the verdict (ratio_verdict), and the cells the authors' rule finished that the floor has not
+    (``pending``: until they finish, the floor's verdict waits)."""
     rows = []
-    by_rule = {f: {n: rule_summary(cells_of[n], probes, f) for n in (reference, *names)} for f in (0, floor)}
+    cells_under = {0: cells_of, floor: floor_cells_of or cells_of}
+    by_rule = {f: {n: rule_summary(cells_under[f][n], probes, f) for n in (reference, *names)} for f in (0, floor)}
     for floor_steps, summaries in by_rule.items():
         spread = seed_spread(summaries[reference])
         for name in names:
@@ -291,7 +294,10 @@ def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[
         note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
                                                        for n in missing)
                  + f". Until they are, this chapter makes no claim about {subject}.")
-    searching = {experiments[n]["model"]: sorted(set(summaries[n].loc[summaries[n]["status"] == "searching", "N"]))
+    # the reference's cells count only at the N the other models share (two-hop's N = 70 compares no model)
+    compared = {int(N) for n in size_names if n != "twohop" for N in experiments[n]["N"]}
+    searching = {experiments[n]["model"]: sorted({int(N) for N in summaries[n].loc[summaries[n]["status"] == "searching", "N"]
+                                                  if n != "twohop" or int(N) in compared})
                  for n in size_names if n not in missing and len(summaries[n])}
     searching = {m: Ns for m, Ns in searching.items() if Ns}
     if searching:  # a partly filled cache: say what a resumed search would add

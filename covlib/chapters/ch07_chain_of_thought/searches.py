@@ -19,7 +19,7 @@ from covlib.figures.required_data import estimates_chart, requirement_frame
 from covlib.figures.style import pending_chart
 from covlib.figures.text import sentence_start
 from covlib.search.cells import ProbeRules
-from covlib.search.experiments import BOOK_EXPERIMENTS, authors_rule_N, experiment_command, floor_only_N, probe_table
+from covlib.search.experiments import BOOK_EXPERIMENTS, experiment_command, floor_only_N, probe_table
 from covlib.search.probes import rule_rows
 from covlib.search.recheck import BOOK_FLOOR
 
@@ -143,8 +143,10 @@ def pending_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str
     """Which searches the cache has not finished, with the command that resumes each ("" when none):
     ``summaries`` under the authors' rule, and ``floor_only`` (summaries under the floor of the cells an
     experiment searches under the floor alone, its floor_only_N)."""
+    # each command searches the N of the unfinished cells only (a higher step cap there would retrain the probes
+    # that a lower cap stopped at the other N)
     parts = [f"{reader_name(name)}: {int(_unfinished(s).sum())} of {len(s)} cells "
-             f"(`{experiment_command(experiments[name], Ns=authors_rule_N(experiments[name]))}`)"
+             f"(`{experiment_command(experiments[name], Ns=sorted(set(s.loc[_unfinished(s), 'N'])))}`)"
              for name, s in summaries.items() if _unfinished(s).any()]
     parts += [f"{reader_name(name)} under the floor alone, at N = {', '.join(map(str, sorted(set(s.loc[_unfinished(s), 'N']))))}: "
               f"{int(_unfinished(s).sum())} of {len(s)} cells "
