@@ -181,7 +181,11 @@ step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --lar
 # 14. the Mamba's second seed on its four cells (chapter 4): ~11-16 CPU-hours at the plain sequential scan's step,
 #     ~5-7 at the compiled scan's
 # 15. two-hop at N = 70, two seeds, the authors' second point (50k): ~10 CPU-hours. 100 epochs of ~45k examples
-#     are ~9,000 steps, past the floor, so both rules decide alike here. Moved ahead of the tightening (2026-11-27,
+#     are ~9,000 steps, past the floor, so both rules decide alike here (since 432324d its rows count under both:
+#     covlib.search.probes.rule_rows; chapter 4 reads N = 70 and the Mamba's seed 1 from BOOK_EXPERIMENTS, which
+#     had listed neither). Timed (2026-11-27, session 14, AMD EPYC, one thread beside the Mamba lane): 0.12 s a
+#     step at n = 55,991, so a failing probe (fit near step 4,500, then ~10,900 steps of 100 epochs) takes ~30
+#     minutes, under the ~45-90 budgeted. Moved ahead of the tightening (2026-11-27,
 #     session 13): it measures a number the issue requires (n_req_twohop_N70, beside the paper's 50k) and a local
 #     slope at the paper's own N, where the rest of the tightening moves each n_req by a few per cent for ~16 CPU-hours
 # 15b. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
