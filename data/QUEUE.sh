@@ -184,8 +184,11 @@ step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --lar
 #     are ~9,000 steps, past the floor, so both rules decide alike here (since 432324d its rows count under both:
 #     covlib.search.probes.rule_rows; chapter 4 reads N = 70 and the Mamba's seed 1 from BOOK_EXPERIMENTS, which
 #     had listed neither). Timed (2026-11-27, session 14, AMD EPYC, one thread beside the Mamba lane): 0.12 s a
-#     step at n = 55,991, so a failing probe (fit near step 4,500, then ~10,900 steps of 100 epochs) takes ~30
-#     minutes, under the ~45-90 budgeted. Moved ahead of the tightening (2026-11-27,
+#     step at n = 55,991, so a failing probe (~10,900 steps of 100 epochs past its fit) takes ~40-60
+#     minutes, within the ~45-90 budgeted; but its training set was not yet fitted at step 8,350 (94.5%), so 100
+#     epochs past a fit near step 10,000 would end past the 20,000-step cap it started under, and the cap, not the
+#     rule, would decide: raised to 30,000 (100 epochs of 90,000 examples, 17,600 steps, past a fit at 12,000),
+#     the probe resuming from its checkpoint as if trained in one go. Moved ahead of the tightening (2026-11-27,
 #     session 13): it measures a number the issue requires (n_req_twohop_N70, beside the paper's 50k) and a local
 #     slope at the paper's own N, where the rest of the tightening moves each n_req by a few per cent for ~16 CPU-hours
 # 15b. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
@@ -205,7 +208,7 @@ mamba_then_parallel() {
 }
 step mamba_seed1 and parallel_30 beside twohop_70
 mamba_then_parallel &
-covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 20000 --model L4-d128 "${SEARCH1[@]}"
+covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 30000 --model L4-d128 "${SEARCH1[@]}"
 wait
 # 16. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
 #      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
