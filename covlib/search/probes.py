@@ -140,11 +140,11 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
     epoch_steps = _epoch_steps(rows)
     own = rows[floor == give_up_floor]
     same_rule = ((floor > give_up_floor) & (epoch_steps >= floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
-    own = pd.concat([own, _lowest_floor_first(rows[same_rule], floor[same_rule], keep="first")])
+    own = pd.concat([own, _one_per_size(rows[same_rule], floor[same_rule], lowest=True)])
     if give_up_floor == 0:
         return own.sort_values("n_train", kind="stable"), rows.iloc[:0]
     below = ((floor < give_up_floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
-    lower = _lowest_floor_first(rows[below], floor[below], keep="last")
+    lower = _one_per_size(rows[below], floor[below], lowest=False)
     past_fit = lower["steps"].astype(float) - lower["first_fit_step"].astype(float)
     settled = lower["success"].astype(bool) | (lower["stopped"] != "gave_up") | (past_fit >= give_up_floor)
     counted = pd.concat([own, lower[settled]]).sort_values("n_train", kind="stable")
@@ -167,11 +167,10 @@ def _epoch_steps(rows: pd.DataFrame) -> pd.Series:
     return epochs * rows["n_train"].astype(float) / ProbeRules.batch_size
 
 
-def _lowest_floor_first(rows: pd.DataFrame, floor: pd.Series, keep: str) -> pd.DataFrame:
-    """One row per n_train among ``rows`` (floors given by ``floor``): the lowest floor's (``keep="first"``) or
-    the highest's (``"last"``)."""
+def _one_per_size(rows: pd.DataFrame, floor: pd.Series, lowest: bool) -> pd.DataFrame:
+    """One row per n_train among ``rows`` (their floors in ``floor``): the lowest floor's, or the highest's."""
     return (rows.assign(_floor=floor.to_numpy()).sort_values("_floor", kind="stable")
-            .drop_duplicates("n_train", keep=keep).drop(columns="_floor"))
+            .drop_duplicates("n_train", keep="first" if lowest else "last").drop(columns="_floor"))
 
 
 def metrics_n_ctx(run_dir: Path) -> int:
