@@ -349,7 +349,10 @@ display(give_up_rule.exponents_view(rule_exponents))
 # requirements are set side by side.
 
 # %%
-display(give_up_rule.slopes_view(give_up_rule.slopes_table(rule_exponents)))
+local_slopes = give_up_rule.slopes_table(rule_exponents)
+display(give_up_rule.slopes_view(local_slopes))
+if span_note := give_up_rule.paper_span_note(local_slopes):  # once two-hop reaches N = 70
+    display(Markdown(span_note))
 largest_n = give_up_rule.largest_n_comparison(twohop)
 display(give_up_rule.largest_n_view(largest_n))
 rule_verdicts = give_up_rule.verdict_table(rule_exponents)

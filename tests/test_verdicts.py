@@ -180,3 +180,17 @@ def test_a_reproduced_verdict_whose_local_slope_range_is_wider_than_an_interval_
     assert "two-hop (" not in note and note.endswith("That verdict rests on the interval.")
     assert "weak check" not in verdict_note(verdicts.iloc[1:])  # N a factor 2 apart: the slope can disagree
     assert "weak check" not in verdict_note(verdicts.assign(verdict="not_reproduced"))  # it did decide
+
+
+def test_the_book_and_the_papers_local_slopes_are_set_side_by_side_where_they_share_a_span_of_N():
+    from covlib.figures.give_up_rule import paper_span_note, slopes_table
+
+    def exponents(Ns, rule="the floor (100 epochs or 2,000 steps)"):
+        summary = law(2.0, Ns=Ns, seeds=(0,)).assign(low=lambda d: d["n_req"] / 1.1, high=lambda d: d["n_req"] * 1.1)
+        return pd.DataFrame([{"exponent": "twohop", "rule": rule, "summary": summary}])
+
+    assert paper_span_note(slopes_table(exponents((25, 40, 50)))) == ""  # no span shared with the paper's 50-200
+    note = paper_span_note(slopes_table(exponents((40, 50, 70))))
+    assert note.startswith("Where the book's cells reach the paper's published points: between N = 50 and 70, "
+                           "two-hop's local slope under the floor (100 epochs or 2,000 steps) is 2.00 (")
+    assert note.endswith("within the brackets), the paper's 1.83.")

@@ -82,6 +82,20 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
                         bracket_range=[f"{a:.2f} to {b:.2f}" if b > a else "published points, no brackets"
                                        for a, b in zip(table["bracket_min"], table["bracket_max"])])
 
+def paper_span_note(slopes: pd.DataFrame, exponent: str = "two-hop") -> str:
+    """Where the book's ``exponent`` and the paper's published points share a span of N (slopes_table's rows),
+    the two local slopes side by side, in a sentence ("" while no span is shared)."""
+    paper = slopes[slopes["rule"] == "the paper's"][["N_low", "N_high", "slope"]]
+    book = slopes[(slopes["exponent"] == exponent) & (slopes["rule"] != "the paper's")]
+    shared = book.merge(paper, on=["N_low", "N_high"], suffixes=("", "_paper"))
+    if not len(shared):
+        return ""
+    spans = [f"between N = {r['N_low']:.0f} and {r['N_high']:.0f}, {exponent}'s local slope under {r['rule']} is "
+             f"{r['slope']:.2f} ({r['bracket_min']:.2f} to {r['bracket_max']:.2f} within the brackets), the paper's "
+             f"{r['slope_paper']:.2f}" for _, r in shared.iterrows()]
+    return f"Where the book's cells reach the paper's published points: {'; '.join(spans)}."
+
+
 def slopes_view(slopes: pd.DataFrame) -> ReaderTable:
     return reader_table(slopes, {"exponent": "exponent", "rule": "give-up rule", "N": "between N",
                                  "slope": "local slope", "seed_range": "over pairings of seeds",

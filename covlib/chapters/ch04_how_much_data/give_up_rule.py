@@ -13,6 +13,7 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     exponents_view,
     flips_view,
     one_rule_note,
+    paper_span_note,
     pattern_note,
     reader_name,
     rule_counts_metrics,
