@@ -251,3 +251,13 @@ def test_the_floor_patience_sentence_waits_for_floor_probes_and_then_reads_their
                          "floor would likely flip a few more.")
     climbing = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20, "floor_failures_climbing": 60})
     assert "and 60 were still climbing when they gave up, so n_req is the data needed within that patience" in climbing
+
+
+def test_the_two_hop_requirement_at_the_papers_n_is_set_beside_the_papers():
+    from covlib.book.readme import _largest_n
+
+    assert _largest_n({}) == "the authors' models need 27,000 examples at N = 50"
+    at_50 = {"n_req_ratio_to_paper_N50": 0.94, "n_req_twohop_N70": float("nan")}
+    assert _largest_n(at_50) == ("the authors' models need 27,000 examples at N = 50, this book's 25,380 (0.94 of "
+                                 "theirs, under the authors' rule)")
+    assert _largest_n({**at_50, "n_req_twohop_N70": 47_123.4}).endswith("; 50,000 at N = 70, this book's 47,123")

@@ -127,6 +127,19 @@ def _both_rules(m: Mapping[str, Any], key: str) -> str:
     return text
 
 
+def _largest_n(m: Mapping[str, Any]) -> str:
+    """Chapter 4's two-hop requirement at the N the paper publishes (50, and 70 once measured) beside the paper's."""
+    parts = [f"the authors' models need {REQUIRED_DATA_TWOHOP_AUTHORS[50]:,} examples at N = 50"]
+    ratio = m.get("n_req_ratio_to_paper_N50", math.nan)
+    if isinstance(ratio, (int, float)) and not math.isnan(ratio):
+        parts[0] += (f", this book's {ratio * REQUIRED_DATA_TWOHOP_AUTHORS[50]:,.0f} ({ratio:.2f} of theirs, "
+                     "under the authors' rule)")
+    at_70 = m.get("n_req_twohop_N70", math.nan)
+    if isinstance(at_70, (int, float)) and not math.isnan(at_70):
+        parts.append(f"{REQUIRED_DATA_TWOHOP_AUTHORS[70]:,} at N = 70, this book's {at_70:,.0f}")
+    return "; ".join(parts)
+
+
 def _mamba(m: Mapping[str, Any]) -> str:
     """Chapter 4's architecture check: the Mamba's exponent and its data against the default transformer's."""
     if not m.get("params_mamba"):
@@ -342,8 +355,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
         bullets.append(
             f"How much data (chapter 4): two-hop's required data (99% ID accuracy, the authors' give-up rule) grows "
             f"as {_exponent(m, 'twohop')}; paper {EXPONENTS['twohop']:.2f}, coverage's prediction "
-            f"{m['exponent_coverage_k3']:.2f}; the authors' models need {REQUIRED_DATA_TWOHOP_AUTHORS[50]:,} examples "
-            f"at N = 50. Three-hop {_exponent(m, 'threehop')} (paper {EXPONENTS['threehop']:.2f}); parallel two-hop "
+            f"{m['exponent_coverage_k3']:.2f}; {_largest_n(m)}. Three-hop {_exponent(m, 'threehop')} (paper {EXPONENTS['threehop']:.2f}); parallel two-hop "
             f"{_exponent(m, 'parallel_twohop')} (paper {EXPONENTS['parallel_twohop']:.2f}). Over "
             f"{m['param_ratio']:.1f}x in parameters, a 2-layer width-64 model needs "
             f"{_both_rules(m, 'n_req_ratio_L2_d64_to_default')} the default's data and a 6-layer "
