@@ -333,7 +333,7 @@ display(Markdown(failure_note))
 # %%
 recheck = give_up_rule.floor_recheck(probes, floor_steps)
 display(give_up_rule.flips_view(recheck))
-display(Markdown(give_up_rule.one_rule_note(probes, floor_steps)))
+display(Markdown(give_up_rule.one_rule_note(probes, floor_steps, [c for cells in floor_only.values() for c in cells])))
 rule_exponents = give_up_rule.rule_exponents(floor_cells_of, probes, bootstrap_reps, floor=floor_steps,
                                              floor_only=floor_only)
 display(give_up_rule.exponents_view(rule_exponents))

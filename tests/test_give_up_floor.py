@@ -329,3 +329,17 @@ def test_a_curve_asked_for_without_a_floor_is_the_lowest_floors_of_that_probe(tm
     assert read_curve(table, **key)["acc/type_0"].tolist() == [0.2]  # the authors' own, where it has one
     with pytest.raises(CovlibError, match="no curve"):
         read_curve(table, **key, give_up_floor=1000)
+
+
+def test_the_note_on_probes_counted_under_both_rules_names_their_cells_and_leaves_out_floor_only_ones():
+    from covlib.figures.give_up_rule import one_rule_note
+
+    big = 20_000
+    rows = pd.DataFrame([row(big, True, floor=2000) | {"N": 40}, row(big, True, floor=2000) | {"N": 50},
+                         row(big, True, floor=2000) | {"N": 50, "seed": 1}, row(big // 4, True, floor=2000)])
+    note = one_rule_note(rows, 2000)
+    assert note.startswith("3 probes run under the floor trained on sets of at least 10,240 examples")
+    assert note.endswith("counts under both (two-hop (smoke) at N = 40 and 50).")
+    alone = [Cell("twohop", 50, "smoke", 1)]
+    assert one_rule_note(rows, 2000, alone).startswith("2 probes run under the floor")
+    assert one_rule_note(rows.iloc[[3]], 2000).startswith("No probe under the floor has yet trained on a set")

@@ -10,7 +10,7 @@ import pandas as pd
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, sentence_start, series
-from covlib.search.cells import ProbeRules
+from covlib.search.cells import Cell, ProbeRules
 from covlib.search.probes import one_rule_rows
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
 from covlib.search.verdicts import (
@@ -236,15 +236,22 @@ def _rescued(recheck: pd.DataFrame) -> str:
             f"{'its' if one else 'their'} N under the floor. ")
 
 
-def one_rule_note(probes: pd.DataFrame, floor: int) -> str:
-    """Which probes run under the floor count under the authors' rule too (one_rule_rows), in a sentence."""
+def one_rule_note(probes: pd.DataFrame, floor: int, floor_only: Sequence[Cell] = ()) -> str:
+    """Which probes run under the floor count under the authors' rule too (one_rule_rows), in a sentence; the
+    cells the floor alone searches (``floor_only``) are left out, as the authors' rule never reads them."""
     shared = one_rule_rows(probes, floor)
+    alone = {(c.task, c.N, c.model, c.seed, c.cot) for c in floor_only}
+    if alone and len(shared):
+        keys = zip(shared["task"], shared["N"].astype(int), shared["model"], shared["seed"].astype(int),
+                   shared["cot"].astype(bool))
+        shared = shared[[key not in alone for key in keys]]
     if not len(shared):
         return (f"No probe under the floor has yet trained on a set whose 100 epochs outlast its {floor:,} steps, "
                 "so no probe counts under both rules.")
-    cells = shared.groupby(["task", "cot", "model", "N"], sort=True).size().reset_index()
-    where = series([f"{reader_name(t + ('_cot' if c else ''))} N = {N}" + (f" ({m})" if m != "L4-d128" else "")
-                    for t, c, m, N in zip(cells["task"], cells["cot"], cells["model"], cells["N"])])
+    where = series([f"{reader_name(task + ('_cot' if cot else ''))}"
+                    + (f" ({model})" if model != "L4-d128" else "")
+                    + f" at N = {series([str(N) for N in sorted(set(group['N'].astype(int)))])}"
+                    for (task, cot, model), group in shared.groupby(["task", "cot", "model"], sort=True)])
     smallest = int(np.ceil(floor * ProbeRules.batch_size / shared["give_up_epochs"].astype(float).max()))
     return (f"{sentence_start(count_of(len(shared), 'probe'))} run under the floor trained on sets of at least "
             f"{smallest:,} examples, where 100 epochs at batch {ProbeRules.batch_size} outlast its {floor:,} steps: the floor "
