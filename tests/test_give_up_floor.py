@@ -343,3 +343,28 @@ def test_the_note_on_probes_counted_under_both_rules_names_their_cells_and_leave
     alone = [Cell("twohop", 50, "smoke", 1)]
     assert one_rule_note(rows, 2000, alone).startswith("2 probes run under the floor")
     assert one_rule_note(rows.iloc[[3]], 2000).startswith("No probe under the floor has yet trained on a set")
+
+
+def test_cells_added_under_the_floor_join_its_fit_together_once_all_have_finished():
+    from covlib.search.verdicts import exponents_by_rule, exponents_for_reader
+
+    def bracket(N: int, seed: int) -> list[dict]:
+        low, high = int(2 * N**2 * (1.1 if seed else 1.0)), int(2 * N**2 * 1.25 * (1.1 if seed else 1.0))
+        return [row(high, True, steps=900) | {"N": N, "seed": seed},
+                row(low, False, steps=2500, fit=400, floor=2000 if seed else 0) | {"N": N, "seed": seed}]
+
+    Ns = (10, 12, 14, 16)
+    seed0 = [r for N in Ns for r in bracket(N, 0)]
+    cells = {"law": [Cell("twohop", N, "smoke", s) for N in Ns for s in (0, 1)]}
+    added = {"law": [c for c in cells["law"] if c.seed == 1]}
+    half = pd.DataFrame(seed0 + [r for N in Ns[:2] for r in bracket(N, 1)])  # seed 1 at its two smallest N only
+    floor = exponents_by_rule(cells, half, [0, 2000], {"law": 2.0}, reps=200, floor_only=added).set_index("give_up_floor")
+    assert floor.loc[2000, "seeds"] == 1 and floor.loc[2000, "held"] == 2 and floor.loc[2000, "finished"] == 4
+    assert set(floor.loc[2000, "summary"]["seed"]) == {0}  # the verdict's local slopes read the same cells
+    assert floor.loc[0, "seeds"] == 1 and floor.loc[0, "held"] == 0
+    text = exponents_for_reader(floor.reset_index()).set_index("give_up_floor").loc[2000, "cells"]
+    assert text == "4 finished, 2 still searching, 2 held back until the cells added under the floor all finish"
+    whole = pd.DataFrame(seed0 + [r for N in Ns for r in bracket(N, 1)])
+    both = exponents_by_rule(cells, whole, [0, 2000], {"law": 2.0}, reps=200, floor_only=added).set_index("give_up_floor")
+    assert both.loc[2000, "seeds"] == 2 and both.loc[2000, "held"] == 0 and both.loc[2000, "finished"] == 8
+    assert both.loc[0, "seeds"] == 1  # the authors' rule never reads the added seed

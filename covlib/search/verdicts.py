@@ -68,15 +68,25 @@ def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFra
     fit on the cells that happen to be done first (those whose lower ends already trained long enough, at the
     largest N) would not be the same exponent, and a cell the pool seemed to cut off may gain a bracket.
     ``floor_only`` names, per exponent, the cells searched under the floor alone (experiments.floor_only_cells):
-    the authors' rule leaves them out (they are not its cells, nor still searching under it)."""
+    the authors' rule leaves them out (they are not its cells, nor still searching under it), and under the floor
+    they join the fit together, once every one of them has finished (``held`` counts the finished ones held back
+    until then; ``summary`` is the cells the fit reads), for the same reason: the Mamba's second seed at its two
+    smallest N alone would tilt the fit."""
     rows = []
     for name, cells in cells_of.items():
         authors_finished = set()
         left_out = {c.key() for c in (floor_only or {}).get(name, ())}
+        added = {(c.N, c.seed) for c in cells if c.key() in left_out}
         for floor in floors:
             summary = rule_summary(cells if floor else [c for c in cells if c.key() not in left_out], probes, floor)
-            done = summary.dropna(subset=["n_req"]) if len(summary) else summary
             finished = set(finished_cells(summary))
+            searching = int((summary["status"] == "searching").sum()) if len(summary) else 0
+            held = 0
+            if floor and added - finished and len(summary):  # the added cells wait for each other
+                cell_of = pd.Series(list(zip(summary["N"].astype(int), summary["seed"].astype(int))), index=summary.index)
+                held = len(added & finished)
+                summary = summary[~cell_of.isin(added)]
+            done = summary.dropna(subset=["n_req"]) if len(summary) else summary
             if not floor:
                 authors_finished = finished
             pending = len(authors_finished - finished) if floor else 0
@@ -86,8 +96,7 @@ def exponents_by_rule(cells_of: Mapping[str, Sequence[Cell]], probes: pd.DataFra
                          "ci_high": fit["c_high"] if fit else np.nan,
                          "N_min": fit["N_min"] if fit else np.nan, "N_max": fit["N_max"] if fit else np.nan,
                          "n_values": fit["n_values"] if fit else 0, "seeds": fit["seeds"] if fit else 0,
-                         "finished": len(done), "pending": pending,
-                         "searching": int((summary["status"] == "searching").sum()) if len(summary) else 0,
+                         "finished": len(done), "pending": pending, "held": held, "searching": searching,
                          "paper": paper.get(name, np.nan), "fit": fit, "summary": summary})
     return pd.DataFrame(rows)
 
@@ -195,7 +204,10 @@ def exponents_for_reader(exponents: pd.DataFrame) -> pd.DataFrame:
 
     return exponents.assign(interval=exponents.apply(interval, axis=1), N_span=exponents.apply(span, axis=1),
                             cells=exponents["finished"].astype(str) + " finished"
-                            + exponents["searching"].map(lambda s: f", {s} still searching" if s else ""))
+                            + exponents["searching"].map(lambda s: f", {s} still searching" if s else "")
+                            + exponents.get("held", pd.Series(0, index=exponents.index)).map(
+                                lambda h: f", {h} held back until the cells added under the floor all finish"
+                                if h else ""))
 
 
 def rule_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, float | str]:
