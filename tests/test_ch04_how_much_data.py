@@ -495,3 +495,12 @@ def test_a_fit_names_the_cells_it_leaves_out_while_they_search():
     assert text.startswith("Searching at N = 70 (seed 0) and not started at N = 70 (seed 1): not finished, so left "
                            "out of the fit") and text.endswith(". ")
     assert longer_chains.pending_sentence(summary.assign(status="bracketed")) == ""
+
+
+def test_the_raised_step_caps_are_named_per_n():
+    from covlib.chapters.ch04_how_much_data.twohop_law import raised_cap_note
+
+    rows = pd.DataFrame({"N": [40, 50, 70], "step_cap": [6000, 12000, 30000]})
+    note = raised_cap_note(rows, ProbeRules())
+    assert note.startswith(" The step cap was 6,000 steps except at N = 50 (12,000) and 70 (30,000): there")
+    assert raised_cap_note(rows.iloc[:1], ProbeRules()) == ""

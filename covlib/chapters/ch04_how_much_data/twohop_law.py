@@ -13,6 +13,7 @@ from covlib.base.paper import EXPONENT_TWOHOP_DRAFT, EXPONENTS, REQUIRED_DATA_TW
 from covlib.base.paths import repository_path
 from covlib.coverage.requirement import coverage_requirement
 from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
+from covlib.figures.text import series
 from covlib.search.cells import ProbeRules
 
 COVERAGE_TASKS = ("twohop", "threehop", "parallel_twohop")
@@ -106,7 +107,7 @@ def raised_cap_note(twohop_rows: pd.DataFrame, rules: ProbeRules) -> str:
         return ""
     raised = caps[caps > caps.min()]
     return (f" The step cap was {caps.min():,} steps except at N = "
-            + ", ".join(f"{n} ({c:,})" for n, c in raised.items())
+            + series([f"{n} ({c:,})" for n, c in raised.items()])
             + f": there the training set is fitted late and {rules.give_up_epochs:.0f} epochs take more than "
             f"{caps.min():,} steps, so the lower cap, not the authors' rule, would have decided. A higher cap "
             "keeps every probe the rule decided and trains again those the lower cap stopped.")
