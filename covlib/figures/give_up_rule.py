@@ -12,7 +12,7 @@ from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import count_of, sentence_start, series
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.probes import one_rule_rows
-from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes
+from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes, row_cells
 from covlib.search.verdicts import (
     MAX_INTERVAL_WIDTH,
     VERDICT_RULE,
@@ -25,6 +25,10 @@ from covlib.search.verdicts import (
 READER_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                 "twohop_mamba": "two-hop, Mamba", "fivehop": "five-hop", "twohop_cot": "two-hop, CoT",
                 "threehop_cot": "three-hop, CoT", "fivehop_cot": "five-hop, CoT", "nontree": "non-tree"}
+
+
+# the "rule" of the paper's own local slopes in slopes_table (its published points, no give-up rule of ours)
+PAPER_RULE = "the paper's"
 
 
 def reader_name(key: str) -> str:
@@ -71,7 +75,7 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
         if len(slopes):
             parts.append(slopes.assign(exponent=reader_name(r["exponent"]), rule=r["rule"]))
     if with_paper:
-        parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule="the paper's"))
+        parts.append(paper_local_slopes().assign(exponent="two-hop, the paper (GPU)", rule=PAPER_RULE))
     if not parts:  # no exponent has finished cells at two adjacent N yet (a miniature search)
         return pd.DataFrame(columns=["exponent", "rule", "N_low", "N_high", "slope", "slope_min", "slope_max",
                                      "bracket_min", "bracket_max", "pairs", "N", "seed_range", "bracket_range"])
@@ -85,8 +89,8 @@ def slopes_table(exponents: pd.DataFrame, with_paper: bool = True) -> pd.DataFra
 def paper_span_note(slopes: pd.DataFrame, exponent: str = "two-hop") -> str:
     """Where the book's ``exponent`` and the paper's published points share a span of N (slopes_table's rows),
     the two local slopes side by side, in a sentence ("" while no span is shared)."""
-    paper = slopes[slopes["rule"] == "the paper's"][["N_low", "N_high", "slope"]]
-    book = slopes[(slopes["exponent"] == exponent) & (slopes["rule"] != "the paper's")]
+    paper = slopes[slopes["rule"] == PAPER_RULE][["N_low", "N_high", "slope"]]
+    book = slopes[(slopes["exponent"] == exponent) & (slopes["rule"] != PAPER_RULE)]
     shared = book.merge(paper, on=["N_low", "N_high"], suffixes=("", "_paper"))
     if not len(shared):
         return ""
@@ -240,11 +244,9 @@ def one_rule_note(probes: pd.DataFrame, floor: int, floor_only: Sequence[Cell] =
     """Which probes run under the floor count under the authors' rule too (one_rule_rows), in a sentence; the
     cells the floor alone searches (``floor_only``) are left out, as the authors' rule never reads them."""
     shared = one_rule_rows(probes, floor)
-    alone = {(c.task, c.N, c.model, c.seed, c.cot) for c in floor_only}
+    alone = {c.key() for c in floor_only}
     if alone and len(shared):
-        keys = zip(shared["task"], shared["N"].astype(int), shared["model"], shared["seed"].astype(int),
-                   shared["cot"].astype(bool))
-        shared = shared[[key not in alone for key in keys]]
+        shared = shared[[c.key() not in alone for c in row_cells(shared)]]
     if not len(shared):
         return (f"No probe under the floor has yet trained on a set whose 100 epochs outlast its {floor:,} steps, "
                 "so no probe counts under both rules.")
@@ -252,7 +254,7 @@ def one_rule_note(probes: pd.DataFrame, floor: int, floor_only: Sequence[Cell] =
                     + (f" ({model})" if model != "L4-d128" else "")
                     + f" at N = {series([str(N) for N in sorted(set(group['N'].astype(int)))])}"
                     for (task, cot, model), group in shared.groupby(["task", "cot", "model"], sort=True)])
-    smallest = int(np.ceil(floor * ProbeRules.batch_size / shared["give_up_epochs"].astype(float).max()))
+    smallest = int(np.ceil(ProbeRules(give_up_epochs=shared["give_up_epochs"].astype(float).max()).one_rule_size(floor)))
     return (f"{sentence_start(count_of(len(shared), 'probe'))} run under the floor trained on sets of at least "
             f"{smallest:,} examples, where 100 epochs at batch {ProbeRules.batch_size} outlast its {floor:,} steps: the floor "
             f"cannot act on them, so each ran exactly as under the authors' rule and counts under both ({where}).")

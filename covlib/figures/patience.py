@@ -60,7 +60,7 @@ def patience_note(probes: pd.DataFrame, curves: pd.DataFrame, floor: int, window
     rising = still_climbing(probes, curves, floor, CLIMB_WINDOW)
     climbing = rising[rising["gain"] > CLIMB]
     near_rising = int(near_threshold(climbing).sum())
-    crossover = floor * rules.batch_size / rules.give_up_epochs
+    crossover = rules.one_rule_size(floor)
     text += (f"{len(misses)} of the {failed} failures ended within one point of the threshold"
              + (f", {near_rising} of those still climbing" if len(rising) else "") + ". ")
     if len(rising):

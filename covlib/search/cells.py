@@ -33,6 +33,11 @@ class ProbeRules:
     # cost (five-hop CoT: 33 types, each CoT target greedily decoded); () scores every type at every evaluation
     eval_types: tuple[str, ...] = PROBE_EVAL_TYPES
 
+    def one_rule_size(self, give_up_floor: int) -> float:
+        """The training-set size from which give_up_epochs epochs last at least ``give_up_floor`` steps: there the
+        floor cannot act, and the authors' rule and the floor's are one rule."""
+        return give_up_floor * self.batch_size / self.give_up_epochs
+
     def describe(self) -> str:
         """The rules in words, for a reader."""
         return (f"success at {self.threshold:.0%} ID accuracy (evaluated every {self.eval_every} steps); a probe gives "
