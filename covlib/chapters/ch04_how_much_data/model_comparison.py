@@ -16,10 +16,9 @@ from covlib.search.summary import geometric_mean, requirement_ratio, seed_spread
 from covlib.search.verdicts import finished_cells, rule_label, rule_summary
 from covlib.training.shapes import MODEL_SHAPES, model_params
 
-SIZE_EXPERIMENTS = ("twohop_small_model", "twohop", "twohop_large_model")
-
-
-ARCHITECTURE_EXPERIMENTS = ("twohop", "twohop_mamba")  # the default transformer first: the others are set against it
+REFERENCE = "twohop"  # the default transformer's experiment: every other model is set against it
+SIZE_EXPERIMENTS = ("twohop_small_model", REFERENCE, "twohop_large_model")
+ARCHITECTURE_EXPERIMENTS = (REFERENCE, "twohop_mamba")
 
 
 def size_experiments(summaries: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -74,8 +73,8 @@ def size_ratios(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
                 size_names: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Per model size (by model name), n_req over the default model's at every cell both finished; sizes
     sharing no finished cell are left out."""
-    ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries["twohop"], ("size", "default"))
-              for name in size_names if name != "twohop" and len(summaries[name])}
+    ratios = {experiments[name]["model"]: requirement_ratio(summaries[name], summaries[REFERENCE], ("size", "default"))
+              for name in size_names if name != REFERENCE and len(summaries[name])}
     return {model: r for model, r in ratios.items() if len(r)}
 
 
@@ -168,7 +167,7 @@ def per_cell_text(ratios: pd.DataFrame) -> str:
 
 def ratios_by_rule(cells_of: Mapping[str, Sequence], probes: pd.DataFrame, experiments: Mapping[str, dict],
                    names: Sequence[str], floor: int, floor_cells_of: Mapping[str, Sequence] | None = None,
-                   reference: str = "twohop") -> pd.DataFrame:
+                   reference: str = REFERENCE) -> pd.DataFrame:
     """Each model's n_req over the ``reference`` experiment's, under the authors' rule (on ``cells_of``) and under
     the step floor (section 4.7; on ``floor_cells_of``, which may add cells the floor alone searches): per model
     and rule, the cells both finished, the ratio per cell and as a geometric mean, the reference's seed gap under
@@ -289,15 +288,15 @@ def size_cache_note(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[
     """What the book's cache still lacks for the comparison of models (``subject``: model size or architecture):
     models not measured (with the command that measures them) and models still searching ("" when complete)."""
     note = ""
-    missing = [name for name in size_names if name != "twohop" and not summaries[name]["n_req"].notna().any()]
+    missing = [name for name in size_names if name != REFERENCE and not summaries[name]["n_req"].notna().any()]
     if missing:
         note += (" **Not measured yet:** " + ", ".join(f"{experiments[n]['model']} (`{experiment_command(n)}`)"
                                                        for n in missing)
                  + f". Until they are, this chapter makes no claim about {subject}.")
     # the reference's cells count only at the N the other models share (two-hop's N = 70 compares no model)
-    compared = {int(N) for n in size_names if n != "twohop" for N in experiments[n]["N"]}
+    compared = {int(N) for n in size_names if n != REFERENCE for N in experiments[n]["N"]}
     searching = {experiments[n]["model"]: sorted({int(N) for N in summaries[n].loc[summaries[n]["status"] == "searching", "N"]
-                                                  if n != "twohop" or int(N) in compared})
+                                                  if n != REFERENCE or int(N) in compared})
                  for n in size_names if n not in missing and len(summaries[n])}
     searching = {m: Ns for m, Ns in searching.items() if Ns}
     if searching:  # a partly filled cache: say what a resumed search would add
@@ -312,7 +311,7 @@ def architecture_metrics(summaries: Mapping[str, pd.DataFrame], experiments: Map
     """The architecture check as recorded metrics: the Mamba's exponent over all its cells (with its values of N
     and seeds), its n_req over the default transformer's on the cells both finished (geometric mean), and both
     models' parameter counts (NaN and zero counts while the cache holds no Mamba result)."""
-    mamba, default = experiments["twohop_mamba"]["model"], experiments["twohop"]["model"]
+    mamba, default = experiments["twohop_mamba"]["model"], experiments[REFERENCE]["model"]
     ratio = ratios.get(mamba)
     return {**exponent_metrics("twohop_mamba", summary_exponent(summaries["twohop_mamba"], reps)),
             "n_req_ratio_mamba_to_default": geometric_mean(ratio["ratio"]) if ratio is not None else float("nan"),
