@@ -230,6 +230,8 @@ def test_the_recheck_command_reports_flips_and_refuses_bad_input(tmp_path: Path,
     assert "flips" in out and out.strip().splitlines()[-1].split()[-5:] == ["1", "0", "1", "1", "1"]
     assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "threehop"]) == 0
     assert "twohop" not in capsys.readouterr().out  # the status it prints is of the cells asked about
+    assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "twohop_cot"]) == 0
+    assert "twohop" not in capsys.readouterr().out  # the metrics' spelling names the CoT cells, of which there are none
     assert main(["scaling", "recheck", "--give-up-floor", "0", "--table", str(table)]) == 2
     assert main(["scaling", "recheck", "--give-up-floor", "2000", "--table", str(table), "--task", "fourhop"]) == 2
     assert "unknown task" in capsys.readouterr().err

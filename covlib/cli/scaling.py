@@ -100,7 +100,7 @@ def _add_bracket_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
     p.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
     p.add_argument("--task", nargs="+", default=None, metavar="TASK",
-                   help="only these tasks; TASK-cot names a task's chain-of-thought cells (default: every one)")
+                   help="only these tasks; TASK-cot (or TASK_cot) names a task's chain-of-thought cells (default: every one)")
     p.add_argument("--model", nargs="+", default=None, help="only these model shapes (default: every one)")
     p.add_argument("--exclude-model", nargs="+", default=[], help="leave these model shapes out")
     p.add_argument("--run", action="store_true", help="train the probes (default: only report)")
@@ -179,6 +179,8 @@ def _check_bracket_options(args: argparse.Namespace) -> None:
         raise CovlibError(f"--give-up-floor {args.give_up_floor}: {args.action} needs a floor of 1 step or more")
     for model in [*(args.model or []), *args.exclude_model]:
         model_overrides(model)
+    # the metrics and experiments spell a task's CoT cells "twohop_cot": take that spelling too
+    args.task = [task.removesuffix("_cot") + "-cot" if task.endswith("_cot") else task for task in args.task or []] or None
     for task in args.task or []:
         if task.removesuffix("-cot") not in TASKS:
             raise CovlibError(f"--task {task}: unknown task; choose from {', '.join(TASKS)} (add -cot for CoT cells)")
