@@ -400,6 +400,7 @@ metrics = {
     **give_up_rule.patience_metrics(probes, probe_curves, floor_steps),
     **give_up_rule.longer_floor_metrics(longer, "twohop", give_up_rule.LONGER_FLOOR),
     "n_req_twohop_N70": float(largest_n.loc[largest_n["N"] == 70, "book"].iloc[0]),
+    "n_req_twohop_N70_seeds": int(largest_n.loc[largest_n["N"] == 70, "seeds"].iloc[0]),
     "n_req_ratio_to_paper_N50": float(largest_n.loc[largest_n["N"] == 50, "ratio"].iloc[0]),
     **exponent_metrics("twohop", fit_twohop),
     "r2_twohop": fit_twohop["r2"] if fit_twohop else float("nan"),

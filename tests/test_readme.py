@@ -261,3 +261,5 @@ def test_the_two_hop_requirement_at_the_papers_n_is_set_beside_the_papers():
     assert _largest_n(at_50) == ("the authors' models need 27,000 examples at N = 50, this book's 25,380 (0.94 of "
                                  "theirs, under the authors' rule)")
     assert _largest_n({**at_50, "n_req_twohop_N70": 47_123.4}).endswith("; 50,000 at N = 70, this book's 47,123")
+    one_seed = _largest_n({**at_50, "n_req_twohop_N70": 47_123.4, "n_req_twohop_N70_seeds": 1})
+    assert one_seed.endswith("this book's 47,123 (1 seed)")  # a single seed's requirement says so

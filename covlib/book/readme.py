@@ -136,7 +136,9 @@ def _largest_n(m: Mapping[str, Any]) -> str:
                      "under the authors' rule)")
     at_70 = m.get("n_req_twohop_N70", math.nan)
     if isinstance(at_70, (int, float)) and not math.isnan(at_70):
-        parts.append(f"{REQUIRED_DATA_TWOHOP_AUTHORS[70]:,} at N = 70, this book's {at_70:,.0f}")
+        seeds = m.get("n_req_twohop_N70_seeds", 0)
+        parts.append(f"{REQUIRED_DATA_TWOHOP_AUTHORS[70]:,} at N = 70, this book's {at_70:,.0f}"
+                     + (f" ({seeds} seed{'' if seeds == 1 else 's'})" if seeds else ""))
     return "; ".join(parts)
 
 
