@@ -201,14 +201,21 @@ step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --lar
 #     two cells, at ~45-90 minutes a probe, could for hours). Lane one: the Mamba's seed 1, then parallel two-hop
 #     N = 30 (~6 + ~5 CPU-hours); lane two: two-hop N = 70 (~10). Same probes and rule as on two workers (each probe
 #     trains on one thread either way); the table takes both lanes' rows under its lock
+#     Each lane then goes on to step 16 on its one worker (2026-11-27, session 15), so that the lane done first
+#     does not sit idle for hours while two-hop N = 70 walks: the two tighten calls read one plan and share its
+#     cells through claims (covlib.search.claims: a cell one search is probing, the other leaves alone), so they
+#     run the same probes as one call on two workers, in another order. Step 16 below then finds little or nothing
 SEARCH1=(--table "$TABLE" --work "$WORK/scaling" --jobs 1 --give-up-floor "$FLOOR")
+TIGHTEN1=(--ratio 1.15 --max-minutes 60 --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 1 --run)
 mamba_then_parallel() {
   covlib scaling search --task twohop --N 25 30 35 40 --seeds 1 --model mamba-L4-d128 "${SEARCH1[@]}"
   covlib scaling search --task parallel_twohop --N 30 --seeds 0 1 --model L4-d128 "${SEARCH1[@]}"
+  covlib scaling tighten "${TIGHTEN1[@]}"
 }
-step mamba_seed1 and parallel_30 beside twohop_70
+step mamba_seed1 and parallel_30 beside twohop_70, each lane then tightening
 mamba_then_parallel &
 covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 30000 --model L4-d128 "${SEARCH1[@]}"
+covlib scaling tighten "${TIGHTEN1[@]}"
 wait
 # 16. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
 #      cost under an hour (estimated from its two end probes' minutes): `covlib scaling tighten --give-up-floor
@@ -217,7 +224,8 @@ wait
 #      32 within an hour each, one probe each, ~716 CPU-minutes, and more as steps 7-11 finish their cells; at
 #      ed032fa, after step 11: 66 wider than 1.15, 61 within an hour, one probe each, ~1,072 CPU-minutes; at
 #      6a1711b, after step 13: 80 wider than 1.15, 75 within an hour, ~1,377 CPU-minutes, of which step 13b's
-#      ~430 come first: ~950 CPU-minutes, ~16 CPU-hours, for this step)
+#      ~430 come first: ~950 CPU-minutes, ~16 CPU-hours, for this step; at 90bed98, after step 13b: 59 wider than
+#      1.15, 54 within an hour, ~983 CPU-minutes, most of which the two lanes above now run as they come free)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
 # 17. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would

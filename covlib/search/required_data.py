@@ -15,6 +15,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.workers import one_thread_worker
 from covlib.coverage.requirement import data_for_coverage
 from covlib.search.cells import Cell, CellState, Probe, ProbeRules, SearchRules
+from covlib.search.claims import CellClaims
 from covlib.search.probes import (
     append_curve,
     append_probe,
@@ -279,7 +280,8 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
 
     With ``jobs`` > 1, probes run in a pool of one-thread worker processes, and a worker that
     finishes takes the next probe of any cell at once (no waiting for a round to end). A cell is
-    never probed twice at the same time, so every probe uses all the evidence of its cell.
+    never probed twice at the same time, so every probe uses all the evidence of its cell; nor by two searches
+    of one table in different processes (covlib.search.claims): a cell another search is probing is left to it.
     With ``executor="slurm"`` (``slurm``: covlib.training.pool.SlurmOptions), each round submits the next
     probe of every unfinished cell as one job array; the table needs a file system the tasks share."""
     if executor == "slurm":
@@ -300,6 +302,21 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
             return None
         return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir), search_rules.policy)
 
+    claims = CellClaims(table, floor)
+    left_to_others: set[tuple] = set()
+
+    def claimed_next(cell: Cell) -> Probe | None:
+        """The cell's next probe, claimed for this search; None where it has none or another search holds it
+        (claimed before the table is read, so that the other's last row is in it)."""
+        if not claims.take(cell):
+            left_to_others.add(cell.key())
+            return None
+        left_to_others.discard(cell.key())
+        probe = next_of(cell)
+        if probe is None:
+            claims.release(cell)
+        return probe
+
     def report(row: dict) -> None:
         if log:
             log(f"{row['task']}{'-cot' if row['cot'] else ''} N={row['N']} {row['model']} seed={row['seed']} "
@@ -314,41 +331,50 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
             log(f"{cell.label()}: probe crashed ({type(exc).__name__}: {exc}); the other cells go on")
 
     launched = 0
-    if jobs <= 1:
-        while max_probes is None or launched < max_probes:
-            probe = next((p for c in cells if c not in broken and (p := next_of(c)) is not None), None)
-            if probe is None:
-                break
-            launched += 1
-            try:
-                report(run_probe(probe))
-            except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
-                crashed(probe.cell, exc)
-    else:
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-        from multiprocessing import get_context
-
-        busy: dict = {}  # future -> cell
-        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
-            while True:
-                while len(busy) < jobs and (max_probes is None or launched < max_probes):
-                    probe = next((p for c in cells if c not in busy.values() and c not in broken
-                                  and (p := next_of(c)) is not None), None)
-                    if probe is None:
-                        break
-                    if log:
-                        log(f"start {probe.cell.label()} n={probe.n_train}")
-                    busy[pool.submit(run_probe, probe)] = probe.cell
-                    launched += 1
-                if not busy:
+    try:
+        if jobs <= 1:
+            while max_probes is None or launched < max_probes:
+                probe = next((p for c in cells if c not in broken and (p := claimed_next(c)) is not None), None)
+                if probe is None:
                     break
-                finished, _ = wait(busy, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    cell = busy.pop(fut)
-                    try:
-                        report(fut.result())
-                    except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
-                        crashed(cell, exc)
+                launched += 1
+                try:
+                    report(run_probe(probe))
+                except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                    crashed(probe.cell, exc)
+                finally:
+                    claims.release(probe.cell)
+        else:
+            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+            from multiprocessing import get_context
+
+            busy: dict = {}  # future -> cell
+            with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
+                while True:
+                    while len(busy) < jobs and (max_probes is None or launched < max_probes):
+                        probe = next((p for c in cells if c not in busy.values() and c not in broken
+                                      and (p := claimed_next(c)) is not None), None)
+                        if probe is None:
+                            break
+                        if log:
+                            log(f"start {probe.cell.label()} n={probe.n_train}")
+                        busy[pool.submit(run_probe, probe)] = probe.cell
+                        launched += 1
+                    if not busy:
+                        break
+                    finished, _ = wait(busy, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        cell = busy.pop(fut)
+                        try:
+                            report(fut.result())
+                        except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
+                            crashed(cell, exc)
+                        finally:
+                            claims.release(cell)
+    finally:
+        claims.release_all()
+    if log and left_to_others:
+        log(f"{len(left_to_others)} cell(s) left to another search of this table, which was probing them")
     final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap, floor)
     return SearchResult(final, read_probes(table), launched, [c.label() for c in broken])
 
