@@ -181,7 +181,7 @@ display(Markdown(
     f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
     f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
     f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
-    + longer_chains.pending_sentence(twohop) + pool_note))
+    + searches.pending_sentence(twohop) + pool_note))
 
 # %% [markdown]
 # ## 4.3 Do bigger models need less data?

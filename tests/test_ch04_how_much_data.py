@@ -487,14 +487,12 @@ def test_the_model_comparison_is_made_under_both_give_up_rules_and_waits_for_reo
 
 
 def test_a_fit_names_the_cells_it_leaves_out_while_they_search():
-    from covlib.chapters.ch04_how_much_data import longer_chains
-
     summary = pd.DataFrame({"N": [50, 50, 70, 70], "seed": [0, 1, 0, 1],
                             "status": ["bracketed", "bracketed", "searching", "not started"]})
-    text = longer_chains.pending_sentence(summary)
+    text = searches.pending_sentence(summary)
     assert text.startswith("Searching at N = 70 (seed 0) and not started at N = 70 (seed 1): not finished, so left "
                            "out of the fit") and text.endswith(". ")
-    assert longer_chains.pending_sentence(summary.assign(status="bracketed")) == ""
+    assert searches.pending_sentence(summary.assign(status="bracketed")) == ""
 
 
 def test_the_raised_step_caps_are_named_per_n():

@@ -8,6 +8,7 @@ import pandas as pd
 
 from covlib.analyses.fits import describe_exponent
 from covlib.base.paper import EXPONENTS
+from covlib.chapters.ch04_how_much_data.searches import cells_text, pending_clause
 from covlib.chapters.ch04_how_much_data.twohop_law import interval_text
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.required_data import requirement_frame
@@ -41,12 +42,6 @@ def paper_inside(fit: dict, paper: float) -> str:
     return f", {'inside' if inside else 'outside'} the interval"
 
 
-def _cells_text(cells: pd.DataFrame) -> str:
-    """Cells by N with their seeds, e.g. "24 (seeds 0 and 1), 30 (seed 0)"."""
-    return ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
-                     f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})" for n, cell in cells.groupby("N"))
-
-
 def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | None], threshold: float) -> str:
     """The longer chains in prose: fit against the paper's, estimates, and N values no training set reaches."""
     parts = []
@@ -62,28 +57,11 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
                                            for n, cell in done.groupby("N")) + ")"
         lost = s[s["status"] == "unreachable"]
         if len(lost):
-            text += f"; at N = {_cells_text(lost)} no training set the pool allows reaches {threshold:.0%}"
+            text += f"; at N = {cells_text(lost)} no training set the pool allows reaches {threshold:.0%}"
         if pending := pending_clause(s):
             text += f"; {pending}"
         parts.append(text)
     return sentence_start("; ".join(parts))
-
-
-def pending_clause(summary: pd.DataFrame) -> str:
-    """The cells of a search summary still searching or not started, as a clause ("" when every cell is done):
-    a partly filled cache, whose fit rests on the finished cells only."""
-    pending = [f"{status} at N = {_cells_text(summary[summary['status'] == status])}"
-               for status in ("searching", "not started") if len(summary) and (summary["status"] == status).any()]
-    if not pending:
-        return ""
-    return (f"{' and '.join(pending)}: not finished, so left out of the fit (the commands in "
-            "data/scaling/COMMANDS.txt resume these searches from the probe table)")
-
-
-def pending_sentence(summary: pd.DataFrame) -> str:
-    """pending_clause as a sentence of its own, with a space after it ("" when every cell is done)."""
-    clause = pending_clause(summary)
-    return f"{sentence_start(clause)}. " if clause else ""
 
 
 def steeper_text(fits: Mapping[str, dict | None]) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from covlib.figures.text import sentence_start
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, probe_table
 from covlib.search.required_data import search, search_states
@@ -80,6 +81,29 @@ def coverage_of_cache(summary: pd.DataFrame) -> str:
 def cache_status(summaries: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per experiment saying what the cache holds for it."""
     return pd.DataFrame({"experiment": list(summaries), "cells": [coverage_of_cache(s) for s in summaries.values()]})
+
+
+def cells_text(cells: pd.DataFrame) -> str:
+    """Cells by N with their seeds, e.g. "24 (seeds 0 and 1), 30 (seed 0)"."""
+    return ", ".join(f"{int(n)} (seed{'s' if len(cell) > 1 else ''} "
+                     f"{' and '.join(str(int(v)) for v in sorted(cell['seed']))})" for n, cell in cells.groupby("N"))
+
+
+def pending_clause(summary: pd.DataFrame) -> str:
+    """The cells of a search summary still searching or not started, as a clause ("" when every cell is done):
+    a partly filled cache, whose fit rests on the finished cells only."""
+    pending = [f"{status} at N = {cells_text(summary[summary['status'] == status])}"
+               for status in ("searching", "not started") if len(summary) and (summary["status"] == status).any()]
+    if not pending:
+        return ""
+    return (f"{' and '.join(pending)}: not finished, so left out of the fit (the commands in "
+            "data/scaling/COMMANDS.txt resume these searches from the probe table)")
+
+
+def pending_sentence(summary: pd.DataFrame) -> str:
+    """pending_clause as a sentence of its own, with a space after it ("" when every cell is done)."""
+    clause = pending_clause(summary)
+    return f"{sentence_start(clause)}. " if clause else ""
 
 
 def experiment_probes(probes: pd.DataFrame, experiment: Mapping) -> pd.DataFrame:
