@@ -113,8 +113,18 @@ def test_capped_cells_are_named_and_the_fit_without_them_is_given():
     decided = twohop_law.fit_rule_decided(s, full, reps=100)
     assert decided["c"] == pytest.approx(2.0) and full["c"] > 2.0
     note = twohop_law.capped_note(s, ProbeRules(step_cap=6000), decided)
-    assert note.startswith(" At N = 40 (seed 0) the bracket's failing probe stopped at the 6,000-step cap")
+    assert note.startswith(" At N = 40 (seed 0, the 6,000-step cap) the bracket's failing probe stopped at its "
+                           "step cap")
     assert note.endswith(f"gives {describe_exponent(decided)}.")
+    # with the probe rows, each cell names its own cap and whether its failing probe fitted its training set
+    low = int(s.loc[s["N"] == 40, "low"].iloc[0])
+    rows = pd.DataFrame([{"N": 40, "seed": 0, "n_train": low, "stopped": "steps", "step_cap": cap, "first_fit_step": fit,
+                          "final_train": 0.971, "best_type0": 0.089} for cap, fit in ((6000, np.nan), (30000, np.nan))])
+    note = twohop_law.capped_note(s, ProbeRules(step_cap=6000), decided, rows)
+    assert note.startswith(f" At N = 40 (seed 0, {low:,} examples: 30,000 steps without fitting its training set "
+                           "(97.1% of it at the end), best ID accuracy 8.9%) the bracket's failing probe")
+    fitted = twohop_law.capped_note(s, ProbeRules(), decided, rows.assign(first_fit_step=21000.0))
+    assert "30,000 steps, its training set fitted at step 21,000, best ID accuracy 8.9%)" in fitted
     uncapped = s.assign(low_capped=False)
     assert twohop_law.fit_rule_decided(uncapped, full) is full and twohop_law.capped_note(uncapped, ProbeRules(), full) == ""
 

@@ -255,6 +255,13 @@ def test_table_upsert_replaces_by_key_and_refuses_foreign_files(tmp_path):
         read_table(path, ["a", "zzz"])
 
 
+def test_a_row_with_a_missing_number_rewrites_no_other_row(tmp_path):
+    path = tmp_path / "t.csv"
+    upsert_row(path, {"a": 1, "fit": 150.0}, ["a", "fit"], ["a"], float_format="%.6g")
+    upsert_row(path, {"a": 2, "fit": None}, ["a", "fit"], ["a"], float_format="%.6g")
+    assert path.read_text().splitlines() == ["a,fit", "1,150", "2,"]
+
+
 # ----------------------------------------------------------------------------- statistics
 
 

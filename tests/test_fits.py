@@ -70,6 +70,19 @@ def test_a_design_with_some_single_seed_cells_fits_cell_means():
     assert fit["c"] == pytest.approx(power_fit(means.index, means.to_numpy())["c"])
 
 
+
+def test_a_design_with_two_seeds_at_most_n_still_resamples_cells_and_seeds():
+    """One N whose second seed is still searching does not turn the interval into one over cell means, which
+    would drop the seed-to-seed spread that the other cells measure."""
+    rng = np.random.default_rng(5)
+    both = pd.concat([pd.DataFrame({"N": N_VALUES, "n_req": law(N_VALUES, noise=0.15, rng=rng), "seed": s})
+                      for s in (0, 1)])
+    one_short = both[~((both["N"] == N_VALUES.max()) & (both["seed"] == 1))]
+    fit = exponent_fit(one_short)
+    assert fit["interval"] == "resampling N-cells and the seeds within them" and fit["seeds"] == 2
+    assert fit["c"] == pytest.approx(np.polyfit(np.log(one_short["N"]), np.log(one_short["n_req"]), 1)[0])
+
+
 def test_the_seed_spread_inside_cells_widens_the_interval_even_when_cell_means_lie_on_a_line():
     """Two seeds per N whose means lie exactly on N^2.1 but differ by 1.3x between seeds: the interval must
     still be wide (resampling whole cells alone would give a point)."""

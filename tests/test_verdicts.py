@@ -194,3 +194,7 @@ def test_the_book_and_the_papers_local_slopes_are_set_side_by_side_where_they_sh
     assert note.startswith("Where the book's cells reach the paper's published points: between N = 50 and 70, "
                            "two-hop's local slope under the floor (100 epochs or 2,000 steps) is 2.00 (")
     assert note.endswith("within the brackets), the paper's 1.83.")
+    both = pd.concat([exponents((40, 50, 70), "the authors' rule"), exponents((40, 50, 70))], ignore_index=True)
+    note = paper_span_note(slopes_table(both))  # the same probes under both rules: one clause names both
+    assert "under the authors' rule and under the floor (100 epochs or 2,000 steps) is 2.00 (" in note
+    assert note.count("between N = 50 and 70") == 1

@@ -32,11 +32,13 @@ def exponent_fit(estimates: pd.DataFrame, level: float = 0.95, reps: int = 4000,
     The interval depends on how the estimates were made:
 
     * fewer than 4 distinct N: none (``interval`` says so): a slope through 2-3 points has no useful interval;
-    * 2 or more seeds at every N: resample whole N-cells with replacement and the seeds within each drawn
-      cell (so that both the spread between N and between seeds count), percentile interval; c is the
-      least-squares slope over every estimate;
-    * otherwise (one seed, or some N with one seed): fit the geometric mean of each N-cell and give the
-      slope's t-interval with (number of N) - 2 degrees of freedom.
+    * 2 or more seeds at most N (at least half of them; a cell whose second seed is still searching keeps its
+      one): resample whole N-cells with replacement and the seeds within each drawn cell (so that both the
+      spread between N and between seeds count), percentile interval; c is the least-squares slope over every
+      estimate;
+    * otherwise (one seed, or one seed at most N): fit the geometric mean of each N-cell and give the slope's
+      t-interval with (number of N) - 2 degrees of freedom (resampling cells that hold one seed each would
+      ignore the seed-to-seed spread).
 
     Returns c, a, r2, c_low, c_high, interval (the method, or why there is none), n_values, seeds (the most
     seeds at any N), N_min, N_max, points."""
@@ -46,7 +48,7 @@ def exponent_fit(estimates: pd.DataFrame, level: float = 0.95, reps: int = 4000,
     seeds = est.groupby("N").size() if "seed" not in est else est.groupby("N")["seed"].nunique()
     described = {"n_values": int(est["N"].nunique()), "seeds": int(seeds.max()), "N_min": float(est["N"].min()),
                  "N_max": float(est["N"].max()), "points": int(len(est))}
-    if seeds.min() >= 2:
+    if (seeds >= 2).mean() >= 0.5:
         fit = power_fit(est["N"], est["n_req"])
         low, high = _cell_bootstrap(est, level, reps, seed)
         method = "resampling N-cells and the seeds within them"

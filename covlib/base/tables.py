@@ -58,7 +58,9 @@ def replace_rows(path: str | os.PathLike, rows: pd.DataFrame, columns: Sequence[
                 same &= (table[k].astype(str) == str(first[k])).to_numpy()
             table = table[~same]
         new = rows[list(columns)]
-        table = pd.concat([table, new], ignore_index=True) if len(table) else new
+        # a None in a numeric column (a probe that never fitted) would make the column object-typed and write
+        # every other value of it as "150.0": keep it numeric, so that a row added rewrites no other
+        table = (pd.concat([table, new], ignore_index=True) if len(table) else new).infer_objects()
         if sort is not None:
             table = table.sort_values(list(sort), kind="stable")
         tmp = path.with_name(f".{path.name}.tmp")

@@ -94,6 +94,12 @@ def paper_span_note(slopes: pd.DataFrame, exponent: str = "two-hop") -> str:
     shared = book.merge(paper, on=["N_low", "N_high"], suffixes=("", "_paper"))
     if not len(shared):
         return ""
+    # where the rules ran the same probes (at large n they are one rule), one clause names them all
+    values = ["slope", "bracket_min", "bracket_max", "slope_paper"]
+    shared = (shared.assign(_key=shared[values].round(2).astype(str).agg("|".join, axis=1))
+              .groupby(["N_low", "N_high", "_key"], sort=False)
+              .agg(rule=("rule", lambda rules: " and under ".join(rules)), **{v: (v, "first") for v in values})
+              .reset_index())
     spans = [f"between N = {r['N_low']:.0f} and {r['N_high']:.0f}, {exponent}'s local slope under {r['rule']} is "
              f"{r['slope']:.2f} ({r['bracket_min']:.2f} to {r['bracket_max']:.2f} within the brackets), the paper's "
              f"{r['slope_paper']:.2f}" for _, r in shared.iterrows()]

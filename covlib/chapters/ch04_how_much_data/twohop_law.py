@@ -88,15 +88,30 @@ def share_of_pool_note(id_pool: pd.DataFrame) -> str:
             "fit; such cells lie at the smallest N, above the line, so leaving them out steepens the fit.")
 
 
-def capped_note(twohop: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None) -> str:
-    """The cells whose bracket's failing probe the step cap stopped, and the fit without them ("" if none)."""
+def capped_note(twohop: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None,
+                twohop_rows: pd.DataFrame | None = None) -> str:
+    """The cells whose bracket's failing probe the step cap stopped (each with its own cap, and whether that probe
+    ever fitted its training set, read from ``twohop_rows``), and the fit without them ("" if none)."""
     capped = twohop[twohop["low_capped"] & twohop["n_req"].notna()] if len(twohop) else twohop
     if not len(capped):
         return ""
-    return (" At " + ", ".join(f"N = {int(r['N'])} (seed {int(r['seed'])})" for _, r in capped.iterrows())
-            + f" the bracket's failing probe stopped at the {rules.step_cap:,}-step cap before the give-up rule "
+
+    def cell(r) -> str:
+        low = (twohop_rows[(twohop_rows["N"] == r["N"]) & (twohop_rows["seed"] == r["seed"])
+                           & (twohop_rows["n_train"] == r["low"]) & (twohop_rows["stopped"] == "steps")]
+               if twohop_rows is not None and len(twohop_rows) else pd.DataFrame())
+        if not len(low):
+            return f"N = {int(r['N'])} (seed {int(r['seed'])}, the {rules.step_cap:,}-step cap)"
+        last = low.sort_values("step_cap").iloc[-1]
+        fitted = "" if pd.isna(last["first_fit_step"]) else f", its training set fitted at step {int(last['first_fit_step']):,}"
+        return (f"N = {int(r['N'])} (seed {int(r['seed'])}, {int(r['low']):,} examples: {int(last['step_cap']):,} steps"
+                + (fitted or f" without fitting its training set ({last['final_train']:.1%} of it at the end)")
+                + f", best ID accuracy {last['best_type0']:.1%})")
+
+    return (" At " + "; ".join(cell(r) for _, r in capped.iterrows())
+            + " the bracket's failing probe stopped at its step cap before the give-up rule "
             f"({rules.give_up_epochs:.0f} epochs after fitting) could decide: those estimates are the data needed "
-            f"within {rules.step_cap:,} steps, and may sit above what longer training needs. Without them the fit "
+            "within the cap, and may sit above what longer training needs. Without them the fit "
             f"gives {describe_exponent(rule_decided)}.")
 
 
@@ -129,7 +144,7 @@ def unreachable_note(twohop: pd.DataFrame, twohop_rows: pd.DataFrame) -> str:
 
 def pool_note(twohop: pd.DataFrame, twohop_rows: pd.DataFrame, rules: ProbeRules, rule_decided: dict | None) -> str:
     """What bounds the two-hop measurement: the ID pool, the step cap, and cells no training set reaches."""
-    return (share_of_pool_note(pool_shares(twohop)) + capped_note(twohop, rules, rule_decided)
+    return (share_of_pool_note(pool_shares(twohop)) + capped_note(twohop, rules, rule_decided, twohop_rows)
             + raised_cap_note(twohop_rows, rules) + unreachable_note(twohop, twohop_rows))
 
 
