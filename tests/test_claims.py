@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import time
 from pathlib import Path
 
 from covlib.search import required_data
@@ -12,11 +13,11 @@ from covlib.search.probes import PROBE_COLUMNS, append_probe, read_probes
 CELL = Cell("twohop", 20, "smoke", 0)
 
 
-def _hold(table: str, held, done) -> None:
+def _hold(table: str, ready: str) -> None:
     claims = CellClaims(table, 2000)
     assert claims.take(CELL)
-    held.set()
-    done.wait(30)
+    Path(ready).touch()  # a file, not a multiprocessing Event: killing a process inside an Event's lock hangs its peer
+    time.sleep(60)
 
 
 def test_a_claim_excludes_other_searches_until_released_or_its_process_ends(tmp_path: Path):
@@ -31,18 +32,21 @@ def test_a_claim_excludes_other_searches_until_released_or_its_process_ends(tmp_
     assert second.take(CELL)
     second.release_all()
 
-    context = multiprocessing.get_context("spawn")
-    held, done = context.Event(), context.Event()
-    holder = context.Process(target=_hold, args=(str(table), held, done))
+    ready = tmp_path / "ready"
+    holder = multiprocessing.get_context("spawn").Process(target=_hold, args=(str(table), str(ready)))
     holder.start()
     try:
-        assert held.wait(60)
+        for _ in range(600):  # up to a minute for the child to start and claim
+            if ready.exists() or not holder.is_alive():
+                break
+            time.sleep(0.1)
+        assert ready.exists()
         assert not first.take(CELL)  # held by the other process
         holder.kill()  # killed without releasing: the kernel drops its lock
         holder.join(30)
         assert first.take(CELL)
     finally:
-        done.set()
+        holder.kill()
         holder.join(30)
         first.release_all()
 
