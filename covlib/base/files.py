@@ -51,16 +51,21 @@ def write_folder_atomic(final: Path, files: dict[str, str]) -> Path:
     return final
 
 
+def lock_path(name: str, prefix: str = "") -> Path:
+    """A lock file for ``name`` in the temporary folder (keyed by a hash of it), so that no lock file appears
+    beside committed data."""
+    locks = Path(tempfile.gettempdir()) / "covlib-locks"
+    locks.mkdir(exist_ok=True)
+    return locks / f"{prefix}{hashlib.sha1(name.encode()).hexdigest()[:20]}.lock"
+
+
 @contextmanager
 def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
     """Hold an exclusive lock on making ``folder`` (a dataset, a training run): a second process that wants the
     same folder, such as another chapter of a book run with --jobs 2, waits and then finds it made instead of
     making it again underneath the first. The lock file lives in the temporary folder, keyed by the folder's
     absolute path, so that no lock file appears beside committed data."""
-    key = hashlib.sha1(str(Path(folder).resolve()).encode()).hexdigest()[:20]
-    locks = Path(tempfile.gettempdir()) / "covlib-locks"
-    locks.mkdir(exist_ok=True)
-    with open(locks / f"{key}.lock", "w") as handle:
+    with open(lock_path(str(Path(folder).resolve())), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

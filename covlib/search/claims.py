@@ -4,17 +4,16 @@ that finds every cell left to it claimed by the other ends instead of waiting.
 
 A claim is a non-blocking exclusive flock on a lock file keyed by the table, the cell and the give-up rule. The
 kernel drops it when its process ends, so a search that is killed leaves no stale claim behind. The lock files
-live in the temporary folder, like covlib.base.files.folder_lock's, so none appears beside committed data. Local
+live in the temporary folder (covlib.base.files.lock_path, as folder_lock's do), so none appears beside committed data. Local
 only: the SLURM executor's tasks do not take claims."""
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import IO
 
+from covlib.base.files import lock_path
 from covlib.search.cells import Cell
 
 
@@ -26,17 +25,11 @@ class CellClaims:
         self._floor = int(give_up_floor)
         self._held: dict[tuple, IO] = {}
 
-    def _path(self, cell: Cell) -> Path:
-        key = hashlib.sha1(repr((self._table, cell.key(), self._floor)).encode()).hexdigest()[:20]
-        folder = Path(tempfile.gettempdir()) / "covlib-locks"
-        folder.mkdir(exist_ok=True)
-        return folder / f"claim-{key}.lock"
-
     def take(self, cell: Cell) -> bool:
         """Claim ``cell``; False where another search (in this process or another) holds it."""
         if cell.key() in self._held:
             return True
-        handle = open(self._path(cell), "w")
+        handle = open(lock_path(repr((self._table, cell.key(), self._floor)), prefix="claim-"), "w")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -46,13 +39,14 @@ class CellClaims:
         return True
 
     def release(self, cell: Cell) -> None:
-        handle = self._held.pop(cell.key(), None)
+        self._drop(cell.key())
+
+    def release_all(self) -> None:
+        for key in list(self._held):
+            self._drop(key)
+
+    def _drop(self, key: tuple) -> None:
+        handle = self._held.pop(key, None)
         if handle is not None:
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
-
-    def release_all(self) -> None:
-        for handle in self._held.values():
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
-        self._held.clear()
