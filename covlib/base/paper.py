@@ -23,6 +23,7 @@ EXPONENT_TWOHOP_DRAFT = 2.54
 
 # parameter scaling, 68M -> 1.5B GPT-2 (20x): 2-hop exponent per size; a 4-layer width-256 Mamba gives 2.00
 EXPONENTS_BY_SIZE_TWOHOP = {"68M": 2.13, "~300M": 2.26, "1.5B": 2.28}
+EXPONENT_MAMBA_TWOHOP = 2.00
 
 
 # chain of thought (SPEC §5.4)
