@@ -188,7 +188,13 @@ step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --lar
 #     minutes, within the ~45-90 budgeted; but its training set was not yet fitted at step 8,350 (94.5%), so 100
 #     epochs past a fit near step 10,000 would end past the 20,000-step cap it started under, and the cap, not the
 #     rule, would decide: raised to 30,000 (100 epochs of 90,000 examples, 17,600 steps, past a fit at 12,000),
-#     the probe resuming from its checkpoint as if trained in one go. Moved ahead of the tightening (2026-11-27,
+#     the probe resuming from its checkpoint as if trained in one go. Raised again to 40,000 (2026-11-27, session
+#     16): seed 1's first probe (49,784 examples) fitted its training set only at step 29,850 and its ID accuracy
+#     was climbing fast when the 30,000-step cap stopped it (25% at step 26,000, 34% at 28,000, 48% at 30,000), so
+#     the cap, not the rule, had decided it; the rule ends it by step 39,573 (100 epochs past that fit). Both
+#     capped failures resume from their checkpoints (seed 1's, and seed 0's at 44,265, never fitted, ID flat at
+#     5-9%): ~10,000 more steps each, ~25 minutes each at 0.14 s a step (the 30,000 took 69-70
+#     minutes), before the search walks on; a failing probe to come costs up to ~95 minutes. Moved ahead of the tightening (2026-11-27,
 #     session 13): it measures a number the issue requires (n_req_twohop_N70, beside the paper's 50k) and a local
 #     slope at the paper's own N, where the rest of the tightening moves each n_req by a few per cent for ~16 CPU-hours
 # 15b. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
@@ -214,7 +220,7 @@ mamba_then_parallel() {
 }
 step mamba_seed1 and parallel_30 beside twohop_70, each lane then tightening
 mamba_then_parallel &
-covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 30000 --model L4-d128 "${SEARCH1[@]}"
+covlib scaling search --task twohop --N 70 --seeds 0 1 --step-cap 40000 --model L4-d128 "${SEARCH1[@]}"
 covlib scaling tighten "${TIGHTEN1[@]}"
 wait
 # 16. every bracket finished under the floor and wider than 1.15, tightened by bisection where its extra probes
