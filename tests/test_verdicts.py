@@ -59,7 +59,10 @@ def test_each_verdict_and_its_reason():
     word, reason = verdict(fit_of(2.0, 1.7, 2.3), steep_end, 2.58)
     assert word == "lower_small_n" and "steeper than the fit" in reason
     assert verdict(fit_of(2.0, 1.7, 2.3), local_slopes(law(2.0, gap=1.0)), 2.58)[0] == "not_reproduced"
-    assert verdict(fit_of(3.0, 2.9, 3.1), local_slopes(law(3.0)), 2.58)[0] == "not_reproduced"  # above the paper
+    word, reason = verdict(fit_of(3.0, 2.9, 3.1), local_slopes(law(3.0)), 2.58)  # above the paper
+    assert word == "not_reproduced" and reason.startswith("the interval (2.90 to 3.10) misses 2.58")
+    # an end that rounds to the paper's value is shown to three decimals, so the reader sees it miss
+    assert verdict(fit_of(1.5, 1.1, 1.7951), local_slopes(law(1.2)), 1.80)[1].startswith("the interval (1.10 to 1.795)")
     word, reason = verdict(fit_of(2.5, np.nan, np.nan, n_values=3), local_slopes(law(2.5)), 2.58)
     assert word == "not_reproduced" and "no interval from 3 values of N" in reason
     assert verdict(None, local_slopes(law(2.5)), 2.58)[0] == "not_reproduced"

@@ -160,7 +160,8 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
     if holds and width > MAX_INTERVAL_WIDTH:
         return "not_reproduced", (f"the interval ({fit['c_low']:.2f} to {fit['c_high']:.2f}) holds {paper:.2f} but is "
                                   f"{width:.2f} wide, too wide to decide; {where}")
-    reason = "the interval misses" if not holds else "the local slope disagrees with"
+    reason = (f"the interval ({_beside(fit['c_low'], paper)} to {_beside(fit['c_high'], paper)}) misses"
+              if not holds else "the local slope disagrees with")
     return "not_reproduced", f"{reason} {paper:.2f}; {where}"
 
 
