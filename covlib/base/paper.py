@@ -26,6 +26,11 @@ EXPONENTS_BY_SIZE_TWOHOP = {"68M": 2.13, "~300M": 2.26, "1.5B": 2.28}
 EXPONENT_MAMBA_TWOHOP = 2.00
 
 
+# the plain tasks' exponents and the Mamba's on two-hop, keyed as chapter 4's experiments are
+EXPONENTS_WITH_MAMBA = {"twohop": EXPONENTS["twohop"], "threehop": EXPONENTS["threehop"],
+                        "parallel_twohop": EXPONENTS["parallel_twohop"], "twohop_mamba": EXPONENT_MAMBA_TWOHOP}
+
+
 # chain of thought (SPEC §5.4)
 EXPONENTS_COT = {"twohop": 2.09, "threehop": 1.76, "fivehop": 1.80}
 

@@ -17,7 +17,13 @@ from typing import Any
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
-from covlib.base.paper import EXPONENT_MAMBA_TWOHOP, EXPONENTS, EXPONENTS_COT, REQUIRED_DATA_TWOHOP_AUTHORS
+from covlib.base.paper import (
+    EXPONENT_MAMBA_TWOHOP,
+    EXPONENTS,
+    EXPONENTS_COT,
+    EXPONENTS_WITH_MAMBA,
+    REQUIRED_DATA_TWOHOP_AUTHORS,
+)
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
 from covlib.figures.give_up_rule import floor_shift, floor_verdict, reader_name
@@ -365,7 +371,7 @@ def findings(chapters: Mapping[str, Mapping[str, Any]]) -> str:
             f"{_both_rules(m, 'seed_spread_twohop')} gap between two seeds of one cell. " + _mamba(m)
             + _verdicts(m, {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
                             "twohop_mamba": "the Mamba"})
-            + _below_paper(m, {**EXPONENTS, "twohop_mamba": EXPONENT_MAMBA_TWOHOP}) + _floor_patience(m) + _longer_floor(m) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
+            + _below_paper(m, EXPONENTS_WITH_MAMBA) + _floor_patience(m) + _longer_floor(m) + f" {m['probes']} probes, {m['cpu_hours']:.1f} run-hours.")
     if "05" in ch:
         m = ch["05"]
         bullets.append(

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from covlib.base.paper import EXPONENT_MAMBA_TWOHOP, EXPONENTS, REQUIRED_DATA_TWOHOP_AUTHORS
+from covlib.base.paper import EXPONENTS_WITH_MAMBA, REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches them here)
     chosen_floor,
     exponents_view,
@@ -44,8 +44,7 @@ from covlib.search.recheck import BOOK_FLOOR, floor_recheck, rerun_minutes  # no
 from covlib.search.verdicts import exponents_by_rule, rule_metrics, verdict_table  # noqa: F401 (the notebook's)
 
 # chapter 4's exponents (experiment names of covlib.search.experiments) and the paper's value for each
-RULE_EXPONENTS = {"twohop": EXPONENTS["twohop"], "threehop": EXPONENTS["threehop"],
-                  "parallel_twohop": EXPONENTS["parallel_twohop"], "twohop_mamba": EXPONENT_MAMBA_TWOHOP}
+RULE_EXPONENTS = EXPONENTS_WITH_MAMBA
 # the tasks those exponents rest on, as flip_counts keys them (the Mamba's cells are two-hop's)
 RULE_TASKS = ["twohop", "threehop", "parallel_twohop"]
 
