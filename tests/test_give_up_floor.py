@@ -288,6 +288,34 @@ def test_cells_searched_under_the_floor_alone_are_left_out_of_the_authors_rule()
     assert "--step-cap 20000" in experiment_command(capped)
 
 
+def test_a_cell_carries_its_experiments_cap_so_a_failure_a_lower_cap_stopped_is_not_read_as_final():
+    from covlib.search.experiments import experiment_cells, experiment_step_cap
+    from covlib.search.required_data import rules_for, search_states
+    from covlib.search.status import search_summary
+    from covlib.search.verdicts import rule_summary
+
+    experiment = {"task": "twohop", "N": [20, 25], "seeds": [0], "model": "smoke", "step_cap_by_N": {20: 12000}}
+    assert [experiment_step_cap(experiment, N) for N in (20, 25)] == [12000, None]
+    assert experiment_step_cap({**experiment, "step_cap": 9000}, 25) == 9000
+    raised, plain = experiment_cells(experiment)
+    assert (raised.step_cap, plain.step_cap) == (12000, None) and raised.key() == Cell("twohop", 20, "smoke", 0).key()
+    # the bracket's lower end stopped at the old cap of 6,000 steps, never decided by the give-up rule
+    probes = pd.DataFrame([row(1000, True, steps=900), row(800, False, steps=6000, fit=5000, stopped="steps")])
+    bare = Cell("twohop", 20, "smoke", 0)
+    assert search_states([bare], probes, starts={bare.key(): 0})[0].status == "bracketed"
+    state = search_states([raised], probes, starts={raised.key(): 0})[0]
+    assert state.status == "searching" and state.next_n == 800  # resumed under the raised cap before it counts
+    assert search_summary([raised], probes)["status"].tolist() == ["searching"]
+    assert rule_summary([raised], probes)["status"].tolist() == ["searching"]
+    # its probes run at the cell's cap, never below the search's own
+    assert rules_for(raised, ProbeRules()).step_cap == 12000
+    assert rules_for(raised, ProbeRules(step_cap=20000)).step_cap == 20000
+    assert rules_for(plain, ProbeRules()) == ProbeRules()
+    # once rerun under the raised cap and given up by the rule, the bracket stands
+    rerun = pd.concat([probes, pd.DataFrame([row(800, False, steps=7500, fit=5000) | {"step_cap": 12000}])])
+    assert search_states([raised], rerun, starts={raised.key(): 0})[0].status == "bracketed"
+
+
 def test_a_floors_rows_count_under_a_lower_rule_only_where_100_epochs_outlast_the_floor():
     one_rule = 2000 * ProbeRules.batch_size // 100  # 10,240 examples: 100 epochs at batch 512 are 2,000 steps
     rows = pd.DataFrame([row(one_rule - 1, True, steps=1500, floor=2000),              # the floor could have acted

@@ -92,6 +92,9 @@ class Cell:
     # placeholder bridges (SPEC §1 fake_bridge). The probe table has no column for it: keep such cells in a
     # table of their own (chapter 7 uses data/cot/probes_fakebridge.csv; the CLI refuses the book's table)
     fake_bridge: bool = False
+    # the step cap its experiment runs its probes at (experiments' step_cap_by_N), when above the search's: a
+    # failure a lower cap stopped is then undecided, so a status read from the table alone does not call it final
+    step_cap: int | None = None
 
     def key(self) -> tuple:
         return (self.task, self.N, self.model, self.seed, self.cot, self.fake_bridge)

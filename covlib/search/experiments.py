@@ -1,6 +1,7 @@
 """The book's searches: which cells, which table, and the command that regenerates them."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -61,8 +62,17 @@ def experiment_cells(experiment: str | dict) -> list[Cell]:
     """The cells of one experiment: a name in BOOK_EXPERIMENTS, or a dict in its format (task, N, seeds,
     model, and optional cot, fake_bridge, table), as chapters 6 and 7 keep theirs."""
     e = _experiment(experiment)
-    return cells_for(e["task"], e["N"], e["seeds"], e["model"], bool(e.get("cot", False)),
-                     bool(e.get("fake_bridge", False)))
+    cells = cells_for(e["task"], e["N"], e["seeds"], e["model"], bool(e.get("cot", False)),
+                      bool(e.get("fake_bridge", False)))
+    return [dataclasses.replace(c, step_cap=experiment_step_cap(e, c.N)) for c in cells]
+
+
+def experiment_step_cap(experiment: str | dict, N: int) -> int | None:
+    """The step cap an experiment's probes run at N: the higher of its ``step_cap_by_N`` there and its
+    ``step_cap`` (None: neither, the search's default), as its command (experiment_command) passes it."""
+    e = _experiment(experiment)
+    caps = [c for c in (e.get("step_cap_by_N", {}).get(int(N)), e.get("step_cap")) if c]
+    return max(caps) if caps else None
 
 
 def floor_only_N(experiment: str | dict) -> list[int]:
@@ -106,8 +116,8 @@ def experiment_command(experiment: str | dict, jobs: int = 2, Ns: Iterable[int] 
     e = _experiment(experiment)
     Ns = [int(N) for N in (Ns if Ns is not None else e["N"])]
     style = " --cot" if e.get("cot") else " --fake-bridge" if e.get("fake_bridge") else ""
-    caps = [e.get("step_cap_by_N", {}).get(N) for N in Ns] + [e.get("step_cap")]
-    cap = f" --step-cap {max(c for c in caps if c)}" if any(caps) else ""
+    caps = [c for c in (experiment_step_cap(e, N) for N in Ns) if c]
+    cap = f" --step-cap {max(caps)}" if caps else ""
     floor_steps = give_up_floor if give_up_floor is not None else e.get("give_up_floor")
     floor = f" --give-up-floor {floor_steps}" if floor_steps else ""
     seeds = [s for s in e["seeds"] if floor_steps or s not in floor_only_seeds(e)]

@@ -204,9 +204,17 @@ def _under_rule(table: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
     return pd.concat(parts) if parts else table.iloc[:0]
 
 
+def cell_step_cap(cell: Cell, step_cap: int | None) -> int | None:
+    """The cap a cell's probes run at: the search's ``step_cap``, or the cell's own where that is higher."""
+    caps = [c for c in (step_cap, cell.step_cap) if c is not None]
+    return max(caps) if caps else None
+
+
 def cell_state(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None, step_cap: int | None,
                give_up_floor: int = 0) -> CellState:
-    """One cell's state under the give-up rule with ``give_up_floor`` (its reopened failures guide the walk)."""
+    """One cell's state under the give-up rule with ``give_up_floor`` (its reopened failures guide the walk),
+    its probes capped at cell_step_cap."""
+    step_cap = cell_step_cap(cell, step_cap)
     rows, reopened = rule_rows(cell_rows(table, cell, None), give_up_floor)
     if start is None and not len(rows) and not len(reopened):
         start = first_guess(cell, table, rules, give_up_floor)
@@ -300,7 +308,8 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
         state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap, floor)
         if state.next_n is None:
             return None
-        return Probe(cell, state.next_n, state.eligible, probe_rules, table, str(work_dir), search_rules.policy)
+        return Probe(cell, state.next_n, state.eligible, rules_for(cell, probe_rules), table, str(work_dir),
+                     search_rules.policy)
 
     claims = CellClaims(table, floor)
     left_to_others: set[tuple] = set()
@@ -393,8 +402,8 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
             states = states[: max_probes - launched]
         if not states:
             break
-        probes = [Probe(s.cell, s.next_n, s.eligible, probe_rules, table, str(work_dir), search_rules.policy)
-                  for s in states]
+        probes = [Probe(s.cell, s.next_n, s.eligible, rules_for(s.cell, probe_rules), table, str(work_dir),
+                        search_rules.policy) for s in states]
         if log:
             log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
         jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]
@@ -409,6 +418,13 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
     final = search_states(cells, read_probes(table), search_rules, starts, probe_rules.step_cap,
                           probe_rules.give_up_floor)
     return SearchResult(final, read_probes(table), launched, crashed)
+
+
+def rules_for(cell: Cell, rules: ProbeRules) -> ProbeRules:
+    """The probe rules of one cell's probes: ``rules`` at the cell's own step cap where that is higher (else a
+    failure that cap reopens would be rerun at the lower cap, and stop there undecided again)."""
+    cap = cell_step_cap(cell, rules.step_cap)
+    return rules if cap == rules.step_cap else dataclasses.replace(rules, step_cap=cap)
 
 
 def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> None:
@@ -427,9 +443,10 @@ def _check_rules(rules: ProbeRules, table: str, cells: Sequence[Cell] = ()) -> N
                               "(--table) for other probe rules")
     for cell in cells:
         higher = cell_rows(df, cell, rules.give_up_floor)["step_cap"].astype(int)
-        higher = higher[higher > rules.step_cap]
+        cap = rules_for(cell, rules).step_cap
+        higher = higher[higher > cap]
         if len(higher):
             raise CovlibError(f"{table} holds probes of {cell.label()} with step_cap={int(higher.max())}, above "
-                              f"{rules.step_cap}; pass --step-cap {int(higher.max())} or more (a cell's cap may grow, "
+                              f"{cap}; pass --step-cap {int(higher.max())} or more (a cell's cap may grow, "
                               "not shrink), or use another table")
 
