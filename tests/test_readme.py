@@ -144,6 +144,8 @@ def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_fin
     assert "down 0.41, away from the paper's" in fell and "does not explain the whole gap" in fell
     closer = _below_paper({**authors, "exponent_twohop_floor": 2.20}, paper)
     assert "up 0.09, toward the paper's 2.26" in closer  # still below it
+    onto = _below_paper({**authors, "exponent_twohop_floor": 2.262}, paper)
+    assert "up 0.15, to the paper's 2.26;" in onto  # equal to two decimals: neither toward nor past it
 
 
 def test_the_readmes_timings_and_citation_come_from_their_one_place():

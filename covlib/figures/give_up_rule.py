@@ -181,7 +181,7 @@ def _paper_patience(rules: ProbeRules = ProbeRules()) -> str:
 def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[float, float, float],
                 paper: float) -> str:
     """One exponent's move from the authors' rule to the floor, as its numbers fall: each c with its interval
-    (``(c, ci_low, ci_high)``, NaN bounds where there is none), and the change, toward or away from the paper's."""
+    (``(c, ci_low, ci_high)``, NaN bounds where there is none), and the change: to, toward or away from the paper's."""
     (c_a, lo_a, hi_a), (c_f, lo_f, hi_f) = authors, floor
     def shown(c: float, lo: float, hi: float) -> str:
         return f"{c:.2f}" + (f" (95% interval {lo:.2f} to {hi:.2f})" if lo == lo else "")
@@ -190,7 +190,9 @@ def floor_shift(label: str, authors: tuple[float, float, float], floor: tuple[fl
         gap = round(c - paper, 2)
         return f"{abs(gap):.2f} {'above' if gap > 0 else 'below'}"
 
-    if round(c_a - paper, 2) * round(c_f - paper, 2) < 0:  # from one side of the paper's value to the other
+    if round(c_f - paper, 2) == 0:  # landed on it, as far as two decimals show
+        where = f"to the paper's {paper:.2f}"
+    elif round(c_a - paper, 2) * round(c_f - paper, 2) < 0:  # from one side of the paper's value to the other
         where = f"from {side(c_a)} the paper's {paper:.2f} to {side(c_f)} it"
     else:
         where = f"{'toward' if abs(c_f - paper) < abs(c_a - paper) else 'away from'} the paper's {paper:.2f}"
