@@ -198,8 +198,8 @@ step tighten_largest; covlib scaling tighten --ratio 1.15 --max-minutes 60 --lar
 #     probe reached 99% at step 38,500 (86 minutes in all), seed 0's failed again at 40,000 (ID at most 10%, its
 #     training set never fitted); seed 1 then walks down from 49,784: it fails at 31,115 (gave up at step 14,100)
 #     and at 39,358 (gave up at step 32,650, 70 minutes, ID 8%), so it brackets at 39,358-49,784. Done
-#     (2026-11-27, session 17): n_req at N = 70 is 46,943 over two seeds (the paper's 50,000), ~9.5 CPU-hours in
-#     all against the ~10 budgeted; the local slope between N = 50 and 70 is 1.83, the paper's own there. Moved ahead of the tightening (2026-11-27,
+#     (2026-11-27, session 17): n_req at N = 70 is 46,943 over two seeds (the paper's 50,000), ~7.5 CPU-hours in
+#     all (six probes, 452 minutes by their rows) against the ~10 budgeted; the local slope between N = 50 and 70 is 1.83, the paper's own there. Moved ahead of the tightening (2026-11-27,
 #     session 13): it measures a number the issue requires (n_req_twohop_N70, beside the paper's 50k) and a local
 #     slope at the paper's own N, where the rest of the tightening moves each n_req by a few per cent for ~16 CPU-hours
 # 15b. parallel two-hop at N = 30, two seeds: the widest N its experiment names (covlib.search.experiments), never
