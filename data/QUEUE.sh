@@ -236,7 +236,9 @@ wait
 #      ed032fa, after step 11: 66 wider than 1.15, 61 within an hour, one probe each, ~1,072 CPU-minutes; at
 #      6a1711b, after step 13: 80 wider than 1.15, 75 within an hour, ~1,377 CPU-minutes, of which step 13b's
 #      ~430 come first: ~950 CPU-minutes, ~16 CPU-hours, for this step; at 90bed98, after step 13b: 59 wider than
-#      1.15, 54 within an hour, ~983 CPU-minutes, most of which the two lanes above now run as they come free)
+#      1.15, 54 within an hour, ~983 CPU-minutes, most of which the two lanes above now run as they come free; at
+#      eff203d, end of session 17: 10 wider than 1.15, 3 within an hour, ~50 CPU-minutes left; the other 7 cost
+#      more than an hour a probe and stay as they are)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
 # 17. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
