@@ -238,7 +238,7 @@ wait
 #      ~430 come first: ~950 CPU-minutes, ~16 CPU-hours, for this step; at 90bed98, after step 13b: 59 wider than
 #      1.15, 54 within an hour, ~983 CPU-minutes, most of which the two lanes above now run as they come free; at
 #      eff203d, end of session 17: 10 wider than 1.15, 3 within an hour, ~50 CPU-minutes left; the other 7 cost
-#      more than an hour a probe and stay as they are)
+#      more than an hour a probe and stay as they are. Done at 183fd6e: those 3 probes ran, 0 left within an hour)
 step tighten; covlib scaling tighten --ratio 1.15 --max-minutes 60 "${RECHECK[@]}"
 # 17. a longer floor's control (not required by issue 31; after everything it requires): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
