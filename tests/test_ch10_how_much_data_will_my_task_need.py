@@ -64,6 +64,9 @@ def test_the_shipped_cells_and_crossings_meet():
     assert set(cells["set"]) >= {"two-hop", "three-hop", "two-hop, CoT"}
     ratios = rule.cell_ratios(cells, rule.read_crossings())
     assert (ratios["ratio"] > 0).all() and len(ratios[ratios["set"] == "two-hop"])
+    # two-hop's N = 50 is read at the cap its experiment raised there, as chapter 4 reads it
+    from covlib.search.experiments import experiment_cells
+    assert {c.N: c.step_cap for c in experiment_cells(rule.TEST_SETS["two-hop"])}[50] == 12000
 
 
 def test_the_exercise_check_fails_on_a_wrong_answer():

@@ -7,7 +7,7 @@ import pandas as pd
 
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
 from covlib.base.paths import repository_path
-from covlib.search.experiments import BOOK_TABLE, cells_for
+from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, experiment_cells
 from covlib.search.probes import read_probes
 from covlib.search.status import search_summary
 
@@ -17,9 +17,11 @@ AUTHORS_PREDICTION = "data/predict/authors_twohop.csv"  # covlib predict at the 
 FITTED_ON = "twohop"
 DRIFT = 0.2  # a slope of log ratio on log N at least this large is named as a drift
 
-# the book's searched cells, grouped as the chapter tests them: label -> (task, N, seeds, model, cot)
+# the book's searched cells, grouped as the chapter tests them: label -> (task, N, seeds, model, cot, and the
+# step caps its experiment raised, so that a failure a lower cap stopped is not read as final)
 TEST_SETS: dict[str, dict] = {
-    "two-hop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": False},
+    "two-hop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50], "seeds": [0, 1], "model": "L4-d128", "cot": False,
+                "step_cap_by_N": BOOK_EXPERIMENTS["twohop"]["step_cap_by_N"]},
     "three-hop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128", "cot": False},
     "parallel two-hop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24], "seeds": [0, 1], "model": "L4-d128",
                          "cot": False},
@@ -49,7 +51,7 @@ def measured_cells(probes: pd.DataFrame | None = None, floor: int = 0) -> pd.Dat
     probes = probes_under_rule(probes, floor)
     frames = []
     for label, e in TEST_SETS.items():
-        s = search_summary(cells_for(e["task"], e["N"], e["seeds"], e["model"], e["cot"]), probes)
+        s = search_summary(experiment_cells(e), probes)
         s = s[s["status"] == "bracketed"]
         frames.append(s.assign(set=label)[["set", "task", "N", "seed", "low", "high", "n_req"]])
     out = pd.concat(frames, ignore_index=True).astype({"n_req": float, "low": float, "high": float})
