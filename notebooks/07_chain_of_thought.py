@@ -305,7 +305,7 @@ if inside_note:
 # The paper's numbers come from an 8-layer GPT-2 on a GPU at $N = 50$ to $200$; the book's from a
 # 4-layer, width-128 model on a CPU at the small $N$ a CPU reaches. The comparison is of
 # direction and order. Each exponent is given under the authors' give-up rule and under the step
-# floor of section 7.1 (95% intervals in brackets).
+# floor (defined in section 4.7; the CoT exponents under it are in section 7.1), with 95% intervals in brackets.
 
 # %%
 display(frame_table(

@@ -139,8 +139,10 @@ def paper_local_slopes(required: Mapping[int, float] = REQUIRED_DATA_TWOHOP_AUTH
     return local_slopes(summary)
 
 
-def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, str]:
-    """The verdict of VERDICT_RULE on one fit and its local slopes, with the reason in a phrase."""
+def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float, slope_range: str = "bracket",
+            max_width: float = MAX_INTERVAL_WIDTH) -> tuple[str, str]:
+    """The verdict of VERDICT_RULE on one fit and its local slopes, with the reason in a phrase. ``slope_range``
+    ("bracket" or "seed") and ``max_width`` (inf: no cap) give the earlier versions of the rule (RULE_VERSIONS)."""
     if fit is None or np.isnan(paper):
         return "not_reproduced", "no fit" if fit is None else "no published exponent"
     if np.isnan(fit["c_low"]):
@@ -148,16 +150,17 @@ def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float) -> tuple[str, 
     last = slopes.iloc[-1] if len(slopes) else None
     holds = fit["c_low"] <= paper <= fit["c_high"]
     width = fit["c_high"] - fit["c_low"]
-    agrees = last is not None and last["bracket_min"] <= paper <= last["bracket_max"]
+    ends = {"seed": "slope", "bracket": "bracket"}[slope_range]  # local_slopes' columns for each range
+    agrees = last is not None and last[f"{ends}_min"] <= paper <= last[f"{ends}_max"]
     where = (f"local slope {last['slope']:.2f} between N = {last['N_low']:.0f} and {last['N_high']:.0f} "
              f"({_beside(last['bracket_min'], paper)} to {_beside(last['bracket_max'], paper)} within the brackets)"
              if last is not None else "no local slope")
-    if holds and width <= MAX_INTERVAL_WIDTH and agrees:
+    if holds and width <= max_width and agrees:
         # the local slope's point value may sit far from the paper's while its brackets still allow it: say so
         return "reproduced", f"the interval holds {paper:.2f} and the local slope's brackets allow it; {where}"
     if fit["c"] < paper and last is not None and last["slope"] > fit["c"]:
         return "lower_small_n", f"{fit['c']:.2f} below {paper:.2f}; {where}, steeper than the fit"
-    if holds and width > MAX_INTERVAL_WIDTH:
+    if holds and width > max_width:
         return "not_reproduced", (f"the interval ({fit['c_low']:.2f} to {fit['c_high']:.2f}) holds {paper:.2f} but is "
                                   f"{width:.2f} wide, too wide to decide; {where}")
     reason = (f"the interval ({_beside(fit['c_low'], paper)} to {_beside(fit['c_high'], paper)}) misses"
@@ -222,4 +225,37 @@ def rule_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame) -> dict[str, f
             out |= {f"{key}_ci_low": float(r["ci_low"]), f"{key}_ci_high": float(r["ci_high"])}
     for _, r in verdicts.iterrows():
         out[f"verdict_{r['exponent']}"] = r["verdict"]
+    return out
+
+
+# The rules that decided verdicts before the equivalence rule (covlib.analyses.equivalence), in the order they were
+# written: each was changed after data it then decided, and chapter 4 shows what each gives on today's data.
+RULE_VERSIONS = (
+    {"version": 1, "commit": "fc3e180", "date": "2026-11-26", "slope_range": "seed", "max_width": np.inf,
+     "rule": "the 95% interval holds the paper's value, and so does the range of local slopes between the two "
+             "largest N over the pairings of seeds",
+     "moved when made": "first written, with the exponents it decided in view"},
+    {"version": 2, "commit": "58a4535", "date": "2026-11-26", "slope_range": "bracket", "max_width": np.inf,
+     "rule": "as 1, but the local slope's range is the one the two cells' brackets allow (wider)",
+     "moved when made": "three-hop CoT to reproduced: its seed range at N = 24 (1.55-1.59) had excluded 1.76"},
+    {"version": 3, "commit": "a206cb7", "date": "2026-11-27", "slope_range": "bracket", "max_width": MAX_INTERVAL_WIDTH,
+     "rule": "as 2, and the 95% interval is at most 1 wide",
+     "moved when made": "five-hop CoT kept from reproduced: its interval 0.35-2.02 held 1.80"},
+)
+
+
+def verdicts_by_version(exponents: pd.DataFrame) -> pd.DataFrame:
+    """Each earlier rule (RULE_VERSIONS) applied to today's fits, one column per version: which verdicts each
+    change of the rule moves on the same data (verdict_table's choice of fit, floor where it has one)."""
+    names = exponents["exponent"].drop_duplicates() if len(exponents) else pd.Series([], dtype=str)
+    out = pd.DataFrame({"exponent": names.to_numpy()})
+    for v in RULE_VERSIONS:
+        words = []
+        for name in out["exponent"]:
+            group = exponents[exponents["exponent"] == name]
+            floored = group[group["give_up_floor"] > 0]
+            use = floored.iloc[0] if len(floored) and floored.iloc[0]["fit"] else group[group["give_up_floor"] == 0].iloc[0]
+            words.append(verdict(use["fit"], local_slopes(use["summary"]), use["paper"], v["slope_range"],
+                                 v["max_width"])[0])
+        out[f"rule {v['version']} ({v['commit']})"] = words
     return out

@@ -14,6 +14,7 @@ from covlib.chapters.ch04_how_much_data import (
     model_comparison,
     searches,
     twohop_law,
+    verdict_rule,
     views,
 )
 from covlib.chapters.ch04_how_much_data.searches import PRESETS
@@ -52,5 +53,6 @@ __all__ = [
     "summary_exponent",
     "theory_exponent",
     "twohop_law",
+    "verdict_rule",
     "views",
 ]
