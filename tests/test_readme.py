@@ -5,9 +5,10 @@ import json
 
 import pytest
 
+from covlib.base import project
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
-from covlib.base.project import REPOSITORY_URL, about_markdown
+from covlib.base.project import about_markdown
 from covlib.book.readme import (
     ABOUT_BLOCK,
     END,
@@ -152,7 +153,7 @@ def test_the_readmes_timings_and_citation_come_from_their_one_place():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     assert block(text, TIMINGS_BLOCK) == timings_text(json.loads(TIMINGS.read_text())), (
         "README timings differ from benchmarks/timings.json; run `python -m covlib.book.readme`")
-    assert block(text, ABOUT_BLOCK) == about_markdown("##") and REPOSITORY_URL in text
+    assert block(text, ABOUT_BLOCK) == about_markdown("##")
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
 
 
@@ -181,6 +182,21 @@ def test_refresh_blocks_writes_both_blocks_and_nothing_else(tmp_path):
     text = readme.read_text()
     assert text.startswith("top\n") and "\nmiddle\n" in text and text.endswith(f"{TIMINGS_BLOCK[1]}\nend\n")
     assert "old" not in text and "`01_a` 3 s" in text and refresh_blocks(readme, timings) is False
+
+
+@pytest.mark.parametrize("url", [None, "https://example.org/covlib-book"])
+def test_the_readme_links_the_repository_only_once_it_has_an_address(tmp_path, monkeypatch, url):
+    """covlib.base.project.REPOSITORY_URL None: the about block names the repository and cites the book without a
+    link; set: `python -m covlib.book.readme` writes the link into both."""
+    monkeypatch.setattr(project, "REPOSITORY_URL", url)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{ABOUT_BLOCK[0]}\nold\n{ABOUT_BLOCK[1]}\n{TIMINGS_BLOCK[0]}\n{TIMINGS_BLOCK[1]}\n")
+    refresh_blocks(readme, TIMINGS)
+    about = block(readme.read_text(), ABOUT_BLOCK)
+    if url is None:
+        assert project.REPOSITORY_WITHOUT_URL in about and "\\url" not in about and "howpublished" not in about
+    else:
+        assert f"live at <{url}>:" in about and f"\\url{{{url}}}" in about
 
 
 def test_the_shared_operator_sentence_follows_the_reuse_numbers():

@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 from browser import chromium, serve, visit
 
+from covlib.base import project
 from covlib.base.errors import CovlibError
-from covlib.base.project import LICENSE_NAME, REPOSITORY_URL
+from covlib.base.project import LICENSE_NAME, about_markdown, repository_html, repository_markdown
 from covlib.book.pagecheck import describe, page_text, site_findings
 from covlib.book.runner import discover_chapters
 from covlib.book.site import (
@@ -32,6 +33,7 @@ from covlib.book.site import (
     count_charts,
     downloaded_notebook,
     downloaded_source,
+    landing_page,
     prepare_notebook,
 )
 from covlib.figures.live import LIVE_MIMETYPE, PNG_SCALE, live_bundle
@@ -90,7 +92,7 @@ def test_every_chapter_page_offers_its_notebook_and_source_and_the_landing_page_
         assert (downloads / f"{chapter.stem}.py").read_bytes() == downloaded_source(chapter.read_bytes())
         downloaded = json.loads((downloads / f"{chapter.stem}.ipynb").read_text())
         executed = executed_notebook(site, chapter.stem)
-        assert ABOUT_TAG in downloaded["cells"][0]["metadata"]["tags"] and REPOSITORY_URL in downloaded["cells"][0]["source"]
+        assert ABOUT_TAG in downloaded["cells"][0]["metadata"]["tags"] and downloaded["cells"][0]["source"] == about_markdown("###")
         assert [c["outputs"] for c in downloaded["cells"][1:] if c["cell_type"] == "code"] == [
             c["outputs"] for c in executed["cells"] if c["cell_type"] == "code"]
     index = (site / "index.html").read_text(encoding="utf-8")
@@ -109,7 +111,7 @@ def test_no_page_of_the_site_shows_build_internals(site: Path):
 
 def test_the_landing_page_gives_the_repository_licence_and_citations(site: Path):
     index = (site / "index.html").read_text(encoding="utf-8")
-    assert f'href="{REPOSITORY_URL}"' in index and f"{LICENSE_NAME} licence" in index
+    assert repository_html() in index and f"{LICENSE_NAME} licence" in index
     text = page_text(index)[0]  # the BibTeX blocks are highlighted: read their text, not their markup
     assert "arXiv:2505.20278" in text and "@article{chang2025coverage," in text and "@misc{coverage_principle_book," in text
 
@@ -122,14 +124,40 @@ def test_a_downloaded_chapter_opens_with_the_repository_licence_and_citation():
     nb = json.loads(downloaded_notebook(json.dumps(executed).encode()))
     first = nb["cells"][0]
     assert first["cell_type"] == "markdown" and ABOUT_TAG in first["metadata"]["tags"]
-    assert REPOSITORY_URL in first["source"] and "@article{chang2025coverage" in first["source"]
+    assert first["source"] == about_markdown("###") and "@article{chang2025coverage" in first["source"]
     assert "".join(nb["cells"][1]["source"]) == 'preset = "smoke"\n'  # the builder's own folder is gone
     source = CHAPTERS[0].read_bytes()
     text = downloaded_source(source).decode()
     parsed = jupytext.reads(text, fmt="py:percent")
-    assert parsed.cells[0].cell_type == "markdown" and REPOSITORY_URL in parsed.cells[0].source
+    assert parsed.cells[0].cell_type == "markdown" and repository_markdown() in parsed.cells[0].source
     assert [c.source for c in parsed.cells[1:]] == [c.source for c in jupytext.reads(source.decode(), fmt="py:percent").cells]
     assert parsed.metadata["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("url", [None, "https://example.org/covlib-book"])
+def test_the_repository_is_linked_only_once_it_has_an_address(monkeypatch, url):
+    """Until the book has a public address (covlib.base.project.REPOSITORY_URL is None) the landing page, a
+    downloaded chapter and the book's citation name the repository without a link; setting it links it in each."""
+    monkeypatch.setattr(project, "REPOSITORY_URL", url)
+    empty = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}
+    source = jupytext.reads(downloaded_source(CHAPTERS[0].read_bytes()).decode(), fmt="py:percent")
+    shown = {"landing page": landing_page([("01_a", "1. A", "a line")], [], "smoke"),
+             "downloaded notebook": json.loads(downloaded_notebook(json.dumps(empty).encode()))["cells"][0]["source"],
+             "downloaded source": source.cells[0].source}
+    citation = project.book_bibtex()
+    assert citation.startswith("@misc{coverage_principle_book,") and citation.endswith("}")
+    for where, text in shown.items():
+        assert citation in text, where
+        if url is None:
+            assert project.REPOSITORY_WITHOUT_URL in text and not re.search(r"https?://(?!arxiv\.org/)", text), where
+        else:
+            assert f"<{url}>" in text and project.REPOSITORY_WITHOUT_URL not in text, where
+    if url is None:
+        assert "howpublished" not in citation and "\\url" not in citation
+        assert "a checkout of the repository this book was built from.</p>" in shown["landing page"]
+    else:
+        assert f"howpublished = {{\\url{{{url}}}}}," in citation
+        assert f'a checkout of <a href="{url}">the repository</a>.' in shown["landing page"]
 
 
 def test_the_exercises_say_where_they_can_be_done():

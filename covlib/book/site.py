@@ -23,7 +23,7 @@ import vl_convert as vlc
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
-from covlib.base.project import REPOSITORY_URL, about_markdown
+from covlib.base.project import about_markdown, repository_html
 from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
 from covlib.figures.live import PNG_SCALE, chart_title
 
@@ -302,7 +302,7 @@ def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], prese
               f'<a href="downloads/{NOTEBOOKS_ZIP}" download>Every chapter as an executed notebook</a> (.ipynb, '
               f'with outputs and live charts; a zip) · <a href="downloads/{SOURCES_ZIP}" download>every chapter\'s '
               "source</a> (.py, jupytext; a zip). Each chapter page offers its own two files. To rerun a chapter "
-              f'you need covlib too: run it from a checkout of <a href="{REPOSITORY_URL}">the repository</a>.</p>',
+              f"you need covlib too: run it from a checkout of {repository_html('the repository')}.</p>",
               "", about_markdown()]
     lines += ["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *[stem for stem, _, _ in chapters], "```", ""]
     return "\n".join(lines)
