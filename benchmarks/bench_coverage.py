@@ -1,4 +1,4 @@
-"""Time the full k-sweep of the exact coverage computation (SPEC §2) at the paper's scales.
+"""Time the full k-sweep of the exact coverage computation (the paper's k-coverage) at the paper's scales.
 
 Prints, per case, the seconds for generation (not part of the sweep), the sweep over all N^m
 inputs (every input gets its k-cutoff), the sweep for the test items only, and peak memory.

@@ -1,5 +1,5 @@
-"""What every saved chart must show (CONVENTIONS, Figures): each mark explained by a legend entry or a title, and a
-tooltip on every data mark."""
+"""What every saved chart must show (the book's rules for figures): each mark explained by a legend entry or a
+title, and a tooltip on every data mark."""
 from __future__ import annotations
 
 import json

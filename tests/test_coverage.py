@@ -1,4 +1,4 @@
-"""Coverage (SPEC §2): the fast sweep against a plain brute force, hand-built cases, the sanity figure."""
+"""Coverage: the fast sweep against a plain brute force, hand-built cases, the sanity figure."""
 from __future__ import annotations
 
 import itertools
@@ -190,7 +190,7 @@ def test_a_training_set_too_large_for_memory_is_refused_before_it_is_compared(mo
 
 # ----------------------------------------------------------------------------- the paper's sanity figure
 
-SPEC_TYPE0 = [100, 99, 91, 58, 21, 2, 0.2, 0]  # SPEC §2: twohop N=30, n_train=4000, seen_ratio 0.7
+PAPER_TYPE0 = [100, 99, 91, 58, 21, 2, 0.2, 0]  # the paper's figures: twohop N=30, n_train=4000, seen_ratio 0.7
 
 
 @pytest.fixture(scope="module")
@@ -202,9 +202,9 @@ def test_sanity_figure(sanity_datasets):
     tables = [wide_table(coverage_by_k(ds, 8)) for ds in sanity_datasets]
     type0 = np.mean([t.loc["type_0"].to_numpy() for t in tables], axis=0)
     # a tolerance per k, in points, sized to the value: three seeds agree within about 2 points at every k, and
-    # the book sits about 5 points above the SPEC's rounded figure at k = 5 and 6 (the same on every seed)
+    # the book sits about 5 points above the paper's rounded figure at k = 5 and 6 (the same on every seed)
     tolerance = np.array([1, 1, 3, 3, 6, 5, 2, 1])
-    assert np.all(np.abs(type0 - SPEC_TYPE0) <= tolerance), type0
+    assert np.all(np.abs(type0 - PAPER_TYPE0) <= tolerance), type0
     assert np.all(np.diff(type0) <= 0)
     for table in tables:
         assert (table.loc["train_inferred"] == 100).all()

@@ -1,4 +1,4 @@
-"""Dataset generation (SPEC §1): targets, seen split, test types, overlap, determinism.
+"""Dataset generation: targets, seen split, test types, overlap, determinism.
 
 The checks below recompute everything from the primitive tables with plain Python loops, so
 they do not share code with covlib's vectorised path.

@@ -1,4 +1,5 @@
-"""The exponent fit: its interval follows the design (CONVENTIONS, Statistics), checked against statsmodels."""
+"""The exponent fit: its interval follows the design (resampled cells, a slope's t-interval, none below 4 N),
+checked against statsmodels."""
 from __future__ import annotations
 
 import numpy as np

@@ -224,7 +224,7 @@ def test_stale_annotation_is_a_clear_error(ds8, tmp_path):
 
 def test_smoke_training_learns_well_above_chance(data_root, tmp_path):
     folder = ensure_dataset(DatasetConfig("twohop", 15, 1500, test_size_per_type=100), data_root)
-    # weight decay 1.0 speeds the jump from memorising to generalising at small N (SPEC §3)
+    # weight decay 1.0 speeds the jump from memorising to generalising at small N
     result = train(folder, tmp_path / "run", preset="smoke", overrides={"steps": 400, "batch_size": 256,
                    "weight_decay": 1.0}, progress=False)
     final, chance = result.final, 1 / 15

@@ -22,7 +22,7 @@ def power_fit(N: Sequence[float], n: Sequence[float]) -> dict:
     return {"a": float(np.exp(log_a)), "c": float(c), "r2": r2, "points": int(len(x))}
 
 
-MIN_N_FOR_INTERVAL = 4  # below this many distinct N, a slope interval is not worth printing (CONVENTIONS, Statistics)
+MIN_N_FOR_INTERVAL = 4  # below this many distinct N, a slope interval is not worth printing (a line through 2-3 points)
 
 
 def exponent_fit(estimates: pd.DataFrame, level: float = 0.95, reps: int = 4000, seed: int = 0) -> dict | None:

@@ -1,4 +1,5 @@
-"""IICG (SPEC 4): intra- minus inter-group cosine of residual vectors, per layer and position."""
+"""IICG, the paper's probe of what the model represents: intra- minus inter-group cosine of residual vectors, per
+layer and position."""
 from __future__ import annotations
 
 import numpy as np

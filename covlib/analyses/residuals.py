@@ -144,7 +144,7 @@ SPLIT_ALIASES = {"id_train": "train_inferred", "id_test": "type_0"}
 
 
 def first_hop_unseen_types(n_primitives: int) -> list[str]:
-    """The OOD test types whose first primitive application is unseen (SPEC §1's type numbering)."""
+    """The OOD test types whose first primitive application is unseen (numbered as covlib.tasks.datasets does)."""
     return [f"type_{bits + 1}" for bits in range(2 ** (n_primitives - 1))]
 
 

@@ -1,16 +1,18 @@
 """Numbers published by the paper and its authors, for comparison (never results of this book)."""
 from __future__ import annotations
 
-# twohop, N=30, n_train=4000, seen_ratio 0.7: percent of type_0 test items k-covered, k = 1..8 (SPEC §2)
+# twohop, N=30, n_train=4000, seen_ratio 0.7: percent of type_0 test items k-covered, k = 1..8 (the paper's
+# check of the coverage computation)
 TYPE0_COVERAGE_TWOHOP_30_4000 = {1: 100, 2: 99, 3: 91, 4: 58, 5: 21, 6: 2, 7: 0.2, 8: 0}
 
 
 # smallest n_train whose type_0 accuracy reaches 0.99: the authors' early draft (fit N^2.54, superseded by
-# REQUIRED_DATA_TWOHOP_AUTHORS below; SPEC §5.2)
+# REQUIRED_DATA_TWOHOP_AUTHORS below)
 REQUIRED_DATA_TWOHOP = {30: 4_000, 50: 15_000, 70: 30_000, 100: 80_000, 150: 250_000, 200: 500_000}
 
 
-# SPEC §5.2: the authors' 2-hop models at the required data n_req (type_0 accuracy 0.99), fit 3.48 N^2.26
+# the paper's scaling of the required data: the authors' 2-hop models at the required data n_req (type_0 accuracy
+# 0.99), fit 3.48 N^2.26
 REQUIRED_DATA_TWOHOP_AUTHORS = {50: 27_000, 70: 50_000, 100: 100_000, 150: 300_000, 200: 600_000}
 
 
@@ -31,7 +33,7 @@ EXPONENTS_WITH_MAMBA = {"twohop": EXPONENTS["twohop"], "threehop": EXPONENTS["th
                         "parallel_twohop": EXPONENTS["parallel_twohop"], "twohop_mamba": EXPONENT_MAMBA_TWOHOP}
 
 
-# chain of thought (SPEC §5.4)
+# chain of thought: the exponents of the authors' models trained on CoT targets
 EXPONENTS_COT = {"twohop": 2.09, "threehop": 1.76, "fivehop": 1.80}
 
 
@@ -40,7 +42,7 @@ def theory_exponent(k: float) -> float:
     return 2.5 - 0.5 / k
 
 
-# path ambiguity, non-tree (SPEC §5.3): no perfect ID generalisation even with nearly all ID data at N = 50
+# path ambiguity, the paper's non-tree task: no perfect ID generalisation even with nearly all ID data at N = 50
 NONTREE_FAILS_AT = {"N": 50, "n_train": 50_000, "eligible": 61_000}
 
 
@@ -48,7 +50,7 @@ NONTREE_FAILS_AT = {"N": 50, "n_train": 50_000, "eligible": 61_000}
 IICG_NONTREE_DRAFT = {"b": 0.01, "b,x2": 0.16}
 
 
-# chain of thought (SPEC §5.4): the authors' CoT 2-hop models need 5-10x less data than without CoT
+# chain of thought: the authors' CoT 2-hop models need 5-10x less data than without CoT
 # (N = 50: 5k-10k; N = 200: 60k); non-tree with CoT fails where CoT 2-hop succeeds (N = 50, n = 10k)
 COT_DATA_RATIO = (5.0, 10.0)
 

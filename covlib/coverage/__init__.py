@@ -1,1 +1,2 @@
-"""Coverage (SPEC 2): the paper's exact algorithm, the authors' variant, annotation, data it needs."""
+"""Coverage as the paper defines it (k-coverage): its exact algorithm, the authors' variant, annotation, the data
+it needs."""

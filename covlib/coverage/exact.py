@@ -275,7 +275,8 @@ def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...],
 def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                    queries: np.ndarray | None = None, max_k: int | None = None,
                    evidence: list[PairEvidence] | None = None, min_k: int = 1) -> CoverageResult:
-    """k-cutoffs of ``queries`` (all N^m inputs in code order when None), exactly per SPEC §2, in one pass.
+    """k-cutoffs of ``queries`` (all N^m inputs in code order when None), exactly as the paper defines them, in one
+    pass.
 
     ``max_k`` caps the sweep: levels above it are merged into one (cutoffs never exceed it).
     ``min_k`` skips the levels below it (a query covered only there gets 0): shares at k >= min_k are exact,

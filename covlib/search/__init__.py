@@ -1,1 +1,2 @@
-"""The required-data search (SPEC 5.2): probes, the bracketing search, summaries, the book's experiments."""
+"""The required-data search (n_req, the least training data whose ID accuracy reaches 99%): probes, the bracketing
+search, summaries, the book's experiments."""

@@ -89,8 +89,9 @@ class Cell:
     seed: int = 0
     cot: bool = False
     start: int | None = None  # first n_train to probe; None: a guess from the coverage of the ID test
-    # placeholder bridges (SPEC §1 fake_bridge). The probe table has no column for it: keep such cells in a
-    # table of their own (chapter 7 uses data/cot/probes_fakebridge.csv; the CLI refuses the book's table)
+    # placeholder bridges (DatasetConfig.fake_bridge in covlib.tasks.datasets). The probe table has no column for
+    # it: keep such cells in a table of their own (chapter 7 uses data/cot/probes_fakebridge.csv; the CLI refuses
+    # the book's table)
     fake_bridge: bool = False
     # the step cap its experiment runs its probes at (experiments' step_cap_by_N), when above the search's: a
     # failure a lower cap stopped is then undecided, so a status read from the table alone does not call it final

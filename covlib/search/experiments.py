@@ -24,17 +24,17 @@ BOOK_WORK = "build/scaling"
 
 # chapter 4's experiments: name -> task, N values, seeds, model shape (the cells the cache should hold)
 BOOK_EXPERIMENTS: dict[str, dict] = {
-    # N = 70 is the authors' second point (about 50,000 examples; issue 31): every probe there trains on so much
+    # N = 70 is the authors' second point (about 50,000 examples): every probe there trains on so much
     # data that 100 epochs outlast the step floor, so its rows (run under the floor) count under both rules
     # (step caps per N, where 100 epochs outlast the default cap: data/scaling/COMMANDS.txt)
     "twohop": {"task": "twohop", "N": [20, 25, 30, 35, 40, 50, 70], "seeds": [0, 1], "model": "L4-d128",
                "step_cap_by_N": {50: 12000, 70: 40000}},
     # model sizes: one seed each at three N (compute budget); L6-d128 rather than L4-d256 (30x, but about
-    # 3x the default's cost per probe) so that the span passes 10x within a session's CPU. The small model
+    # 3x the default's cost per probe) so that the span passes 10x within the book's CPU budget. The small model
     # also runs N = 40 (its probes are cheap): at N = 25 it fails even at the largest training set
     "twohop_small_model": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0], "model": "L2-d64"},
     "twohop_large_model": {"task": "twohop", "N": [25, 30, 35], "seeds": [0], "model": "L6-d128"},
-    # three-hop and parallel two-hop: two seeds, N = 10-20 (issue 19; a cell still searching is named by the
+    # three-hop and parallel two-hop: two seeds, N = 10-20 (a cell still searching is named by the
     # chapter as pending). At N = 8 the requirement would be most of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
     # 1.6x N = 20's data per probe) was dropped for its cost
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128"},
@@ -42,9 +42,9 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24, 30], "seeds": [0, 1],
                         "model": "L4-d128"},
     # the architecture check: a Mamba of the default's depth and width on four of two-hop's cells, the ones the
-    # transformer finishes (at N = 20 no training set reaches 99%). Seed 0 under both rules; seed 1 (issue 31)
-    # under the step floor alone, as one Mamba step costs several transformer steps on this CPU (the README gives
-    # the measured figure): the authors' rule's fit keeps one seed, the floor's has two
+    # transformer finishes (at N = 20 no training set reaches 99%). Seed 0 under both rules; seed 1 (for the
+    # spread between seeds) under the step floor alone, as one Mamba step costs several transformer steps on this
+    # CPU (the README gives the measured figure): the authors' rule's fit keeps one seed, the floor's has two
     "twohop_mamba": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0, 1], "model": "mamba-L4-d128",
                      "floor_only_seeds": [1]},
 }

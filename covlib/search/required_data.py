@@ -115,7 +115,7 @@ def _close(rows: pd.DataFrame, n: int, rules: SearchRules) -> bool:
 def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_target: float = 0.99,
                   cot: bool = False) -> int:
     """A first guess for n_req: the data that ``coverage_k``-covers ``coverage_target`` of the ID test
-    items (SPEC §2), which chapter 2 found close to what training needs (the first searches, at N = 20
+    items (the paper's k-coverage), which chapter 2 found close to what training needs (the first searches, at N = 20
     to 30, started from 90% and needed one probe more)."""
 
     try:

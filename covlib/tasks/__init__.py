@@ -1,1 +1,1 @@
-"""The tasks (SPEC 1): their graphs of primitives, dataset generation, and the authors' on-disk format."""
+"""The paper's synthetic tasks: their graphs of primitives, dataset generation, and the authors' on-disk format."""

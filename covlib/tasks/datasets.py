@@ -272,7 +272,8 @@ def first_role_codes(config: DatasetConfig, tables: dict, seen_split: dict, rng:
 
 
 def generate(config: DatasetConfig) -> Dataset:
-    """Build a dataset exactly as SPEC §1 describes; raises CovlibError on impossible requests."""
+    """Build a dataset as the paper does (primitive tables, seen split, training set, test types); raises
+    CovlibError on impossible requests."""
     task = config.task_spec
     n_tok, m = config.num_tokens, task.n_inputs
     rng = np.random.default_rng(config.seed)

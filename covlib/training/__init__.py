@@ -1,1 +1,1 @@
-"""Training (SPEC 3): model shapes and configs, batches, evaluation, the loop, run folders, shipped runs, the pool."""
+"""Training: model shapes and configs, batches, evaluation, the loop, run folders, shipped runs, the pool."""

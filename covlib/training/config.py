@@ -14,7 +14,7 @@ DECISION_TYPES = ("type_0", "train_inferred")  # the test types a run's early st
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimisation and bookkeeping knobs; the defaults are the measured CPU recipe (SPEC §3)."""
+    """Optimisation and bookkeeping knobs; the defaults are the CPU recipe measured in benchmarks/."""
 
     steps: int = 2000  # fixed step budget
     batch_size: int = 512
@@ -31,7 +31,7 @@ class TrainConfig:
     keep_checkpoints: bool = False  # also keep checkpoints/step_NNNNNN.pt (for training-dynamics analyses)
     threshold: float = 0.99  # type_0 accuracy whose first crossing is recorded
     early_stop: bool = False  # stop at the first evaluation with acc/type_0 >= threshold
-    # the authors' give-up rule (SPEC §5.2): stop once the training set has been fitted (acc/train_inferred
+    # the authors' give-up rule: stop once the training set has been fitted (acc/train_inferred
     # >= fit_threshold) for this many epochs without reaching the threshold; 0 = never give up
     give_up_epochs: float = 0.0
     # with give_up_epochs: also wait at least this many steps after the fit (a floor that does not shrink with

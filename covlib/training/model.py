@@ -65,7 +65,7 @@ class ModelConfig:
 MODEL_PRESETS: dict[str, ModelConfig] = {
     # seconds per run: tests and notebook smoke runs
     "smoke": ModelConfig(n_layers=2, d_model=64, n_heads=4),
-    # the book on a 2-core CPU (SPEC §3): ~0.8M parameters, ~10 steps/s at batch 512
+    # the book on a 2-core CPU: ~0.8M parameters, ~10 steps/s at batch 512
     "default": ModelConfig(n_layers=4, d_model=128, n_heads=4),
     # the authors' GPT-2 shape (their vocabulary was GPT-2's 50k tokens; ours is the task's)
     "paper": ModelConfig(n_layers=8, d_model=768, n_heads=12),

@@ -11,7 +11,7 @@ from covlib.figures.exercises import check_share
 from covlib.search.cells import SearchRules
 from covlib.tasks.datasets import DatasetConfig, decode, encode, generate, type_ids
 
-POPULATIONS = ("type_0", "id_pool")  # the SPEC's ID test items; every ID-eligible input not in training
+POPULATIONS = ("type_0", "id_pool")  # the ID test items (type_0); every ID-eligible input not in training
 
 
 POPULATION_LABELS = {"type_0": "ID test (type_0)", "id_pool": "whole ID pool (not in training)"}
