@@ -1,16 +1,24 @@
-"""What a reader must never see on a page of the site: a check over the built HTML.
+"""What a reader must never see on a page of the site, nor in the repository's own text.
 
 A published page holds no path of the machine that built it, no Python object repr, no raw ``$...$`` that
-MathJax did not typeset, and no maintainers' notes (an issue number, "SPEC §", a queue lane, an allocator's
-environment variable). The check reads the text a reader can reach (folded code included) and reports each
-finding with a few characters around it, so that a failing test names the page and the words."""
+MathJax did not typeset, and no maintainers' notes (an issue number, a section of a specification that is not
+published, a queue lane, an allocator's environment variable). The check reads the text a reader can reach
+(folded code included) and reports each finding with a few characters around it, so that a failing test names
+the page and the words.
+
+The repository's tracked text (code, comments, docs, commands) cites no work item (issue, session, milestone),
+no document that is not in the repository, and no address the book does not have (``repository_findings``)."""
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from covlib.base.errors import CovlibError
+from covlib.base.paths import REPO
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track",
          "wbr"}
@@ -33,6 +41,26 @@ CHECKS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("reference to the spec", re.compile(r"\bSPEC\s*(?:§|\.md\b|\d)|\bCONVENTIONS\.md\b"), "all"),
     ("maintainers' note", re.compile(r"\blanes?\s+[AB]\b|\bQUEUE\.sh\b|\bMALLOC_\w+|\bGLIBC_TUNABLES\b"), "all"),
 )
+
+
+# The repository's own text. A work item: an issue, pull request (or PR), milestone or session followed by its
+# number, with or without "#", in any case; or a bare "#" and one or two digits after a space or "(" (three or six
+# digits are a CSS colour such as #888). A third-party issue cited by its URL (".../issues/123") is a source.
+WORK_ITEM = re.compile(r"\b(?:issues?|PR|pull\s+requests?|milestones?|sessions?)\s*#?\d+"
+                       r"|(?:^|(?<=[\s(\[]))#\d{1,2}\b(?![\w-])", re.I | re.M)
+# a document that is not in the repository: the specification (its name in capitals, or in any case before a
+# section sign) or the maintainers' conventions guide (its name in capitals); lowercase "spec" alone is a Vega-Lite
+# chart spec, and names such as SPECS_ENV are not the word
+UNPUBLISHED_DOCUMENT = re.compile(r"\bSPEC\b|\b(?i:spec)\s*§|\bCONVENTIONS\b")
+# the placeholder address the book carried before it had a public one (covlib.base.project.REPOSITORY_URL)
+MADE_UP_ADDRESS = re.compile(r"github\.com/coverage-book\b", re.I)
+REPOSITORY_CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("work-item reference", WORK_ITEM),
+    ("document not in the repository", UNPUBLISHED_DOCUMENT),
+    ("made-up address", MADE_UP_ADDRESS),
+)
+# the tracked files whose text is read: these suffixes, and files without one (Makefile, .ci/run)
+TEXT_SUFFIXES = frozenset({".py", ".md", ".txt", ".sh", ".toml", ".yml", ".yaml", ".cfg", ".ini", ""})
 
 
 @dataclass(frozen=True)
@@ -128,3 +156,40 @@ def describe(found: dict[str, list[Finding]]) -> Iterator[str]:
     for page, findings in found.items():
         for finding in findings:
             yield f"{page}: {finding}"
+
+
+def repository_text_findings(text: str) -> list[tuple[int, Finding]]:
+    """Every repository check's matches in one file's text: (line number, finding with that line as context)."""
+    findings = []
+    for name, pattern in REPOSITORY_CHECKS:
+        for match in pattern.finditer(text):
+            start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
+            line = " ".join(text[start:end if end >= 0 else len(text)].split())
+            findings.append((text.count("\n", 0, match.start()) + 1, Finding(name, match.group(0), line[:160])))
+    return sorted(findings, key=lambda found: found[0])
+
+
+def tracked_text_files(root: str | Path = REPO) -> list[Path]:
+    """The text files git tracks under ``root`` (``git ls-files``), as they are in the working tree."""
+    root = Path(root)
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise CovlibError(f"cannot list the tracked files of {root} ({error}): the repository check reads a git "
+                          "checkout; run it from a clone of the repository with git installed") from error
+    names = [name for name in listed.stdout.split("\0") if name]
+    return [root / name for name in names if Path(name).suffix in TEXT_SUFFIXES and (root / name).is_file()]
+
+
+def repository_findings(root: str | Path = REPO) -> dict[str, list[Finding]]:
+    """The findings of every tracked text file, keyed "path:line" (a file that is not UTF-8 text is skipped)."""
+    root = Path(root)
+    found: dict[str, list[Finding]] = {}
+    for path in tracked_text_files(root):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for line, finding in repository_text_findings(text):
+            found.setdefault(f"{path.relative_to(root).as_posix()}:{line}", []).append(finding)
+    return found
