@@ -17,8 +17,8 @@ QUEUE = REPO / "data" / "QUEUE.sh"
 def covlib_commands(text: str) -> list[list[str]]:
     """The arguments of every `covlib ...` line of the script, with its arrays and variables expanded from the
     script's own assignments (continuations joined, comments dropped)."""
-    arrays = {name: shlex.split(body) for name, body in re.findall(r"^(\w+)=\((.*)\)$", text, flags=re.M)}
-    scalars = dict(re.findall(r"^(\w+)=([^(\s][^\s]*)$", text, flags=re.M))
+    arrays = {name: shlex.split(body) for name, body in re.findall(r"^\s*(\w+)=\((.*)\)$", text, flags=re.M)}
+    scalars = dict(re.findall(r"^\s*(\w+)=([^(\s][^\s]*)$", text, flags=re.M))
     commands = []
     for line in re.sub(r"\\\n\s*", " ", text).splitlines():
         code = line.split("#", 1)[0]

@@ -81,6 +81,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--largest-n", type=int, default=None, metavar="K",
                    help="only cells at the K largest N each task and model has bracketed (a verdict reads the local "
                         "slope between the two largest: --largest-n 2 tightens those first)")
+    rep = sub.add_parser("replicate", help="rerun chosen bracket ends with other seeds: how noisy a probe's outcome is",
+                         description="Rerun both ends of the book's replicate cells (covlib.search.replicates) under "
+                                     "--give-up-floor, twice with another initialisation and twice on another draw "
+                                     "of the training set; the rows go to --table, marked as replicates, which no "
+                                     "search reads. Resumable. Without --run, print the plan and the flips so far.")
+    rep.add_argument("--give-up-floor", type=int, default=2000, metavar="STEPS", help="the rule (default 2000)")
+    rep.add_argument("--table", required=True, help="the probe table (CSV) to read and append to")
+    rep.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
+    rep.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
+    rep.add_argument("--run", action="store_true", help="train the replicates (default: only report)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -132,6 +142,8 @@ def _check_fake_bridge(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action in ("recheck", "tighten"):  # their --task is a list of tasks, not one task to search
         return _recheck(args) if args.action == "recheck" else _tighten(args)
+    if args.action == "replicate":
+        return _replicate(args)
     args.task = task_of(args)
     if args.action == "coverage":
         import time
@@ -227,3 +239,22 @@ def _tighten(args: argparse.Namespace) -> int:
     print(f"{len(plan)} bracket(s) wider than {args.ratio:g}; {len(chosen)} within {args.max_minutes:g} CPU-minutes "
           f"each: {int(chosen['probes'].sum())} probe(s), about {chosen['minutes'].sum():.0f} CPU-minutes")
     return 1 if crashed else 0
+
+
+def _replicate(args: argparse.Namespace) -> int:
+    """`covlib scaling replicate`: the replicates of the book's chosen bracket ends (with --run), then the plan and
+    how often a replicate's outcome differs from the probe it repeats."""
+    from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan, run_replicates
+
+    if args.give_up_floor < 0:
+        raise CovlibError(f"--give-up-floor {args.give_up_floor}: a step floor is 0 (the authors' rule) or more steps")
+    plan = replicate_plan(read_probes(args.table, replicates=True), give_up_floor=args.give_up_floor)
+    failed = 0
+    if args.run:
+        failed = run_replicates(args.table, args.work, plan, args.jobs, args.give_up_floor,
+                                log=lambda line: print(line, flush=True))
+    outcomes = replicate_outcomes(read_probes(args.table, replicates=True), plan, args.give_up_floor)
+    print(f"{len(outcomes)} of {len(plan)} replicates run (plan: about {plan['minutes'].sum():.0f} CPU-minutes)")
+    if len(outcomes):
+        print(flip_shares(outcomes).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    return 1 if failed else 0

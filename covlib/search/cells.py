@@ -137,10 +137,25 @@ class Probe:
     table: str  # the probe table this probe appends its row to
     work_dir: str  # datasets/ and runs/ go here (build/scaling for the book)
     policy: str = "bisect"  # the search policy that chose n_train (SearchRules.policy), recorded in the probe's row
+    # a search's probe ("search"), or a replicate of one (probes.REPLICATE_KINDS: "init" trains with seed
+    # replicate_seed on the same training set, "draw" on the draw replicate_seed of the training set)
+    replicate: str = "search"
+    replicate_seed: int = 0
+
+    @property
+    def train_seed(self) -> int:
+        """The seed of the model's initialisation and batch order."""
+        return self.replicate_seed if self.replicate == "init" else self.cell.seed
+
+    @property
+    def draw_seed(self) -> int | None:
+        """The draw of the training set (None: the cell's own, from its seed)."""
+        return self.replicate_seed if self.replicate == "draw" else None
 
     def run_dir(self) -> Path:
         c = self.cell
         style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
         name = get_task(c.task).authors_name if is_formula(c.task) else c.task  # a formula is no folder name
         floor = f"_floor-{self.rules.give_up_floor}" if self.rules.give_up_floor else ""
-        return Path(self.work_dir) / "runs" / f"{name}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}"
+        rep = "" if self.replicate == "search" else f"_rep-{self.replicate}-{self.replicate_seed}"
+        return Path(self.work_dir) / "runs" / f"{name}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}{rep}"

@@ -16,27 +16,37 @@ from covlib.training.runs import load_metrics
 PROBE_COLUMNS = [
     "task", "N", "model", "params", "seed", "n_train", "eligible", "success", "stopped", "steps", "best_type0",
     "final_type0", "final_train", "first_fit_step", "minutes", "threshold", "give_up_epochs", "step_cap",
-    "cot", "weight_decay", "give_up_floor", "policy",
+    "cot", "weight_decay", "give_up_floor", "policy", "replicate", "replicate_seed",
 ]
 # rule columns added after the first probes were run: the value every older row was run under
 # (give_up_floor 0 is the authors' rule alone)
 # (and the search policy that chose the probe's n_train, which never changes what the probe measures: not in the key)
-RULE_DEFAULTS = {"give_up_floor": 0, "policy": "bisect"}
+# (and whether the row is a search's probe or a replicate of one, which the search never reads: REPLICATE_KINDS)
+RULE_DEFAULTS = {"give_up_floor": 0, "policy": "bisect", "replicate": "search", "replicate_seed": 0}
+# a replicate reruns a probe of the search at the same size: "init" with another training seed (initialisation and
+# batch order) on the same training set, "draw" with the cell's training seed on another draw of the training set
+# from the same task instance (its tables and seen split); replicate_seed is that other seed
+REPLICATE_KINDS = ("init", "draw")
 
 
-def read_probes(path: str | os.PathLike) -> pd.DataFrame:
-    """The probe table (empty with the right columns when the file does not exist yet)."""
+def read_probes(path: str | os.PathLike, replicates: bool = False) -> pd.DataFrame:
+    """The probe table (empty with the right columns when the file does not exist yet): the searches' own probes,
+    or with ``replicates`` every row, the replicates of chosen probes included (column ``replicate``)."""
     df = read_table(path, PROBE_COLUMNS, RULE_DEFAULTS)
     df["give_up_floor"] = df["give_up_floor"].astype(int)
     df["success"] = df["success"].astype(bool)
     df["cot"] = df["cot"].astype(bool)
-    return df
+    df["replicate_seed"] = df["replicate_seed"].astype(int)
+    return df if replicates else df[df["replicate"] == "search"].reset_index(drop=True)
 
 
 def append_probe(path: str | os.PathLike, row: dict) -> None:
     """Add one finished probe to the table atomically, under an exclusive lock (safe across processes);
-    a probe of the same cell and n_train is replaced."""
-    upsert_row(path, row, PROBE_COLUMNS, PROBE_KEY, sort=["task", "cot", "model", "N", "seed", "n_train", "give_up_floor"],
+    a probe of the same cell and n_train is replaced. A row that names no replicate kind is a search's probe."""
+    if row.get("replicate") not in REPLICATE_KINDS:
+        row = row | {"replicate": "search", "replicate_seed": 0}
+    upsert_row(path, row, PROBE_COLUMNS, PROBE_KEY, sort=["task", "cot", "model", "N", "seed", "n_train", "give_up_floor",
+                                                          "replicate", "replicate_seed"],
                defaults=RULE_DEFAULTS)
 
 
@@ -44,7 +54,8 @@ CURVE_METRICS = ["train_loss", *(f"acc/{name}" for name in PROBE_EVAL_TYPES)]
 
 
 # a probe is one cell at one n_train under one give-up rule: a rerun under a step floor keeps the authors'-rule row
-PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train", "give_up_floor"]
+# (a replicate is a row of its own: replicate and replicate_seed)
+PROBE_KEY = ["task", "N", "model", "seed", "cot", "n_train", "give_up_floor", "replicate", "replicate_seed"]
 
 
 def curves_path(table: str | os.PathLike) -> Path:

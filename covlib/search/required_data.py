@@ -240,9 +240,10 @@ def run_probe(probe: Probe) -> dict:
 
     c, rules = probe.cell, probe.rules
     ds_dir = ensure_dataset(DatasetConfig(c.task, c.N, probe.n_train, seed=c.seed, cot=c.cot,
-                                          fake_bridge=c.fake_bridge, test_size_per_type=rules.test_size_per_type),
+                                          fake_bridge=c.fake_bridge, test_size_per_type=rules.test_size_per_type,
+                                          draw_seed=probe.draw_seed),
                             Path(probe.work_dir) / "datasets")
-    overrides = rules.train_overrides() | model_overrides(c.model) | {"seed": c.seed}
+    overrides = rules.train_overrides() | model_overrides(c.model) | {"seed": probe.train_seed}
     t0 = time.perf_counter()
     result = train(ds_dir, probe.run_dir(), preset="default", overrides=overrides, resume=True, progress=False)
     metrics = load_metrics(probe.run_dir())
@@ -258,7 +259,7 @@ def run_probe(probe: Probe) -> dict:
         "minutes": round(float(final.get("elapsed", time.perf_counter() - t0)) / 60, 3),
         "threshold": rules.threshold, "give_up_epochs": rules.give_up_epochs, "step_cap": rules.step_cap,
         "cot": c.cot, "weight_decay": rules.weight_decay, "give_up_floor": rules.give_up_floor,
-        "policy": probe.policy,
+        "policy": probe.policy, "replicate": probe.replicate, "replicate_seed": probe.replicate_seed,
     }
     append_probe(probe.table, row)
     append_curve(curves_path(probe.table), row, metrics)

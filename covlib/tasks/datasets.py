@@ -44,6 +44,10 @@ class DatasetConfig:
     # composed items added to training whose first hop uses a held-out fact of its table and every later hop a
     # seen fact: held-out facts taught only in the first hop's role (test types still describe the ID items)
     first_role_items: int = 0
+    # another draw of the training and test items from the same task instance: the tables and the seen split still
+    # come from ``seed``, the sampling of items from this (None: from ``seed`` too, as always). A replicate probe
+    # uses it to tell the noise of the draw from that of the initialisation
+    draw_seed: int | None = None
 
     def __post_init__(self) -> None:
         task = get_task(self.task)  # raises on an unknown task
@@ -99,6 +103,8 @@ class DatasetConfig:
             parts.append(f"seen-{self.seen_ratio:g}")
         if self.seed != 42:
             parts.append(f"seed-{self.seed}")
+        if self.draw_seed is not None:
+            parts.append(f"draw-{self.draw_seed}")
         return ".".join(parts)
 
     def to_dict(self) -> dict:
@@ -108,6 +114,8 @@ class DatasetConfig:
             del d["commutative"]
         if not self.first_role_items:
             del d["first_role_items"]
+        if self.draw_seed is None:
+            del d["draw_seed"]
         return d
 
 
@@ -288,6 +296,8 @@ def generate(config: DatasetConfig) -> Dataset:
         seen = np.zeros(size, dtype=bool)
         seen[rng.permutation(size)[: int(round(config.seen_ratio * size))]] = True
         seen_split[name] = seen.reshape((n_tok,) * arity[name])
+    if config.draw_seed is not None:  # the same task instance, another sample of its items
+        rng = np.random.default_rng([config.seed, config.draw_seed])
 
     space = n_tok**m
     pool_facts = space_facts(task, tables, config.same_functions, n_tok)  # None: label the space chunk by chunk
@@ -305,7 +315,8 @@ def generate(config: DatasetConfig) -> Dataset:
     if config.n_train >= n_eligible:
         raise CovlibError(
             f"n_train={config.n_train} is not below the {n_eligible} ID-eligible inputs of {task.name} at "
-            f"N={n_tok}, seen_ratio={config.seen_ratio}; the maximum is {n_eligible - 1}: lower --n-train"
+            f"N={n_tok}, seen_ratio={config.seen_ratio}; the maximum is {n_eligible - 1}: lower n_train",
+            parameter="n_train",
         )
     train_codes = train_codes[rng.permutation(len(train_codes))]
     train_inputs = decode(train_codes, n_tok, m)
