@@ -121,7 +121,7 @@ def test_cli_generate_prints_the_path_last_and_is_idempotent(tmp_path, capsys):
     "args, message",
     [
         (["fourhop", "-N", "10", "--n-train", "5"], "unknown task"),
-        (["twohop", "-N", "10", "--n-train", "100000"], "the maximum is"),
+        (["twohop", "-N", "10", "--n-train", "100000"], "the maximum is 497: lower n_train (option --n-train)"),
         (["twohop", "-N", "1", "--n-train", "5"], "too small"),
     ],
 )

@@ -33,15 +33,33 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def option_of(parser: argparse.ArgumentParser, command: str, dest: str) -> str | None:
+    """The option of ``command`` that sets the parameter ``dest`` (``n_train`` -> ``--n-train``), or None."""
+    for action in parser._actions:  # argparse keeps its subcommands here, and no public way to reach them
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for option in action.choices[command]._actions:
+                if option.dest == dest and option.option_strings:
+                    return max(option.option_strings, key=len)
+    return None
+
+
+def command_line_message(exc: CovlibError, parser: argparse.ArgumentParser, command: str) -> str:
+    """A library error as the command line prints it: the parameter its fix changes is named by its option too
+    (the library names the parameter only: inside a notebook there is no option to set)."""
+    option = option_of(parser, command, exc.parameter) if getattr(exc, "parameter", None) else None
+    return f"{exc} (option {option})" if option else str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in the book needs a network
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(argv)
     try:
         return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
     except CovlibError as exc:
-        print(f"covlib {args.command}: error: {exc}", file=sys.stderr)
+        print(f"covlib {args.command}: error: {command_line_message(exc, parser, args.command)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         return 0
