@@ -132,3 +132,19 @@ def test_the_chapters_tables_read_well(dataset, tmp_path):
     assert counts["type"].iloc[0] == tasks_and_data.TRAIN_LABEL and counts["all inputs"].sum() == 1000
     folder = ensure_dataset(dataset.config, tmp_path)
     assert "size (bytes)" in tasks_and_data.files_view(folder).frame
+
+
+# ---- the exercises ----
+
+def test_the_eligible_share_exercises_count_a_fresh_dataset_and_check_without_telling():
+    for task, hops in (("twohop", 2), ("threehop", 3)):
+        share = tasks_and_data.eligible_share(task, 42)
+        dataset = generate(DatasetConfig(task, 20, 50, seed=42, test_size_per_type=0))  # any training-set size
+        assert share == dataset.eligible_count / 20 ** dataset.task.n_inputs
+        assert abs(share - 0.7 ** hops) < 0.02  # one factor 0.7 per hop, as 1.3 says
+    check = tasks_and_data.check_eligible_share
+    assert check(0.49, "twohop", 42, "my_eligible_share").startswith("right")
+    assert check(0.343, "threehop", 42, "my_threehop_share").startswith("right")
+    wrong = check(0.7, "twohop", 42, "my_eligible_share")
+    assert wrong.startswith("wrong: 0.700 is too high") and "0.490" not in wrong and "how many facts" in wrong
+    assert "my_threehop_share" in check(None, "threehop", 42, "my_threehop_share")

@@ -159,3 +159,35 @@ def test_chapter_two_charts_have_tooltips_and_compile_for_jupyterlab(small):
         spec = chart.to_dict()
         assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
         vlc.vegalite_to_vega(json.dumps(spec), vl_version="5.8")
+
+
+# ---- the exercises ----
+
+def test_exercise_1_the_half_covered_k_and_a_check_that_points_without_telling():
+    table = pd.DataFrame({"type": ["type_0"] * 5 + ["type_2"] * 5, "k": [1, 2, 3, 4, 5] * 2,
+                          "covered": [0.95, 0.8, 0.55, 0.45, 0.2, 0, 0, 0, 0, 0]})
+    assert coverage_chapter.half_covered_k(table) == 4
+    check = coverage_chapter.check_half_k
+    assert check(4, table).startswith("right") and check("4", table).startswith("right")
+    low, high = check(3, table), check(5, table)
+    assert low.startswith("wrong: k = 3 is too low") and "(55%)" in low and "k = 4" not in low
+    assert high.startswith("wrong: k = 5 is too high") and "4" not in high
+    assert check(3.5, table).startswith("wrong") and check(None, table).startswith("no answer yet")
+    assert check(2, table.assign(covered=0.9)).startswith("cannot check")  # never below one half up to max_k
+
+
+def test_exercise_2_fits_the_pool_at_every_preset_and_names_its_own_parameter():
+    smoke = coverage_chapter.PRESETS["smoke"]
+    N, n_train = smoke["N"], smoke["n_train"]
+    pool = generate(DatasetConfig("twohop", N, 1, seed=0, test_size_per_type=0)).eligible_count
+    assert 2 * n_train >= pool  # twice the chapter's training set does not fit at the smoke preset
+    n_try = coverage_chapter.exercise_train_size(N, n_train, 0)
+    assert n_train < n_try < pool
+    table = coverage_chapter.coverage_by_k(generate(DatasetConfig("twohop", N, n_train, seed=0,
+                                                                  test_size_per_type=500)), 3)
+    text = coverage_chapter.more_data_text(N, n_train, None, 0, table)
+    assert text.startswith(f"with {n_try:,} examples,") and "3-covered" in text
+    too_many = coverage_chapter.more_data_text(N, n_train, 2 * pool, 0, table)
+    assert too_many.startswith(f"exercise_n_train={2 * pool} is not below the {pool}") and "--" not in too_many
+    default = coverage_chapter.PRESETS["default"]
+    assert coverage_chapter.exercise_train_size(default["N"], default["n_train"], 0) == 2 * default["n_train"]

@@ -117,3 +117,19 @@ def test_the_live_run_is_read_from_its_archive_only_when_its_config_matches(tmp_
     other = make_config("default", {"steps": 4000, "eval_every": 50, "seed": 42})
     assert generalization.shipped_result(archive, other, "twohop.30.10000") is None
     assert generalization.shipped_result(tmp_path / "missing", config, "twohop.30.10000") is None
+
+
+# ---- the exercises ----
+
+def test_exercise_1_the_first_group_to_half_accuracy_and_its_check():
+    metrics = pd.DataFrame({"step": [0, 100, 200, 300], "acc/k<3": [0, 0.1, 0.2, 0.3],
+                            "acc/k=3": [0, 0.2, 0.6, 0.9], "acc/k>3": [0, 0.6, 0.9, 1.0]})
+    assert generalization.first_groups(metrics) == ["k>3"]
+    assert generalization.first_groups(metrics.assign(**{"acc/k=3": metrics["acc/k>3"]})) == ["k=3", "k>3"]
+    check = generalization.check_first_group
+    assert check("k>3", metrics).startswith("right")
+    assert check("k=3", metrics) == ("wrong: k=3 reaches 50%, but another group gets there earlier. Hint: which items "
+                                     "does the coverage principle say are learned first?")
+    assert check("k<3", metrics) == "wrong: k<3 never reaches 50% accuracy in this run."
+    assert check("k>4", metrics).startswith("wrong") and check(None, metrics).startswith("no answer yet")
+    assert check("k>3", metrics.assign(**{"acc/k>3": 0.1, "acc/k=3": 0.1})).startswith("cannot check")

@@ -16,6 +16,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.chapters.ch04_how_much_data import (
+    exercises,
     explore,
     failing_probes,
     findings,
@@ -512,3 +513,21 @@ def test_the_raised_step_caps_are_named_per_n():
     note = raised_cap_note(rows, ProbeRules())
     assert note.startswith(" The step cap was 6,000 steps except at N = 50 (12,000) and 70 (30,000): there")
     assert raised_cap_note(rows.iloc[:1], ProbeRules()) == ""
+
+
+# ---- the exercises ----
+
+def test_exercise_1_the_two_ratios_and_their_checks():
+    twohop = pd.DataFrame({"N": [20, 20, 30, 30, 40], "seed": [0, 1, 0, 1, 0], "n_req": [1000, 1200, 2500, 2700, None]})
+    fit = {"c": 2.2}
+    measured, predicted = exercises.twohop_ratios(twohop, fit)  # the unfinished N = 40 is left out
+    assert measured == pytest.approx(2600 / 1100) and predicted == pytest.approx(1.5 ** 2.2)
+    assert exercises.check_measured_ratio(2.36, twohop, fit).startswith("right")
+    assert exercises.check_measured_ratio(2.4, twohop, fit).startswith("right")  # within 5%
+    wrong = exercises.check_measured_ratio(3.0, twohop, fit)
+    assert wrong.startswith("wrong: 3.00 is too high") and "2.36" not in wrong
+    assert exercises.check_predicted_ratio(2.44, twohop, fit).startswith("right")
+    assert exercises.check_predicted_ratio(1.5, twohop, fit).startswith("wrong: 1.50 is too low")
+    assert exercises.check_predicted_ratio(None, twohop, fit).startswith("no answer yet")
+    assert exercises.check_measured_ratio(2.0, twohop[twohop["N"] == 20], fit).startswith("cannot check")
+    assert exercises.check_measured_ratio(2.0, twohop, None).startswith("cannot check")

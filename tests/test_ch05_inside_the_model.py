@@ -139,3 +139,17 @@ def test_seed_results_say_whether_each_claim_held_in_every_seed():
     assert results["trace_rank_x2_layer1_min"] == pytest.approx(0.40)
     note = inside_the_model.seeds_note(table)
     assert "layer 2 x2, layer 1 x2" in note and "0.70 ± 0.10" in note and "in 2 of 3" in note
+
+
+# ---- the exercises ----
+
+def test_exercise_1_the_peak_check_says_which_half_is_wrong_without_the_peak():
+    peak = pd.Series({"layer": 2, "position": "x3", "iicg": 0.41})
+    check = inside_the_model.check_peak
+    assert check(2, "x3", peak).startswith("right") and check("2", "x3", peak).startswith("right")
+    assert check(1, "x3", peak) == ("wrong: layer 1 is too early; the position is right. Hint: draw the IICG by t "
+                                    "over layers and positions as a heatmap, as 5.2 does for b.")
+    late = check(3, "x1", peak)
+    assert late.startswith("wrong: layer 3 is too late; the position is not x1") and "x3" not in late
+    assert check(2, "x1", peak).startswith("wrong: the layer is right")
+    assert check("two", "x3", peak).startswith("wrong") and check(None, "x3", peak).startswith("no answer yet")

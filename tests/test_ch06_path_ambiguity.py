@@ -214,10 +214,11 @@ def test_exercise_1_share_of_merged_pairs_sharing_x2_and_its_check(pair):
     rows = merged_pairs(pair["nontree"], k=2).set_index("shared")
     assert truth == pytest.approx(rows.loc["x2", "share"]) and 0 <= truth <= 1
     check = coverage.check_share_x2
-    assert check(truth, truth).startswith("correct") and check(round(truth, 3), truth).startswith("correct")
-    assert check(truth - 0.05, truth).startswith("not quite") and check(truth + 0.02, truth).startswith("not quite")
+    assert check(truth, truth).startswith("right") and check(round(truth, 3), truth).startswith("right")
+    assert check(truth - 0.05, truth).startswith("wrong") and check(truth + 0.02, truth).startswith("wrong")
+    assert f"{truth:.3f}" not in check(truth - 0.05, truth) and "too low" in check(truth - 0.05, truth)  # no give-away
     assert "not a percentage" in check(truth * 100, truth)
-    assert check("most", truth).startswith("not quite")
+    assert check("most", truth).startswith("wrong")
     unanswered = check(None, truth)
     assert unanswered.startswith("no answer yet") and "merged_pairs" in unanswered
     assert check(0.5, float("nan")).startswith("cannot check")
@@ -238,8 +239,8 @@ def test_exercise_2_pool_coverage_at_a_size_the_pools_allow_and_its_check():
     assert coverage.pool_coverage(8, n_big, 3, test_size_per_type=100, task="twohop") == pytest.approx(
         coverage.cov_at(cov, "twohop", "id_pool", 3))
     check = coverage.check_pool_coverage
-    assert check(truth, truth).startswith("correct") and check(truth + 0.005, truth, k=3).startswith("correct")
-    assert check(truth + 0.1, truth).startswith("not quite") and check(1.0, truth).startswith("not quite")
+    assert check(truth, truth).startswith("right") and check(truth + 0.005, truth, k=3).startswith("right")
+    assert check(truth + 0.1, truth).startswith("wrong") and check(1.0, truth).startswith("wrong")
     unanswered = check(None, truth, k=3)
     assert unanswered.startswith("no answer yet") and "coverage_comparison" in unanswered and "k = 3" in unanswered
 

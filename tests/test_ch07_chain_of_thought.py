@@ -554,9 +554,10 @@ def test_exercise_1_bridge_wrong_share_and_its_check():
     assert greedy.bridge_wrong_share(decoding, split="type_0") == pytest.approx(0.05)
     assert np.isnan(greedy.bridge_wrong_share(decoding, "nontree_cot"))  # a model not in the table
     check = greedy.check_bridge_wrong
-    assert check(0.9, truth).startswith("correct") and check(0.902, truth).startswith("correct")
-    assert check(0.87, truth).startswith("not quite")  # only the wrong bridges followed by a wrong answer
-    assert check(0.1, truth).startswith("not quite") and "not a percentage" in check(90, truth)
+    assert check(0.9, truth).startswith("right") and check(0.902, truth).startswith("right")
+    assert check(0.87, truth).startswith("wrong")  # only the wrong bridges followed by a wrong answer
+    assert "0.900" not in check(0.87, truth) and "too low" in check(0.87, truth)  # a hint, not the answer
+    assert check(0.1, truth).startswith("wrong") and "not a percentage" in check(90, truth)
     assert check(None, truth).startswith("no answer yet") and "'bridge wrong'" in check(None, truth)
     assert "not in the cache" in check(0.9, float("nan"))
 
@@ -614,7 +615,7 @@ def test_exercise_2_the_answer_after_a_wrong_bridge_and_its_check(untrained_cot)
     with pytest.raises(CovlibError, match="no bridge columns"):
         greedy.follows_written_bridge(toy.drop(columns="b_written"))
     check = greedy.check_follows_written_bridge
-    assert check(2 / 3, 2 / 3).startswith("correct") and check(0.6, 2 / 3).startswith("not quite")
+    assert check(2 / 3, 2 / 3).startswith("right") and check(0.6, 2 / 3).startswith("wrong")
     assert check(None, 2 / 3).startswith("no answer yet") and "written_chains" in check(None, 2 / 3)
     assert check(0.5, float("nan")).startswith("cannot check")
     with pytest.raises(CovlibError, match="writes no bridge"):

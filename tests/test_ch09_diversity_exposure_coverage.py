@@ -575,12 +575,13 @@ def test_exercise_coverage_column_and_its_check(pool):
         for k, column in ((3, truth), (5, at_5)):
             assert column[n] == pytest.approx(covered_by_definition(train, answers, SETUP.N, pool.test, k).mean())
     assert at_5[250] <= truth[250]
-    assert check_coverage(truth, truth).startswith("correct")
-    assert check_coverage([round(c, 3) for c in truth.values()], truth).startswith("correct")
-    assert check_coverage(pd.Series(truth), truth).startswith("correct")
-    assert check_coverage({**truth, 250: truth[250] + 0.01}, truth).startswith("not quite")
-    assert check_coverage(list(truth.values())[:2], truth).startswith("not quite")
-    assert check_coverage(0.5, truth).startswith("not quite")
+    assert check_coverage(truth, truth).startswith("right")
+    assert check_coverage([round(c, 3) for c in truth.values()], truth).startswith("right")
+    assert check_coverage(pd.Series(truth), truth).startswith("right")
+    assert check_coverage({**truth, 250: truth[250] + 0.01}, truth).startswith("wrong: your share is at 250 too high.")
+    assert f"{truth[250]:.3f}" not in check_coverage({**truth, 250: truth[250] + 0.01}, truth)
+    assert check_coverage(list(truth.values())[:2], truth).startswith("wrong")
+    assert check_coverage(0.5, truth).startswith("wrong")
     assert "coverage_profile" in check_coverage(None, truth)
 
 
@@ -597,12 +598,13 @@ def test_exercise_extreme_draws_keep_ties_and_agree_with_the_selection():
         assert truth["low"] == sorted(typical.loc[typical[column] == typical[column].min(), "draw"])
         assert truth["high"] == sorted(typical.loc[typical[column] == typical[column].max(), "draw"])
         arms = select_extremes(c, column, 1)  # what the contrasts would choose is always right
-        assert check_extremes((arms["low"][0], arms["high"][0]), truth).startswith("correct")
-        assert check_extremes((arms["high"][0], arms["low"][0]), truth).startswith("not quite")
+        assert check_extremes((arms["low"][0], arms["high"][0]), truth).startswith("right")
+        assert check_extremes((arms["high"][0], arms["low"][0]), truth).startswith("wrong")
+        assert "is not the lowest" in check_extremes((arms["high"][0], arms["low"][0]), truth)
     truth = extreme_draws(c, "surf_3")
     assert len(truth["low"]) > 1  # a tie: any of the tied draws is right
-    assert check_extremes((truth["low"][-1], truth["high"][0]), truth).startswith("correct")
-    assert check_extremes(7, truth).startswith("not quite")
+    assert check_extremes((truth["low"][-1], truth["high"][0]), truth).startswith("right")
+    assert check_extremes(7, truth).startswith("wrong")
     assert "select_extremes" in check_extremes(None, truth)
     with pytest.raises(CovlibError, match="not a column"):
         extreme_draws(c, "cov_99")

@@ -74,8 +74,9 @@ def test_the_exercise_check_fails_on_a_wrong_answer():
     fitted = rule.fit_rule(ratios)
     truth = readings.raw_within_share(ratios, fitted, 1.15)
     assert truth == 0.0  # raw ratios 1.8-2.2 are all outside 1.15x
-    assert readings.check_raw_within(truth, truth, 1.15).startswith("correct")
-    assert readings.check_raw_within(1.0, truth, 1.15).startswith("not quite")
+    assert readings.check_raw_within(truth, truth, 1.15).startswith("right")
+    assert readings.check_raw_within(1.0, truth, 1.15).startswith("wrong")
+    assert f"{truth:.3f}" not in readings.check_raw_within(1.0, truth, 1.15)
     assert readings.check_raw_within(None, truth, 1.15).startswith("no answer")
 
 

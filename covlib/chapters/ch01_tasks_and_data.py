@@ -11,14 +11,15 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import default_root, readable_path
+from covlib.figures.exercises import check_share
 from covlib.figures.style import MAX_CHART_WIDTH, TRAIN_LABEL, _type_scale, legend_highlight
 from covlib.figures.tables import ReaderTable, readable, reader_table
 from covlib.tasks.datasets import Dataset, DatasetConfig, ensure_dataset, generate
 from covlib.tasks.folders import DatasetFolder, load_dataset
 from covlib.tasks.graphs import TASKS, Task
 
-# what the chapter's notebook imports from here (`from covlib.chapters.ch01_tasks_and_data import *`): the functions of
-# covlib's layers its cells call, one import away from where each is defined
+# the functions of covlib's layers the chapter's notebook calls through this module (`import covlib.chapters.ch01_tasks_and_data
+# as ch01`, then `ch01.generate(...)`), one import away from where each is defined
 __all__ = [
     "DatasetConfig",
     "TASKS",
@@ -504,3 +505,24 @@ def summary_view(summary: Mapping[str, Any]) -> ReaderTable:
     """``dataset_summary`` for the reader: one row per number."""
     frame = pd.DataFrame({"quantity": list(summary), "value": list(summary.values())})
     return reader_table(frame, {"quantity": "quantity", "value": "value"}, formats={"value": readable}, max_rows=30)
+
+
+# --- the exercises: the quantity each asks for, and its check (the solution cells show how to compute it) ---------
+
+EXERCISE_N = 20  # tokens of the exercises' fresh datasets: 8,000 two-hop inputs, 160,000 three-hop ones, counted exactly
+
+
+def eligible_share(task: str, seed: int, num_tokens: int = EXERCISE_N) -> float:
+    """Exercises 1 and 2: the share of a task's N^m inputs that are ID-eligible (every fact they use is in the seen
+    split), counted on a fresh dataset; the seen split does not depend on the training-set size."""
+    dataset = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0))
+    return dataset.eligible_count / num_tokens ** dataset.task.n_inputs
+
+
+def check_eligible_share(answer: Any, task: str, seed: int, name: str, num_tokens: int = EXERCISE_N) -> str:
+    """Exercises 1 and 2: a reader's expected share of ID-eligible ``task`` inputs, within 0.02 of the count."""
+    return check_share(answer, eligible_share(task, seed, num_tokens),
+                       f"the share of ID-eligible {task} inputs at N = {num_tokens}",
+                       "work it out from how the seen split is drawn (1.3), before running anything", tol=0.02,
+                       name=name, hint="an input is ID-eligible when every fact it uses is seen; how many facts does "
+                                       f"one {task} input use, and how likely is each of them to be seen?")

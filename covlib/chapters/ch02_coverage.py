@@ -37,13 +37,15 @@ from covlib.coverage.exact import (
 )
 from covlib.coverage.requirement import data_for_coverage
 from covlib.figures.charts import coverage_by_k_chart
+from covlib.figures.exercises import as_number, right, unanswered, unchecked, wrong
 from covlib.figures.style import _type_scale, zoom
 from covlib.figures.tables import ReaderTable, reader_table
-from covlib.tasks.datasets import DatasetConfig, ensure_dataset, generate
+from covlib.search.cells import SearchRules
+from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset, generate
 from covlib.tasks.folders import load_dataset
 
-# what the chapter's notebook imports from here (`from covlib.chapters.ch02_coverage import *`): the functions of
-# covlib's layers its cells call, one import away from where each is defined
+# the functions of covlib's layers the chapter's notebook calls through this module (`import covlib.chapters.ch02_coverage
+# as ch02`, then `ch02.generate(...)`), one import away from where each is defined
 __all__ = [
     "DatasetConfig",
     "EXPONENTS",
@@ -401,3 +403,69 @@ def survey_view(survey: pd.DataFrame) -> ReaderTable:
                                  "eligible": "ID-eligible inputs",
                                  "paper: data for 0.99 accuracy": "paper: data for 99% accuracy",
                                  "paper's early draft (superseded)": "paper's early draft (superseded)"})
+
+
+# --- the exercises: the quantity each asks for, and its check (the solution cells show how to compute it) ---------
+
+
+def half_covered_k(table: pd.DataFrame, test_type: str = "type_0") -> int | None:
+    """Exercise 1: the smallest k at which fewer than half of the ``test_type`` items are k-covered, read off a
+    coverage table (columns type, k, covered); None when at least half stay covered up to its largest k."""
+    shares = table[table["type"] == test_type].set_index("k")["covered"]
+    below = shares[shares < 0.5]
+    return int(below.index.min()) if len(below) else None
+
+
+def check_half_k(answer: Any, table: pd.DataFrame, name: str = "my_half_k") -> str:
+    """Exercise 1: a reader's smallest k with fewer than half of the type_0 items covered. A wrong answer learns
+    whether it is too high or too low, and why, from its own row of the table; never the right k."""
+    how = "read the type_0 row of the coverage table of 2.3 from left to right (or move the chart's k slider)"
+    if answer is None:
+        return unanswered(name, how)
+    truth = half_covered_k(table)
+    if truth is None:
+        return unchecked(f"at least half of the type_0 items stay covered up to k = {int(table['k'].max())}: raise "
+                         "max_k to find where they fall below one half")
+    value = as_number(answer)
+    if value is None or not value.is_integer():
+        return wrong(f"{name} is a whole number, a k, not {answer!r}.")
+    k = int(value)
+    if k == truth:
+        return right(f"k = {truth} is the smallest k with fewer than half of the type_0 items covered.")
+    shares = table[table["type"] == "type_0"].set_index("k")["covered"]
+    if k < truth:
+        share = f" ({shares[k]:.0%})" if k in shares else ""
+        return wrong(f"k = {k} is too low: at that k, at least half of the type_0 items are still covered{share}.")
+    return wrong(f"k = {k} is too high: fewer than half are covered there, but it is not the first k where that "
+                 "happens.")
+
+
+def exercise_train_size(N: int, n_train: int, seed: int) -> int:
+    """Exercise 2's training-set size when the reader sets none: twice the chapter's, or, when that does not fit
+    in the ID pool at this preset (at N = 10 twice 300 exceeds the 479 ID-eligible inputs), the largest size the
+    required-data search would try (the pool less a test set)."""
+    return min(2 * n_train, SearchRules().largest_n(eligible_count("twohop", N, seed)))
+
+
+def more_data_coverage(N: int, n_try: int, seed: int, k: int = 3, test_size_per_type: int = 500) -> float:
+    """Exercise 2: the share of type_0 items k-covered by a training set of ``n_try`` twohop examples at N.
+    Raises CovlibError naming ``exercise_n_train`` when the ID pool is too small for it."""
+    pool = eligible_count("twohop", N, seed)
+    if n_try >= pool:
+        raise CovlibError(f"exercise_n_train={n_try} is not below the {pool} ID-eligible inputs of twohop at N={N}: "
+                          f"set it to at most {pool - 1}", parameter="exercise_n_train")
+    table = coverage_by_k(generate(DatasetConfig("twohop", N, n_try, seed=seed,
+                                                 test_size_per_type=test_size_per_type)), k)
+    return float(table[(table["type"] == "type_0") & (table["k"] == k)]["covered"].iloc[0])
+
+
+def more_data_text(N: int, n_train: int, n_try: int | None, seed: int, table: pd.DataFrame, k: int = 3) -> str:
+    """Exercise 2 in one sentence: the share of type_0 items k-covered with ``n_try`` examples (None: the size
+    exercise_train_size picks) beside this chapter's share (``table``), or why the ID pool cannot hold ``n_try``."""
+    n_try = n_try or exercise_train_size(N, n_train, seed)
+    now = float(table[(table["type"] == "type_0") & (table["k"] == k)]["covered"].iloc[0])
+    try:
+        more = more_data_coverage(N, n_try, seed, k)
+    except CovlibError as exc:
+        return str(exc)
+    return f"with {n_try:,} examples, {more:.1%} of type_0 items are {k}-covered (with this chapter's {n_train:,}: {now:.1%})"

@@ -16,6 +16,7 @@ from covlib.analyses.curves import cutoff_table
 from covlib.base.paths import readable_path, repository_path
 from covlib.coverage.annotate import annotate_dataset, wide_table
 from covlib.figures.charts import accuracy_by_cutoff_chart, accuracy_curves_chart
+from covlib.figures.exercises import check_choice, read_answer, right, unanswered, unchecked, wrong
 from covlib.figures.style import GROUP_COLORS, TYPE_COLORS
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
@@ -24,8 +25,8 @@ from covlib.training.loop import TrainResult
 from covlib.training.runs import RESULT, first_step_above, load_metrics, load_run_config
 from covlib.training.shipped import EDGE_RUN, EDGE_SEEDS_COMMAND, archive_run, shipped_edge_seeds, train_or_load
 
-# what the chapter's notebook imports from here (`from covlib.chapters.ch03_coverage_predicts_generalization import *`): the functions of
-# covlib's layers its cells call, one import away from where each is defined
+# the functions of covlib's layers the chapter's notebook calls through this module (`import covlib.chapters.ch03_coverage_predicts_generalization
+# as ch03`, then `ch03.ensure_dataset(...)`), one import away from where each is defined
 __all__ = [
     "DatasetConfig",
     "EDGE_SEEDS_COMMAND",
@@ -368,3 +369,41 @@ def cutoff_reader_table(per_k: pd.DataFrame) -> ReaderTable:
                                 step: f"first step at {threshold}% (empty: never)"},
                         {"k_cutoff": "{}", "accuracy": ".1%"})
 
+
+# --- the exercises: the quantity each asks for, and its check (the solution cells show how to compute it) ---------
+
+CUTOFF_GROUPS = ("k<3", "k=3", "k>3")
+
+
+def first_groups(metrics: pd.DataFrame, value: float = 0.5) -> list[str]:
+    """Exercise 1: the k-cutoff group(s) whose accuracy is the first to reach ``value`` in a run's metrics (more
+    than one when they reach it at the same evaluated step); empty when none does."""
+    firsts = {g: first_step_above(metrics, f"acc/{g}", value) for g in CUTOFF_GROUPS}
+    reached = {g: step for g, step in firsts.items() if step is not None}
+    return [g for g, step in reached.items() if step == min(reached.values())] if reached else []
+
+
+def check_first_group(answer: Any, metrics: pd.DataFrame, name: str = "my_first_group") -> str:
+    """Exercise 1: a reader's group ("k<3", "k=3" or "k>3") that reaches 50% accuracy first in the edge run. A wrong
+    answer learns whether its group reaches 50% at all; never which group is first."""
+    how = ("for each k-cutoff group, find the first evaluated step at which its accuracy reaches 0.5 in the run at "
+           "the edge of coverage (`edge`, the metrics of 3.5)")
+    if answer is None:
+        return unanswered(name, how)
+    truth = first_groups(metrics)
+    if not truth:
+        return unchecked("no k-cutoff group reaches 50% accuracy in this run")
+    value = read_answer(answer)
+    if value in truth:
+        return right_group(value, truth)
+    if value not in CUTOFF_GROUPS:
+        return check_choice(value, truth[0], CUTOFF_GROUPS, name, how)
+    if first_step_above(metrics, f"acc/{value}", 0.5) is None:
+        return wrong(f"{value} never reaches 50% accuracy in this run.")
+    return wrong(f"{value} reaches 50%, but another group gets there earlier. Hint: which items does the "
+                 "coverage principle say are learned first?")
+
+
+def right_group(value: str, truth: list[str]) -> str:
+    tied = f" (tied with {', '.join(g for g in truth if g != value)})" if len(truth) > 1 else ""
+    return right(f"{value} is the first group to reach 50% accuracy{tied}.")

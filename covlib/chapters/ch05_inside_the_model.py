@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -16,6 +17,7 @@ from covlib.analyses.tracing import trace_table
 from covlib.base.errors import CovlibError
 from covlib.base.paths import repository_path
 from covlib.coverage.annotate import annotate_dataset
+from covlib.figures.exercises import as_number, read_answer, right, unanswered, unchecked, wrong
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
 from covlib.figures.tables import ReaderTable, frame_table, reader_table
 from covlib.figures.text import series
@@ -25,8 +27,8 @@ from covlib.training.loop import train
 from covlib.training.runs import load_metrics, load_weights, save_weights
 from covlib.training.shipped import EDGE_RUN, shipped_edge_seeds
 
-# what the chapter's notebook imports from here (`from covlib.chapters.ch05_inside_the_model import *`): the functions of
-# covlib's layers its cells call, one import away from where each is defined
+# the functions of covlib's layers the chapter's notebook calls through this module (`import covlib.chapters.ch05_inside_the_model
+# as ch05`, then `ch05.iicg_peaks(...)`), one import away from where each is defined
 __all__ = [
     "PRESETS",
     "frame_table",
@@ -377,3 +379,48 @@ def layer_map_table(pivot: pd.DataFrame, what: str, fmt: str = ".0%") -> ReaderT
     columns = {k: columns[k] for k in keys} | {c: f"position {c}" for c in frame.columns if c not in keys}
     return reader_table(frame, columns, {"layer": "{}"} | {c: fmt for c in frame.columns if c not in keys},
                         max_rows=20, caption=what)
+
+
+# --- the exercises: the quantity each asks for, and its check (the solution cells show how to compute it) ---------
+
+
+def iicg_peak_by_answer(model, dataset, tables: TaskTables, max_items: int | None = None) -> pd.Series:
+    """Exercise 1: the cell (layer, position, iicg) where the IICG of the ID test items grouped by their answer t
+    peaks, leaving out cells high by construction (covlib.analyses.iicg.iicg_peaks)."""
+    return iicg_peaks(iicg_table(model, dataset, tables, ["t"], ["type_0"], max_items=max_items)).iloc[0]
+
+
+def check_iicg_peak(layer: Any, position: Any, model, dataset, tables: TaskTables, max_items: int | None = None,
+                    names: tuple[str, str] = ("my_peak_layer", "my_peak_position")) -> str:
+    """Exercise 1: a reader's (layer, position) of the peak of IICG grouped by t on the ID test items."""
+    if layer is None or position is None:
+        return check_peak(layer, position, None, names)
+    try:
+        peak = iicg_peak_by_answer(model, dataset, tables, max_items)
+    except CovlibError as exc:
+        return unchecked(str(exc))
+    return check_peak(layer, position, peak, names)
+
+
+def check_peak(layer: Any, position: Any, peak: pd.Series | None,
+               names: tuple[str, str] = ("my_peak_layer", "my_peak_position")) -> str:
+    """Exercise 1's verdict on a reader's (layer, position) against the peak (a row of iicg_peaks: layer,
+    position, iicg). A wrong answer learns which of the two is wrong and, for the layer, whether it is too early or
+    too late; never the peak."""
+    how = ("compute iicg_table(model, ds, tables, [\"t\"], [\"type_0\"]) and find its row with the largest iicg "
+           "(leave out the cells marked by_construction)")
+    if layer is None or position is None:
+        return unanswered(" and ".join(names), how)
+    value = as_number(layer)
+    if value is None or not value.is_integer():
+        return wrong(f"{names[0]} is a layer, a whole number, not {layer!r}.")
+    where = str(read_answer(position)).strip()
+    layer_right, position_right = int(value) == int(peak["layer"]), where == str(peak["position"])
+    if layer_right and position_right:
+        return right(f"IICG grouped by t peaks at layer {int(peak['layer'])}, position {peak['position']} "
+                     f"(IICG {peak['iicg']:.2f}).")
+    parts = ["the layer is right" if layer_right else
+             f"layer {int(value)} is too {'late' if value > peak['layer'] else 'early'}",
+             "the position is right" if position_right else f"the position is not {where}"]
+    return wrong("; ".join(parts) + ". Hint: draw the IICG by t over layers and positions as a heatmap, as 5.2 "
+                 "does for b.")

@@ -153,7 +153,9 @@ def check_share_x2(answer, truth: float) -> str:
     """Exercise 1's check: the share of merged non-tree fragment pairs at k = 2 that share x2."""
     return check_share(answer, truth, "the share of merged non-tree pairs (k = 2) that share x2",
                        "call coverage.merged_pairs on the non-tree dataset of `pair` with k = 2 and read "
-                       "the share of its row 'x2'")
+                       "the share of its row 'x2'", name="my_share_x2_k2",
+                       hint="the row 'x2' counts the pairs that share x2 alone; check that you read k = 2, "
+                            "on the non-tree dataset.")
 
 
 def largest_train_size(pair: dict) -> int:
@@ -176,4 +178,5 @@ def check_pool_coverage(answer, truth: float, k: int = 3) -> str:
     """Exercise 2's check: non-tree's k-covered share of its whole ID pool at the largest training set."""
     return check_share(answer, truth, f"non-tree's {k}-covered share of its whole ID pool at that size",
                        "call coverage.coverage_comparison at N and n_big (with test_size) and read "
-                       f"non-tree's 'id_pool' row at k = {k} (coverage.cov_at)")
+                       f"non-tree's 'id_pool' row at k = {k} (coverage.cov_at)", name="my_pool_coverage",
+                       hint=f"read the 'id_pool' population, not the ID test (type_0), of non-tree at k = {k}.")

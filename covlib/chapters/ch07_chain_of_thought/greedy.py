@@ -211,7 +211,9 @@ def check_bridge_wrong(answer, truth: float) -> str:
     """Exercise 1's check: the share of type_2 items with a wrong bridge under greedy decoding (twohop_cot)."""
     return check_share(answer, truth, "the share of type_2 items whose greedy bridge is wrong",
                        "add the two 'bridge wrong' outcome columns of the twohop_cot, type_2 row of `decoding`",
-                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005)
+                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005,
+                       name="my_bridge_wrong", hint="a wrong bridge can be followed by a right or a wrong answer: "
+                                                    "count both, on the twohop_cot model's type_2 row.")
 
 
 @torch.no_grad()
@@ -267,4 +269,6 @@ def check_follows_written_bridge(answer, truth: float) -> str:
                        "call greedy.written_chains with the twohop_cot model, its dataset and tables "
                        "(models['twohop_cot']) on type_2 and max_items, keep the rows whose written bridge is "
                        "wrong and compare t_written with t_of_written",
-                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005)
+                       "the twohop_cot model is not in the cache (`covlib ship cot --only twohop_cot`)", tol=0.005,
+                       name="my_follows_bridge", hint="keep only the items whose written bridge differs from the "
+                                                      "true one, then compare t_written with t_of_written.")

@@ -7,6 +7,7 @@ import numpy as np
 from covlib.base.errors import CovlibError
 from covlib.chapters.ch08_three_ways_to_generalise.model_runs import CONDITIONS
 from covlib.chapters.ch08_three_ways_to_generalise.reach import all_inputs, not_training, role_reach, symmetry_reach
+from covlib.figures.exercises import check_counts, check_share
 from covlib.tasks.datasets import Dataset, DatasetConfig, generate
 
 EXERCISE_N = 12  # the most tokens the exercises use: every input is enumerated and covered exactly in a second
@@ -58,55 +59,32 @@ def cross_role_counts(dataset: Dataset) -> tuple[int, int]:
     return tuple(int(role_reach(dataset, queries, include_atomic=atomic).cross_role.sum()) for atomic in (False, True))
 
 
-def _as_counts(answer, keys: list) -> dict | None:
-    """A reader's answer as {key: int}: a mapping, or a sequence in the order of ``keys`` (None if neither)."""
-    if isinstance(answer, str):
-        return None
-    try:
-        if isinstance(answer, dict):
-            return {int(key): int(value) for key, value in answer.items()}
-        values = [int(v) for v in answer]
-    except (TypeError, ValueError):
-        return None
-    if len(keys) == 1 and len(set(values)) == 1:  # the same threshold asked twice
-        values = values[:1]
-    return dict(zip(keys, values)) if len(values) == len(keys) else None
+def check_reachable(answer, truth: dict[int, int], name: str = "my_reachable") -> str:
+    """Exercise 1: the counts of inputs reachable only through the symmetry, per k (``truth``: reachable_counts). A
+    wrong answer learns which count is too high or too low, not the counts."""
+    return check_counts(answer, truth, {k: f"at k = {k}" for k in truth}, name,
+                        "run reach.symmetry_reach on the commutative dataset's inputs outside training at each "
+                        "threshold and count its 'reachable', a pair (count at k, count at exercise_k)",
+                        hint="count the commutative dataset's inputs outside training (outside['commutative']), "
+                             "once per threshold.")
 
 
-def check_reachable(answer, truth: dict[int, int]) -> str:
-    """Exercise 1: the counts of inputs reachable only through the symmetry, per k (``truth``: reachable_counts)."""
-    if answer is None:
-        return ("no answer yet: set my_reachable to (count at k, count at exercise_k); run reach.symmetry_reach "
-                "on the commutative dataset's inputs outside training at each threshold and count its 'reachable'")
-    shown = ", ".join(f"{n} at k={k}" for k, n in truth.items())
-    if _as_counts(answer, list(truth)) == truth:
-        return f"correct: {shown}"
-    return f"not quite: the inputs reachable only through the symmetry are {shown} (you gave {answer!r})"
-
-
-def check_agreement(answer, truth: float, num_tokens: int, tolerance: float = 1e-3) -> str:
+def check_agreement(answer, truth: float, num_tokens: int, tolerance: float = 1e-3,
+                    name: str = "my_agreement") -> str:
     """Exercise 2: the share of the control's off-diagonal inputs whose mirror has the same answer."""
-    if answer is None:
-        return ("no answer yet: set my_agreement to a share; run reach.symmetry_reach on the distinct-table "
-                "dataset's inputs outside training with x1 != x2 (pass swap, it has no commutative primitive) and "
-                "average its 'same_output'")
-    scale = f"1/N = {1 / num_tokens:.3f}, 2/N = {2 / num_tokens:.3f}"
-    try:
-        right = abs(float(answer) - truth) <= tolerance
-    except (TypeError, ValueError):
-        right = False
-    if right:
-        return f"correct: {truth:.3f} of them agree ({scale})"
-    return f"not quite: {truth:.3f} of them agree, you gave {answer!r} ({scale})"
+    scale = f"compare it with 1/N = {1 / num_tokens:.3f} and 2/N = {2 / num_tokens:.3f}"
+    verdict = check_share(answer, truth, "the share of mirrors with the same answer",
+                          "run reach.symmetry_reach on the distinct-table dataset's inputs outside training with "
+                          "x1 != x2 (pass swap, it has no commutative primitive) and average its 'same_output'",
+                          tol=tolerance, name=name, hint="keep only the inputs with x1 != x2, on the distinct-table "
+                                                         "dataset.")
+    return f"{verdict[:-1]} ({scale})." if verdict.startswith(("right", "wrong")) else verdict
 
 
-def check_cross_role(answer, truth: tuple[int, int]) -> str:
+def check_cross_role(answer, truth: tuple[int, int], name: str = "my_cross_role") -> str:
     """Exercise 3: cross-role inputs outside training without and with atomic facts (``truth``: cross_role_counts)."""
-    if answer is None:
-        return ("no answer yet: set my_cross_role to (without atomic facts, with them); run reach.role_reach on "
-                "the shared-table dataset's inputs outside training, once with each include_atomic, and count its "
-                "'cross_role'")
-    shown = f"{truth[0]} without atomic facts, {truth[1]} with them"
-    if _as_counts(answer, [0, 1]) == dict(enumerate(truth)):
-        return f"correct: {shown}"
-    return f"not quite: the cross-role inputs are {shown} (you gave {answer!r})"
+    return check_counts(answer, dict(enumerate(truth)), {0: "without atomic facts", 1: "with them"}, name,
+                        "run reach.role_reach on the shared-table dataset's inputs outside training, once with each "
+                        "include_atomic, and count its 'cross_role', a pair (without, with)",
+                        hint="count the shared-table dataset's inputs outside training, and give the count without "
+                             "atomic facts first.")

@@ -18,6 +18,7 @@ from covlib.base.files import write_folder_atomic
 from covlib.base.paths import readable_path
 from covlib.base.tables import read_table, upsert_row
 from covlib.coverage.exact import k_cutoffs
+from covlib.figures.exercises import read_answer, right, unanswered, wrong
 from covlib.tasks.datasets import Dataset, DatasetConfig, dataset_files, eligible_count, generate
 from covlib.tasks.folders import META
 from covlib.training.loop import train
@@ -555,21 +556,27 @@ def coverage_column(pool: Pool, plan: AuditPlan, k: int) -> dict[int, float]:
     return {n: coverage_profile(pool, pool.pool[draw_subset(pool, n, 0)], [k])[k] for n in growth_sizes(plan)}
 
 
-def check_coverage(answer, truth: dict[int, float], tolerance: float = 5e-4) -> str:
-    """Exercise 1: a reader's {n_unique: coverage} (or the shares in the table's order) against coverage_column."""
+def check_coverage(answer, truth: dict[int, float], tolerance: float = 5e-4, name: str = "my_coverage") -> str:
+    """Exercise 1: a reader's {n_unique: coverage} (or the shares in the table's order) against coverage_column. A
+    wrong answer learns at which sizes its share is too high or too low, not the shares."""
     if answer is None:
-        return ("no answer yet: set my_coverage to {n_unique: share}; run audit.coverage_profile at exercise_k on "
-                "draw 0 (audit.draw_subset) of every size in the 9.1 table")
-    shown = ", ".join(f"{n:,}: {c:.3f}" for n, c in truth.items())
+        return unanswered(name, "run audit.coverage_profile at exercise_k on draw 0 (audit.draw_subset) of every "
+                                "size in the 9.1 table, and write {n_unique: share, ...}")
+    value = read_answer(answer)
     try:
-        given = ({int(n): float(c) for n, c in answer.items()} if hasattr(answer, "items")
-                 else dict(zip(truth, (float(c) for c in answer), strict=True)))
-        right = given.keys() == truth.keys() and all(abs(given[n] - c) <= tolerance for n, c in truth.items())
+        given = ({int(n): float(c) for n, c in value.items()} if hasattr(value, "items")
+                 else dict(zip(truth, (float(c) for c in value), strict=True)))
     except (TypeError, ValueError):
-        right = False
-    if right:
-        return f"correct: {shown}"
-    return f"not quite: the coverage by size is {shown}"
+        return wrong(f"{name} is {{n_unique: share}} for the {len(truth)} sizes of the 9.1 table "
+                     f"({', '.join(f'{n:,}' for n in truth)}); you gave {answer!r}.")
+    if given.keys() != truth.keys():
+        return wrong(f"{name} needs the {len(truth)} sizes of the 9.1 table: {', '.join(f'{n:,}' for n in truth)}.")
+    off = [f"at {n:,} too {'high' if given[n] > c else 'low'}" for n, c in truth.items()
+           if abs(given[n] - c) > tolerance]
+    if not off:
+        return right("the exact coverage by size is " + ", ".join(f"{n:,}: {c:.3f}" for n, c in truth.items()) + ".")
+    return wrong("your share is " + "; ".join(off) + ". Hint: the threshold is exercise_k, and each size's training "
+                 "set is its draw 0 (audit.draw_subset(pool, n, 0)).")
 
 
 def extreme_draws(candidates: pd.DataFrame, measure: str, band: float = 0.5) -> dict[str, list[int]]:
@@ -585,17 +592,21 @@ def extreme_draws(candidates: pd.DataFrame, measure: str, band: float = 0.5) -> 
             "high": sorted(typical.loc[values == values.max(), "draw"].astype(int))}
 
 
-def check_extremes(answer, truth: dict[str, list[int]]) -> str:
-    """Exercise 2: a reader's (lowest draw, highest draw) against extreme_draws (any tied draw is right)."""
+def check_extremes(answer, truth: dict[str, list[int]], name: str = "my_extremes") -> str:
+    """Exercise 2: a reader's (lowest draw, highest draw) against extreme_draws (any tied draw is right). A wrong
+    answer learns which of the two is wrong, not the draws."""
     if answer is None:
-        return ("no answer yet: set my_extremes to (lowest draw, highest draw); run audit.select_extremes on "
-                "exercise_column with one set per arm")
-    shown = f"lowest: draw {' or '.join(map(str, truth['low']))}; highest: draw {' or '.join(map(str, truth['high']))}"
+        return unanswered(name, "run audit.select_extremes on exercise_column with one set per arm, and write "
+                                "(lowest draw, highest draw)")
     try:
-        low, high = (int(d) for d in answer)
-        right = low in truth["low"] and high in truth["high"]
+        low, high = (int(d) for d in read_answer(answer))
     except (TypeError, ValueError):
-        right = False
-    if right:
-        return f"correct: {shown}"
-    return f"not quite: {shown} (you gave {answer!r})"
+        return wrong(f"{name} is two draw numbers, (lowest draw, highest draw); you gave {answer!r}.")
+    right_low, right_high = low in truth["low"], high in truth["high"]
+    if right_low and right_high:
+        return right(f"the lowest is draw {' or '.join(map(str, truth['low']))}, the highest draw "
+                     f"{' or '.join(map(str, truth['high']))}.")
+    parts = ["the lowest draw is right" if right_low else f"draw {low} is not the lowest",
+             "the highest draw is right" if right_high else f"draw {high} is not the highest"]
+    return wrong("; ".join(parts) + ". Hint: only the typical candidates count (audit.select_extremes keeps them), "
+                 "and the column is exercise_column.")

@@ -42,8 +42,12 @@ def raw_within_share(ratios: pd.DataFrame, rule: dict, band: float, fit_set: str
 
 
 def check_raw_within(answer, truth: float, band: float) -> str:
+    """The exercise's check: the share of two-hop's cells within the band of the raw crossing (factor 1)."""
     return check_share(answer, truth, f"the share of two-hop cells within {band:g}x of the raw crossing",
-                       "set my_raw_within to a share between 0 and 1 and run this cell again", tol=0.005)
+                       "divide each two-hop cell's n_req by its crossing at the rule's k and share (in `ratios`) "
+                       f"and count the ratios between 1/{band:g} and {band:g}", tol=0.005, name="my_raw_within",
+                       hint="keep only two-hop's rows at the rule's k and target, and count a ratio inside the band "
+                            "in either direction.")
 
 
 def findings(rule_text: str, ranges: pd.DataFrame, tested: pd.DataFrame, authors: pd.DataFrame, band: float) -> str:
