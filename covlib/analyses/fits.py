@@ -40,6 +40,10 @@ def exponent_fit(estimates: pd.DataFrame, level: float = 0.95, reps: int = 4000,
       t-interval with (number of N) - 2 degrees of freedom (resampling cells that hold one seed each would
       ignore the seed-to-seed spread).
 
+    With a ``log_sd`` column (the uncertainty of each cell's log n_req, e.g. from the logistic estimator), each
+    resample also draws every chosen cell's log n_req from a normal of that spread, so the interval carries each
+    cell's uncertainty as well as the spread over N and seeds (the t-interval of one-seed fits does not).
+
     Returns c, a, r2, c_low, c_high, interval (the method, or why there is none), n_values, seeds (the most
     seeds at any N), N_min, N_max, points."""
     est = estimates.dropna(subset=["n_req"]) if len(estimates) else estimates
@@ -77,7 +81,9 @@ def _cell_bootstrap(est: pd.DataFrame, level: float, reps: int, seed: int) -> tu
     within each drawn cell. Resampling cells alone ignores the seed-to-seed spread measured inside them: with a
     handful of cells whose means happen to lie near a line (two-hop's five here) it gave 2.10-2.11, an interval
     far narrower than the 1.15x gap between two seeds of one cell allows."""
-    cells = [(np.log(float(N)), np.log(g["n_req"].to_numpy(float))) for N, g in est.groupby("N")]
+    spread = "log_sd" in est
+    cells = [(np.log(float(N)), np.log(g["n_req"].to_numpy(float)),
+              g["log_sd"].fillna(0).to_numpy(float) if spread else np.zeros(len(g))) for N, g in est.groupby("N")]
     rng = np.random.default_rng(seed)
     slopes = []
     for _ in range(reps):
@@ -85,7 +91,10 @@ def _cell_bootstrap(est: pd.DataFrame, level: float, reps: int, seed: int) -> tu
         x = np.concatenate([np.full(len(cells[i][1]), cells[i][0]) for i in pick])
         if len(np.unique(x)) < 2:
             continue
-        y = np.concatenate([cells[i][1][rng.integers(0, len(cells[i][1]), len(cells[i][1]))] for i in pick])
+        seeds = [rng.integers(0, len(cells[i][1]), len(cells[i][1])) for i in pick]
+        y = np.concatenate([cells[i][1][j] for i, j in zip(pick, seeds)])
+        if spread:  # each drawn cell's own uncertainty
+            y = y + rng.normal(0.0, np.concatenate([cells[i][2][j] for i, j in zip(pick, seeds)]))
         slopes.append(np.polyfit(x, y, 1)[0])
     low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
@@ -123,4 +132,110 @@ def exponent_metrics(name: str, fit: dict | None) -> dict[str, float]:
            f"exponent_{name}_seeds": fit["seeds"]}
     if not np.isnan(fit["c_low"]):
         out |= {f"exponent_{name}_ci_low": fit["c_low"], f"exponent_{name}_ci_high": fit["c_high"]}
+    return out
+
+
+def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4000, seed: int = 0,
+                        paired: bool = True) -> dict:
+    """The difference of two exponents, c(first) - c(second), with 90% and 95% percentile intervals.
+
+    Paired (the default): both series are cut to the (N, seed) cells they share, and each resample draws the same
+    N values and seeds for both, so a difference is read on the same cells; unpaired: each series is resampled on
+    its own (for series that share too few N). Each drawn cell's log n_req is also drawn from its own ``log_sd``
+    where the estimates carry one. Returns difference, ci90_low/high, ci95_low/high, n_values (N values read),
+    cells, paired; intervals are NaN below MIN_N_FOR_INTERVAL values of N in either series."""
+    if paired:
+        keys = ["N", "seed"]
+        common = first[keys].merge(second[keys], on=keys)
+        first, second = (s.merge(common, on=keys).sort_values(keys) for s in (first, second))
+    c = power_fit(first["N"], first["n_req"])["c"] - power_fit(second["N"], second["n_req"])["c"]
+    n_values = min(first["N"].nunique(), second["N"].nunique())
+    out = {"difference": float(c), "paired": paired, "cells": int(len(first) + (0 if paired else len(second))),
+           "n_values": int(n_values)}
+    if n_values < MIN_N_FOR_INTERVAL:
+        return out | {"ci90_low": np.nan, "ci90_high": np.nan, "ci95_low": np.nan, "ci95_high": np.nan}
+    rng = np.random.default_rng(seed)
+    xa, ya, sda, ma = _series_arrays(first)
+    xb, yb, sdb, mb = _series_arrays(second)
+    cells_a, seeds_a = _draw_indices(ma, reps, rng)
+    # paired: the same N values and seeds for both series (sorted alike, so index k is the same cell in both)
+    cells_b, seeds_b = (cells_a, seeds_a) if paired else _draw_indices(mb, reps, rng)
+    draws = _slopes(xa, ya, sda, ma, cells_a, seeds_a, rng) - _slopes(xb, yb, sdb, mb, cells_b, seeds_b, rng)
+    draws = np.asarray(draws)
+    draws = draws[np.isfinite(draws)]
+    q = np.quantile(draws, [0.05, 0.95, 0.025, 0.975])
+    return out | {"ci90_low": float(q[0]), "ci90_high": float(q[1]), "ci95_low": float(q[2]), "ci95_high": float(q[3])}
+
+
+def _series_arrays(est: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A series as arrays over its N-cells: log N (K,), and per cell up to M seeds: log n_req, log_sd (K, M) and a
+    mask of the seeds that exist (K, M)."""
+    groups = [g for _, g in est.groupby("N")]
+    K, M = len(groups), max(len(g) for g in groups)
+    x = np.log(np.array([float(g["N"].iloc[0]) for g in groups]))
+    y, sd, mask = np.zeros((K, M)), np.zeros((K, M)), np.zeros((K, M), dtype=bool)
+    for i, g in enumerate(groups):
+        m = len(g)
+        y[i, :m] = np.log(g["n_req"].to_numpy(float))
+        sd[i, :m] = g["log_sd"].fillna(0).to_numpy(float) if "log_sd" in g else 0.0
+        mask[i, :m] = True
+    return x, y, sd, mask
+
+
+def _draw_indices(mask: np.ndarray, reps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A two-level resample, vectorised over ``reps``: N-cells with replacement (reps, K), then within each drawn
+    cell its seeds with replacement (reps, K, M; entries past a cell's seed count are masked out later)."""
+    K, M = mask.shape
+    cells = rng.integers(0, K, (reps, K))
+    counts = mask.sum(axis=1)[cells]  # seeds of each drawn cell
+    seeds = np.floor(rng.random((reps, K, M)) * counts[..., None]).astype(int)
+    return cells, seeds
+
+
+def _slopes(x, y, sd, mask, cells, seeds, rng) -> np.ndarray:
+    """The least-squares slope of every resample (NaN where it drew a single N), each drawn value moved by a
+    normal of its cell's log_sd."""
+    keep = np.arange(mask.shape[1])[None, None, :] < mask.sum(axis=1)[cells][..., None]  # a drawn cell's own seeds
+    xs = np.broadcast_to(x[cells][..., None], seeds.shape)
+    ys = y[cells[..., None], seeds] + rng.standard_normal(seeds.shape) * sd[cells[..., None], seeds]
+    w = keep.astype(float)
+    n = w.sum(axis=(1, 2))
+    mx, my = (w * xs).sum(axis=(1, 2)) / n, (w * ys).sum(axis=(1, 2)) / n
+    sxx = (w * (xs - mx[:, None, None]) ** 2).sum(axis=(1, 2))
+    sxy = (w * (xs - mx[:, None, None]) * (ys - my[:, None, None])).sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sxx > 1e-12, sxy / sxx, np.nan)
+
+
+def exponent_intervals(estimates: pd.DataFrame, levels: Sequence[float] = (0.90, 0.95), reps: int = 4000,
+                       seed: int = 0) -> dict:
+    """exponent_fit's design, for several levels from one set of resamples and vectorised: the least-squares c
+    and, with 2+ seeds at half the N or more, the two-level bootstrap that also draws each cell's log n_req from
+    its ``log_sd``; otherwise the slope t-interval over N-cell means; none below MIN_N_FOR_INTERVAL values of N.
+    Returns c, r2, n_values, seeds, N_min, N_max, points and ci<level>_low/high (e.g. ci90_low)."""
+    est = estimates.dropna(subset=["n_req"]) if len(estimates) else estimates
+    nan = {f"ci{round(lv * 100)}_{end}": np.nan for lv in levels for end in ("low", "high")}
+    if len(est) == 0 or est["N"].nunique() < 2:
+        return {"c": np.nan, "r2": np.nan, "n_values": int(est["N"].nunique()) if len(est) else 0, "seeds": 0,
+                "N_min": np.nan, "N_max": np.nan, "points": len(est)} | nan
+    seeds = est.groupby("N")["seed"].nunique() if "seed" in est else est.groupby("N").size()
+    fit = power_fit(est["N"], est["n_req"])
+    out = {"c": fit["c"], "r2": fit["r2"], "n_values": int(est["N"].nunique()), "seeds": int(seeds.max()),
+           "N_min": float(est["N"].min()), "N_max": float(est["N"].max()), "points": int(len(est))}
+    if out["n_values"] < MIN_N_FOR_INTERVAL:
+        return out | nan
+    if (seeds >= 2).mean() >= 0.5:
+        x, y, sd, mask = _series_arrays(est)
+        rng = np.random.default_rng(seed)
+        draws = _slopes(x, y, sd, mask, *_draw_indices(mask, reps, rng), rng)
+        draws = draws[np.isfinite(draws)]
+        for lv in levels:
+            low, high = np.quantile(draws, [(1 - lv) / 2, (1 + lv) / 2])
+            out |= {f"ci{round(lv * 100)}_low": float(low), f"ci{round(lv * 100)}_high": float(high)}
+        return out
+    cells = est.assign(log_n=np.log(est["n_req"].astype(float))).groupby("N")["log_n"].mean()
+    out["c"] = power_fit(cells.index.to_numpy(float), np.exp(cells.to_numpy()))["c"]
+    for lv in levels:
+        low, high = _slope_t_interval(cells.index.to_numpy(float), cells.to_numpy(), lv)
+        out |= {f"ci{round(lv * 100)}_low": low, f"ci{round(lv * 100)}_high": high}
     return out

@@ -13,6 +13,7 @@ from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_probes
 from covlib.search.recheck import FINISHED, flip_counts, floor_recheck, recheck_brackets, select_cells
+from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan, run_replicates
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
 from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, select_largest, tighten_brackets, tighten_plan
@@ -244,8 +245,6 @@ def _tighten(args: argparse.Namespace) -> int:
 def _replicate(args: argparse.Namespace) -> int:
     """`covlib scaling replicate`: the replicates of the book's chosen bracket ends (with --run), then the plan and
     how often a replicate's outcome differs from the probe it repeats."""
-    from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan, run_replicates
-
     if args.give_up_floor < 0:
         raise CovlibError(f"--give-up-floor {args.give_up_floor}: a step floor is 0 (the authors' rule) or more steps")
     plan = replicate_plan(read_probes(args.table, replicates=True), give_up_floor=args.give_up_floor)

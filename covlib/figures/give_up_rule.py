@@ -231,7 +231,9 @@ def _floor_outcome(exponents: pd.DataFrame) -> str:
         return ""
     verdict = floor_verdict(moves)
     said_all = "; ".join(said)
-    return f"\n\n**What the floor has shown so far.** {sentence_start(said_all)}. {sentence_start(verdict)}."
+    return (f"\n\n**What the floor has shown so far.** {sentence_start(said_all)}. {sentence_start(verdict)}. Each "
+            "fit rests on the cells its own rule finished, and the two sets differ; chapter 4, section 4.10, sets the "
+            "rules side by side on the same runs and cells.")
 
 
 def _rescued(recheck: pd.DataFrame) -> str:

@@ -29,6 +29,10 @@ from covlib.training.pool import Job, run_jobs
 REPLICATE_SEEDS = {"init": (1001, 1002), "draw": (1, 2)}
 
 
+PLAN_COLUMNS = ["task", "N", "model", "seed", "cot", "n_train", "eligible", "n_req", "side", "original_success",
+                "step_cap", "minutes", "replicate", "replicate_seed", "round"]
+
+
 @dataclass(frozen=True)
 class ReplicateCell:
     """A cell whose two bracket ends (under the floor) are replicated."""
@@ -63,17 +67,20 @@ BOOK_REPLICATE_CELLS = (
 
 
 def replicate_plan(probes: pd.DataFrame, cells: Sequence[ReplicateCell] = BOOK_REPLICATE_CELLS,
-                   give_up_floor: int = BOOK_FLOOR) -> pd.DataFrame:
+                   give_up_floor: int = BOOK_FLOOR, strict: bool = True) -> pd.DataFrame:
     """One row per replicate to run: the cell, the end probe it repeats (``side``: "below" for the failing lower
     end, "above" for the succeeding upper end, with the original outcome and minutes), the kind and its seed.
     Ordered in rounds: every probe's first init and first draw replicate before any second one, so that a queue
-    stopped halfway has measured every probe once of each kind."""
+    stopped halfway has measured every probe once of each kind. ``strict``: a cell not bracketed is an error;
+    otherwise it is skipped (a table that holds other cells, as a miniature's)."""
     search_rows = probes[probes["replicate"] == "search"] if "replicate" in probes else probes
     rows = []
     for rc in cells:
         cell = rc.cell()
         state = summarise(search_states([cell], search_rows, give_up_floor=give_up_floor)).iloc[0]
         if state["status"] != "bracketed":
+            if not strict:
+                continue
             raise CovlibError(f"{cell.label()} is not bracketed under the floor of {give_up_floor} steps "
                               f"({state['status']}): a replicate repeats a bracket's ends; choose a finished cell")
         ends = cell_rows(search_rows, cell, give_up_floor).set_index("n_train")
@@ -87,7 +94,7 @@ def replicate_plan(probes: pd.DataFrame, cells: Sequence[ReplicateCell] = BOOK_R
                                  "n_req": n_req, "side": side, "original_success": bool(end["success"]),
                                  "step_cap": int(end["step_cap"]), "minutes": float(end["minutes"]),
                                  "replicate": kind, "replicate_seed": REPLICATE_SEEDS[kind][k], "round": round_})
-    plan = pd.DataFrame(rows)
+    plan = pd.DataFrame(rows, columns=PLAN_COLUMNS)
     return plan.sort_values(["round", "minutes"], kind="stable").reset_index(drop=True)
 
 

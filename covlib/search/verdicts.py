@@ -21,7 +21,9 @@ from covlib.search.summary import summarise
 VERDICTS = ("reproduced", "lower_small_n", "not_reproduced")
 # how a reader reads each verdict
 VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent with small N",
-                 "not_reproduced": "not reproduced"}
+                 "not_reproduced": "not reproduced",
+                 # the equivalence rule's (covlib.analyses.equivalence), which replaced this module's rule
+                 "inconclusive": "inconclusive", "differs": "differs"}
 
 # the widest 95% interval that can reproduce an exponent: a wider one cannot tell the paper's law from one half a
 # power of N steeper or shallower, the size of the gaps the paper reports between tasks and between CoT and plain

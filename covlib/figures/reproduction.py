@@ -1,0 +1,192 @@
+"""The reproduction in words and tables (chapters 4 and 7): how noisy a probe's outcome is, both give-up rules on
+the same runs by both estimators, and the verdicts of the equivalence rule on every exponent and on the paper's
+comparative claims (the computation is covlib.search.replicates and covlib.search.reproduction)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, verdict_words
+from covlib.figures.give_up_rule import reader_name
+from covlib.figures.tables import ReaderTable, reader_table
+from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
+
+NAMES = {"twohop_small_model": "two-hop, 2-layer width-64", "twohop_large_model": "two-hop, 6-layer width-128",
+         "twohop_cot": "two-hop with CoT", "threehop_cot": "three-hop with CoT", "fivehop_cot": "five-hop with CoT"}
+
+
+def series_name(name: str) -> str:
+    return NAMES.get(name, reader_name(name))
+
+
+def noise_view(rep: Reproduction) -> ReaderTable:
+    """How often a replicate's outcome differs from the probe it repeats, by source."""
+    names = {"all": "every replicate", "init": "another initialisation", "draw": "another draw of the training set",
+             "side below": "of a failing lower end", "side above": "of a succeeding upper end"}
+    table = rep.flips.assign(source=rep.flips["source"].map(names))
+    return reader_table(table, {"source": "replicates", "replicates": "run", "changed": "outcome changed",
+                                "share": "share changed", "ci_low": "95% interval from", "ci_high": "to"},
+                        formats={"share": ".0%", "ci_low": ".0%", "ci_high": ".0%"},
+                        caption="Replicates of probes near n_req, against the outcome of the probe each repeats")
+
+
+def noise_by_cell_view(rep: Reproduction) -> ReaderTable:
+    """Per replicated cell: its N, the replicates run and how many changed outcome (does the noise grow with N?)."""
+    if not len(rep.replicates):
+        return reader_table(pd.DataFrame({"cell": []}), {"cell": "cell"})
+    r = rep.replicates.assign(series=[series_name(_series_key(t, c)) for t, c in
+                                      zip(rep.replicates["task"], rep.replicates["cot"])])
+    cells = r.groupby(["series", "N", "seed"], as_index=False).agg(
+        run=("changed", "size"), changed=("changed", "sum"), best=("best_type0", "min"))
+    return reader_table(cells, {"series": "task", "N": "N", "seed": "seed", "run": "replicates run",
+                                "changed": "outcome changed", "best": "lowest best ID accuracy"},
+                        formats={"best": ".1%"}, caption="Replicates per cell")
+
+
+def _series_key(task: str, cot: bool) -> str:
+    return f"{task}_cot" if cot else task
+
+
+def slope_note(rep: Reproduction) -> str:
+    """What the logistic model's shared slope rests on, in a sentence or two."""
+    slope = rep.by_rule["floor"].attrs["slope"]
+    if not slope.identified:
+        return ("No cell's outcomes overlap yet (every failure lies below every success of its cell), so the "
+                "slope of success against log n_train is unbounded: the logistic estimate is then the limit of "
+                "exact outcomes, n_req somewhere in the bracket, and the bracket is its interval. The replicates "
+                "are what bound the slope; until they overlap, the logistic and bracket fits coincide.")
+    width = np.log(3) * 2 / slope.slope  # log n from 25% to 75% success
+    return (f"The slope of success against log n_train, shared by every cell under the floor, is {slope.slope:.1f} "
+            f"(standard error {slope.se:.1f}; {slope.overlapping_cells} cells whose outcomes overlap, {slope.probes} "
+            f"probes of {slope.cells} cells with both outcomes): success rises from 25% to 75% over a factor of "
+            f"{np.exp(width):.2f} in training-set size.")
+
+
+def rules_view(rep: Reproduction) -> ReaderTable:
+    """Per series: both rules on the same cells, by both estimators (95% intervals), and the floor on its own
+    cells (the headline), each without the pool-limited cells."""
+    rows = []
+    for name in rep.series:
+        row = {"series": series_name(name)}
+        for label, (which, rule, est) in {
+                "authors', bracket": ("common", "authors", "bracket"), "authors', logistic": ("common", "authors", "logistic"),
+                "floor, bracket": ("common", "floor", "bracket"), "floor, logistic": ("common", "floor", "logistic"),
+                "floor, logistic, all its cells": ("own", "floor", "logistic")}.items():
+            r = select(rep.exponents, which, rule, est, "without").loc[name]
+            row[label] = _with_interval(r)
+            if label == "floor, logistic":
+                row["same cells"] = f"{int(r['cells'])} ({int(r['n_values'])} N)"
+        row["pool-limited, left out"] = select(rep.exponents, "own", "floor", "logistic", "without").loc[
+            name, "pool_limited"] or "none"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return reader_table(table, {c: c for c in table.columns},
+                        caption="Exponents: both rules on the same runs and cells, both estimators (95% intervals)")
+
+
+def _with_interval(r: pd.Series) -> str:
+    if np.isnan(r["c"]):
+        return ""
+    if np.isnan(r["ci95_low"]):
+        return f"{r['c']:.2f} (no interval: {int(r['n_values'])} N)"
+    return f"{r['c']:.2f} ({r['ci95_low']:.2f}-{r['ci95_high']:.2f})"
+
+
+def pool_note(rep: Reproduction) -> str:
+    """How far the pool-limited cells move each fit that holds them."""
+    said = []
+    for name in rep.series:
+        everything = select(rep.exponents, "own", "floor", "logistic", "all").loc[name]
+        without = select(rep.exponents, "own", "floor", "logistic", "without").loc[name]
+        if everything["pool_limited"] and not np.isnan(everything["c"]):
+            said.append(f"{series_name(name)} {everything['c']:.2f} with them ({everything['pool_limited']}), "
+                        f"{without['c']:.2f} without")
+    if not said:
+        return "No fitted cell's n_req lies above 90% of its pool."
+    return ("A cell whose n_req lies above 90% of the largest training set its pool allows is bounded by the pool, "
+            "not by the model; the fits above leave such cells out. With them, under the floor: "
+            + "; ".join(said) + ".")
+
+
+def apart_note(rep: Reproduction) -> str:
+    """Where the logistic estimate and the bracket's geometric mean differ by more than the bracket's own ratio."""
+    cells = rep.by_rule["floor"]
+    apart = cells[cells["apart"].fillna(False)]
+    if not cells.attrs["slope"].identified:
+        return ""
+    if not len(apart):
+        return ("In every cell the logistic estimate lies within its bracket's own ratio of the bracket's geometric "
+                "mean: the two estimators tell the same story cell by cell.")
+    listed = "; ".join(f"{series_name(_series_key(r.task, r.cot))} N = {r.N} seed {r.seed} ({r.n_req_logistic:,.0f} "
+                       f"against {r.n_req_bracket:,.0f})" for r in apart.itertuples())
+    return (f"In {len(apart)} cell(s) the logistic estimate and the bracket's geometric mean differ by more than the "
+            f"bracket's own ratio: {listed}. There a replicate, or a probe below the bracket, contradicts one of "
+            "the bracket's ends, and the model reads every probe.")
+
+
+def verdicts_view(rep: Reproduction) -> ReaderTable:
+    """Every published exponent: the book's (floor, logistic, without pool-limited cells), its 90% and 95%
+    intervals, the paper's, and the verdict."""
+    v = rep.verdicts.assign(series=rep.verdicts["series"].map(series_name),
+                            ci90=[f"{a:.2f}-{b:.2f}" if np.isfinite(a) else "none" for a, b in
+                                  zip(rep.verdicts["ci90_low"], rep.verdicts["ci90_high"])],
+                            ci95=[f"{a:.2f}-{b:.2f}" if np.isfinite(a) else "none" for a, b in
+                                  zip(rep.verdicts["ci95_low"], rep.verdicts["ci95_high"])])
+    return reader_table(v, {"series": "exponent", "c": "book", "ci90": "90% interval", "ci95": "95% interval",
+                            "paper": "paper", "n_values": "values of N", "seeds": "seeds", "verdict": "verdict"},
+                        formats={"c": ".2f", "paper": ".2f"},
+                        caption=f"The verdicts (reproduced: the 90% interval inside the paper's value ± "
+                                f"{EQUIVALENCE_MARGIN:.2f})")
+
+
+def claims_view(rep: Reproduction, only: tuple[str, ...] | None = None) -> ReaderTable:
+    """Each comparative claim (or those named in ``only``): the book's difference, its intervals, whether paired,
+    and the verdict."""
+    claims = rep.claims if only is None else rep.claims[rep.claims["claim"].isin(only)]
+    c = claims.assign(verdict=claims["verdict"].map(verdict_words),
+                      ci95=[f"{a:+.2f} to {b:+.2f}" if np.isfinite(a) else "none" for a, b in
+                            zip(claims["ci95_low"], claims["ci95_high"])],
+                      design=np.where(claims["paired"], "paired (same N and seeds)", "unpaired"))
+    return reader_table(c, {"text": "the paper's claim", "difference": "book's difference", "ci95": "95% interval",
+                            "design": "design", "verdict": "verdict"}, formats={"difference": "+.2f"},
+                        caption="The paper's comparative claims, as differences of the book's exponents")
+
+
+def pattern_note(rep: Reproduction) -> str:
+    """The pattern across verdicts and claims, in plain words, whichever way they fall."""
+    counts = rep.verdicts["verdict"].value_counts()
+    parts = [f"{counts.get(w, 0)} {w}" for w in ("reproduced", "inconclusive", "differs")]
+    said = (f"Of {len(rep.verdicts)} published exponents, {', '.join(parts)} under the rule fixed in section 4.8. ")
+    differs = rep.verdicts[rep.verdicts["verdict"] == "differs"]
+    if len(differs):
+        said += "Differs: " + "; ".join(f"{series_name(r.series)} {r.c:.2f} against the paper's {r.paper:.2f}"
+                                        for r in differs.itertuples()) + ". "
+    below = (rep.verdicts["c"] < rep.verdicts["paper"]).sum()
+    said += f"{below} of {len(rep.verdicts)} book exponents lie below the paper's. "
+    for claim in CLAIMS:
+        row = rep.claims.set_index("claim").loc[claim.name]
+        said += f"That {claim.text.split(' (')[0]}: {verdict_words(row['verdict'])}"
+        said += (f" (difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
+                 f"{row['ci95_high']:+.2f}). " if np.isfinite(row["ci95_low"]) else
+                 " (too few shared values of N for an interval). ")
+    return said.strip()
+
+
+def metrics(rep: Reproduction) -> dict[str, float | str]:
+    """Sections 4.9-4.11 as recorded metrics: the noise, and reproduction_metrics."""
+    flips = rep.flips.set_index("source")
+    out: dict[str, float | str] = {"outcome_replicates": int(flips.loc["all", "replicates"]) if len(flips) else 0}
+    for key, source in (("outcome_flip_share", "all"), ("outcome_flip_share_init", "init"),
+                        ("outcome_flip_share_draw", "draw")):
+        out[key] = float(flips.loc[source, "share"]) if source in flips.index else float("nan")
+    return out | reproduction_metrics(rep.exponents, rep.verdicts, rep.claims)
+
+
+def book_verdicts(rep: Reproduction, names: Mapping[str, float]) -> pd.DataFrame:
+    """The verdicts of ``names`` (series) in the columns the summary's sentence reads (exponent, verdict,
+    decided_by, c, paper)."""
+    v = rep.verdicts[rep.verdicts["series"].isin(list(names))]
+    return pd.DataFrame({"exponent": v["series"], "verdict": v["verdict"], "c": v["c"], "paper": v["paper"],
+                         "decided_by": "the floor, logistic estimate"})

@@ -1,0 +1,131 @@
+"""n_req from every probe (covlib.analyses.success_curve), both give-up rules read off the same runs
+(covlib.search.same_runs), and the reproduction's exponents, verdicts and claims (covlib.search.reproduction)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from covlib.analyses.fits import exponent_difference, exponent_intervals
+from covlib.analyses.success_curve import cell_estimate, cell_estimates, fit_slope, overlaps
+from covlib.search.estimates import cell_table, shared_slope
+from covlib.search.same_runs import authors_outcome, cell_brackets, rule_table, same_run_outcomes
+
+
+def _simulated(n_cells: int = 12, slope: float = 8.0, seed: int = 0, per_cell: int = 30) -> tuple[pd.DataFrame, dict]:
+    rng = np.random.default_rng(seed)
+    rows, truth = [], {}
+    for c in range(n_cells):
+        theta = rng.uniform(6, 10)
+        truth[f"c{c}"] = theta
+        x = theta + rng.uniform(-0.6, 0.6, per_cell)
+        y = rng.random(per_cell) < 1 / (1 + np.exp(-slope * (x - theta)))
+        rows += [{"cell": f"c{c}", "log_n": a, "success": bool(b)} for a, b in zip(x, y)]
+    return pd.DataFrame(rows), truth
+
+
+def test_the_shared_slope_and_each_cells_n_req_are_recovered_from_noisy_outcomes():
+    probes, truth = _simulated()
+    slope = fit_slope(probes)
+    assert slope.identified and slope.slope == pytest.approx(8.0, rel=0.35)
+    est = cell_estimates(probes, slope.slope).set_index("cell")
+    inside = [est.loc[c, "low_95"] <= np.exp(t) <= est.loc[c, "high_95"] for c, t in truth.items() if c in est.index]
+    assert np.mean(inside) >= 0.75
+    assert (est["low_90"] >= est["low_95"]).all() and (est["high_90"] <= est["high_95"]).all()
+    assert ((est["low_95"] < est["n_req"]) & (est["n_req"] < est["high_95"])).all()
+
+
+def test_separated_cells_leave_the_slope_unbounded():
+    probes = pd.DataFrame({"cell": ["a"] * 4 + ["b"] * 4, "log_n": [1, 2, 3, 4] * 2,
+                           "success": [False, False, True, True, False, True, True, True]})
+    assert not overlaps(probes["log_n"][:4], probes["success"][:4])
+    assert not fit_slope(probes).identified
+
+
+def test_a_cell_estimate_needs_both_outcomes_and_its_interval_narrows_with_a_steeper_slope():
+    x, y = np.log([100, 120, 140, 160]), np.array([False, False, True, True])
+    with pytest.raises(ValueError, match="both"):
+        cell_estimate(x, np.ones(4, bool), 5.0)
+    wide, narrow = cell_estimate(x, y, 5.0), cell_estimate(x, y, 50.0)
+    assert narrow["high_95"] - narrow["low_95"] < wide["high_95"] - wide["low_95"]
+    assert np.log(120) - 0.05 < narrow["theta"] < np.log(140) + 0.05
+
+
+def _curve(steps, train, type0):
+    return pd.DataFrame({"step": steps, "acc/train_inferred": train, "acc/type_0": type0})
+
+
+def test_the_authors_outcome_is_read_off_a_floor_runs_curve():
+    steps = list(range(0, 3001, 50))
+    fitted = [1.0 if s >= 200 else 0.5 for s in steps]
+    late = [0.995 if s >= 1500 else 0.5 for s in steps]
+    # 100 epochs of 2,000 examples at batch 512 are 390.6 steps: the authors' rule gives up at step 600
+    assert authors_outcome(_curve(steps, fitted, late), 2000) is False
+    # 100 epochs of 10,000 examples are 1,953 steps: success at 1,500 comes first
+    assert authors_outcome(_curve(steps, fitted, late), 10_000) is True
+    # a curve that ends before either: undecided by the curve
+    assert authors_outcome(_curve(steps[:5], fitted[:5], late[:5]), 2000) is None
+
+
+def _row(n, ok, floor, steps=3000, fit=100, replicate="search", rseed=0, stopped=None):
+    return {"task": "twohop", "N": 20, "model": "smoke", "seed": 0, "cot": False, "n_train": n, "eligible": 5000,
+            "success": ok, "stopped": stopped or ("early_stop" if ok else "gave_up"), "steps": steps,
+            "first_fit_step": fit, "minutes": 1.0, "threshold": 0.99, "give_up_epochs": 100.0,
+            "give_up_floor": floor, "replicate": replicate, "replicate_seed": rseed}
+
+
+def test_both_rules_come_from_one_run_per_size():
+    steps = list(range(0, 2501, 50))
+    probes = pd.DataFrame([
+        _row(1000, False, 0, steps=350, fit=100),   # authors' give-up short of the floor, rerun below
+        _row(1000, True, 2000, steps=1500, fit=100),  # its floor rerun: succeeded late
+        _row(2000, True, 0, steps=400),               # an authors' success: both rules
+        _row(500, False, 0, steps=300, fit=100),      # short of the floor, never rerun: floor unknown
+    ])
+    fit = [1.0 if s >= 100 else 0.3 for s in steps]
+    curves = pd.DataFrame(_curve(steps, fit, [0.995 if s >= 1500 else 0.4 for s in steps])).assign(
+        task="twohop", N=20, model="smoke", seed=0, cot=False, n_train=1000, give_up_floor=2000, replicate="search",
+        replicate_seed=0)
+    out = same_run_outcomes(probes, curves, 2000).set_index("n_train")
+    assert out.loc[1000, "source"] == "floor run"
+    assert out.loc[1000, "success_floor"] and not out.loc[1000, "success_authors"]  # the same run, two rules
+    assert out.loc[2000, "success_authors"] and out.loc[2000, "success_floor"]
+    assert not out.loc[500, "success_authors"]
+    assert np.isnan(out.loc[500, "success_floor"])
+    floor = cell_brackets(rule_table(out.reset_index(), "floor"))
+    authors = cell_brackets(rule_table(out.reset_index(), "authors"))
+    assert floor["high"].iloc[0] == 1000 and np.isnan(floor["low"].iloc[0])  # no failure below under the floor
+    assert authors["low"].iloc[0] == 1000 and authors["high"].iloc[0] == 2000
+
+
+def test_without_overlap_the_logistic_estimate_is_the_bracket_with_the_bracket_as_interval():
+    table = pd.DataFrame([_row(n, n >= 450, 2000) for n in (300, 400, 450, 700)]).assign(success=lambda d: d["success"])
+    cells = cell_table(table, shared_slope(table))
+    r = cells.iloc[0]
+    assert not r["slope_identified"]
+    assert r["n_req_logistic"] == pytest.approx(np.sqrt(400 * 450))
+    assert (r["low_95"], r["high_95"]) == (400, 450)
+
+
+def test_exponent_intervals_carry_each_cells_uncertainty():
+    Ns = [20, 25, 30, 35, 40]
+    rows = [{"N": N, "seed": s, "n_req": 3.0 * N**2.2 * (1.05 if s else 0.95)} for N in Ns for s in (0, 1)]
+    sure = exponent_intervals(pd.DataFrame(rows), reps=2000)
+    unsure = exponent_intervals(pd.DataFrame(rows).assign(log_sd=0.3), reps=2000)
+    assert sure["c"] == pytest.approx(2.2, abs=0.01)
+    assert sure["ci95_low"] <= sure["ci90_low"] <= 2.2 <= sure["ci90_high"] <= sure["ci95_high"]
+    assert unsure["ci95_high"] - unsure["ci95_low"] > 2 * (sure["ci95_high"] - sure["ci95_low"])
+    assert np.isnan(exponent_intervals(pd.DataFrame(rows[:6]), reps=100)["ci95_low"])  # 3 values of N: none
+
+
+def test_a_paired_difference_cancels_what_both_series_share():
+    rng = np.random.default_rng(1)
+    Ns = [20, 25, 30, 35, 40, 50]
+    shared = {(N, s): rng.normal(0, 0.15) for N in Ns for s in (0, 1)}  # a common wobble per cell
+    a = pd.DataFrame([{"N": N, "seed": s, "n_req": np.exp(2.4 * np.log(N) + shared[N, s])} for N in Ns for s in (0, 1)])
+    b = pd.DataFrame([{"N": N, "seed": s, "n_req": np.exp(2.1 * np.log(N) + shared[N, s] + 1)} for N in Ns for s in (0, 1)])
+    paired = exponent_difference(a, b, reps=2000)
+    unpaired = exponent_difference(a, b, reps=2000, paired=False)
+    assert paired["difference"] == pytest.approx(0.3, abs=1e-9)
+    assert paired["ci95_low"] == pytest.approx(0.3, abs=1e-6) and paired["ci95_high"] == pytest.approx(0.3, abs=1e-6)
+    assert unpaired["ci95_high"] - unpaired["ci95_low"] > 0.1
