@@ -38,21 +38,19 @@ out_dir = ""  # parent folder of the dataset folder; "" means build/datasets/ of
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's module hands the notebook what it calls from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import json
 
 from IPython.display import display
 
+import covlib.chapters.ch01_tasks_and_data as ch01
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch01_tasks_and_data as tasks_and_data
-from covlib.chapters.ch01_tasks_and_data import *  # what its cells call from covlib's layers
 
-chapter = setup_chapter("01", preset, tasks_and_data.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+chapter = setup_chapter("01", preset, ch01.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, test_size_per_type=test_size_per_type)
 N, n_train, test_size_per_type = chapter["N"], chapter["n_train"], chapter["test_size_per_type"]
-data_root = chapter.root if out_dir else default_root()
+data_root = chapter.root if out_dir else ch01.default_root()
 print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size_per_type}, seed={seed}")
 
 # %% [markdown]
@@ -74,10 +72,10 @@ print(f"preset={preset}: N={N}, n_train={n_train}, test_size_per_type={test_size
 # generated from that data.
 
 # %%
-display(tasks_and_data.task_table_view(TASKS.values()))
+display(ch01.task_table_view(ch01.TASKS.values()))
 
 # %%
-chapter.save(tasks_and_data.task_graphs_chart(list(TASKS.values())), "01_task_graphs")
+chapter.save(ch01.task_graphs_chart(list(ch01.TASKS.values())), "01_task_graphs")
 
 # %% [markdown]
 # Read each graph left to right: blue circles are the input tokens the model sees, orange
@@ -97,11 +95,11 @@ chapter.save(tasks_and_data.task_graphs_chart(list(TASKS.values())), "01_task_gr
 # We generate the main dataset of this chapter: `twohop` with the preset's $N$ and `n_train`.
 
 # %%
-config = DatasetConfig("twohop", num_tokens=N, n_train=n_train, seed=seed, test_size_per_type=test_size_per_type)
-dataset = generate(config)
+config = ch01.DatasetConfig("twohop", num_tokens=N, n_train=n_train, seed=seed, test_size_per_type=test_size_per_type)
+dataset = ch01.generate(config)
 f1 = dataset.tables["f1"]
-print(f"{config.folder_name}: tables {tasks_and_data.table_shapes(dataset.tables)}")
-tasks_and_data.table_corner_view(f1, 6)
+print(f"{config.folder_name}: tables {ch01.table_shapes(dataset.tables)}")
+ch01.table_corner_view(f1, 6)
 
 # %% [markdown]
 # Above is the top-left corner of $f_1$: the entry in row $x_1$, column $x_2$ is the bridge
@@ -111,9 +109,9 @@ tasks_and_data.table_corner_view(f1, 6)
 # many of the $N^2$ argument pairs map to it (its *pre-image*).
 
 # %%
-pre = tasks_and_data.preimage_frame(f1)
-print(tasks_and_data.preimage_summary(pre, N))
-chapter.save(tasks_and_data.preimage_chart(pre, "f1"), "01_preimages")
+pre = ch01.preimage_frame(f1)
+print(ch01.preimage_summary(pre, N))
+chapter.save(ch01.preimage_chart(pre, "f1"), "01_preimages")
 
 # %% [markdown]
 # The spread matters later. A bridge value with a large pre-image is reached by many
@@ -137,8 +135,8 @@ chapter.save(tasks_and_data.preimage_chart(pre, "f1"), "01_preimages")
 # this by generating datasets at several $N$ and counting.
 
 # %%
-tasks_and_data.eligible_survey_view(tasks_and_data.eligible_survey(TASKS.values(), chapter["survey_N"],
-                                                                 chapter["survey_cap"], seed))
+ch01.eligible_survey_view(ch01.eligible_survey(ch01.TASKS.values(), chapter["survey_N"],
+                                               chapter["survey_cap"], seed))
 
 # %% [markdown]
 # The shares sit within about a percentage point of $0.7^{\text{hops}}$ at every $N$. They are
@@ -156,9 +154,9 @@ tasks_and_data.eligible_survey_view(tasks_and_data.eligible_survey(TASKS.values(
 # were allowed but never sampled.
 
 # %%
-status = tasks_and_data.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
-status_chart = chapter.save(tasks_and_data.fact_status_chart(status, "f1", n_tokens=N), "01_seen_split")
-display(tasks_and_data.fact_usage_view(tasks_and_data.fact_usage(dataset.seen_split, dataset.seen_used)))
+status = ch01.fact_status_frame(dataset.seen_split["f1"], dataset.seen_used["f1"], limit=30)
+status_chart = chapter.save(ch01.fact_status_chart(status, "f1", n_tokens=N), "01_seen_split")
+display(ch01.fact_usage_view(ch01.fact_usage(dataset.seen_split, dataset.seen_used)))
 status_chart
 
 # %% [markdown]
@@ -170,7 +168,7 @@ status_chart
 # and counts the used facts.
 
 # %%
-tasks_and_data.usage_by_training_size_view(tasks_and_data.usage_by_training_size(N, n_train, seed))
+ch01.usage_by_training_size_view(ch01.usage_by_training_size(N, n_train, seed))
 
 # %% [markdown]
 # ## 1.5 Test types: which facts an input needs
@@ -191,10 +189,10 @@ tasks_and_data.usage_by_training_size_view(tasks_and_data.usage_by_training_size
 # The cross-table recomputes the flags of every test item from the tables and checks the rule.
 
 # %%
-flags = tasks_and_data.fact_flags(dataset)
-display(tasks_and_data.type_bits_view(flags))
+flags = ch01.fact_flags(dataset)
+display(ch01.type_bits_view(flags))
 ood = flags[flags["type"] != "train_inferred"]
-assert (tasks_and_data.types_from_bits(ood) == ood["type"].to_numpy()).all(), "test types disagree with the bit rule"
+assert (ch01.types_from_bits(ood) == ood["type"].to_numpy()).all(), "test types disagree with the bit rule"
 print(f"bit rule holds for all {len(ood)} non-training test items")
 
 # %% [markdown]
@@ -204,9 +202,9 @@ print(f"bit rule holds for all {len(ood)} non-training test items")
 # as much weight as common ones.
 
 # %%
-shares = tasks_and_data.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
-share_chart = chapter.save(tasks_and_data.type_share_chart(shares), "01_type_proportions")
-display(tasks_and_data.type_counts_view(shares))
+shares = ch01.type_share_frame(dataset.population, len(dataset.train_inputs), dataset.test_types)
+share_chart = chapter.save(ch01.type_share_chart(shares), "01_type_proportions")
+display(ch01.type_counts_view(shares))
 share_chart
 
 # %% [markdown]
@@ -223,9 +221,9 @@ share_chart
 # `ensure_dataset` writes it once and reuses it on later runs with the same config.
 
 # %%
-folder = ensure_dataset(config, data_root)
-print(readable_path(folder))
-display(tasks_and_data.files_view(folder))
+folder = ch01.ensure_dataset(config, data_root)
+print(ch01.readable_path(folder))
+display(ch01.files_view(folder))
 print((folder / "covlib.json").read_text())
 
 # %% [markdown]
@@ -237,15 +235,15 @@ print((folder / "covlib.json").read_text())
 # %%
 train_items = json.loads((folder / "train.json").read_text())
 test_items = json.loads((folder / "test.json").read_text())
-display(tasks_and_data.items_view(train_items[:3]))
-display(tasks_and_data.items_view(tasks_and_data.first_of_each_type(test_items)))
+display(ch01.items_view(train_items[:3]))
+display(ch01.items_view(ch01.first_of_each_type(test_items)))
 
 # %% [markdown]
 # Reading the folder back with `covlib.tasks.folders.load_dataset` gives token-id arrays, and they match the
 # dataset we generated in memory, item for item:
 
 # %%
-same = tasks_and_data.matches_generated(load_dataset(folder), dataset)
+same = ch01.matches_generated(ch01.load_dataset(folder), dataset)
 print("; ".join(f"{check}: {equal}" for check, equal in same.items()))
 assert all(same.values())
 
@@ -255,8 +253,8 @@ assert all(same.values())
 # The numbers that define this chapter's dataset, all computed above:
 
 # %%
-display(tasks_and_data.summary_view(tasks_and_data.dataset_summary(dataset)))
-metrics_file = record_metrics(tasks_and_data.dataset_metrics(dataset))
+display(ch01.summary_view(ch01.dataset_summary(dataset)))
+metrics_file = record_metrics(ch01.dataset_metrics(dataset))
 
 # %% [markdown]
 # **What to carry forward.** A task is a graph of random tables; training sees 70% of each table's
@@ -281,7 +279,7 @@ my_eligible_share = None  # exercise 1: your expected share of ID-eligible two-h
 exercise_task = "twohop"  # exercise 2: try "threehop"
 
 # %% tags=["solution"]
-check = generate(DatasetConfig(exercise_task, 20, 100, seed=seed, test_size_per_type=0))
+check = ch01.generate(ch01.DatasetConfig(exercise_task, 20, 100, seed=seed, test_size_per_type=0))
 share = check.eligible_count / 20 ** check.task.n_inputs
 expected = 0.7 ** len(check.task.hops)
 print(f"{exercise_task} at N=20: {check.eligible_count} of {20 ** check.task.n_inputs} inputs are ID-eligible "

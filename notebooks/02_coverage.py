@@ -44,22 +44,20 @@ out_dir = ""  # parent folder of dataset folders; "" means build/datasets/ of th
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's module hands the notebook what it calls from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import json
 
 import altair as alt
 from IPython.display import display
 
+import covlib.chapters.ch02_coverage as ch02
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch02_coverage as coverage_chapter
-from covlib.chapters.ch02_coverage import *  # what its cells call from covlib's layers
 
-chapter = setup_chapter("02", preset, coverage_chapter.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+chapter = setup_chapter("02", preset, ch02.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, example_N=example_N, scaling_N=scaling_N)
 N, n_train, example_N, scaling_N = chapter["N"], chapter["n_train"], chapter["example_N"], chapter["scaling_N"]
-data_root = chapter.root if out_dir else default_root()
+data_root = chapter.root if out_dir else ch02.default_root()
 print(f"preset={preset}: twohop N={N}, n_train={n_train}, seed={seed}, k up to {max_k}")
 
 # %% [markdown]
@@ -84,15 +82,15 @@ print(f"preset={preset}: twohop N={N}, n_train={n_train}, seed={seed}, k up to {
 # we list, for $P = \{x_1, x_2\}$, the fragment pairs with the most shared contexts.
 
 # %%
-example = generate(DatasetConfig("twohop", example_N, n_train=int(0.3 * example_N**3), seed=seed,
-                                 test_size_per_type=20))
+example = ch02.generate(ch02.DatasetConfig("twohop", example_N, n_train=int(0.3 * example_N**3), seed=seed,
+                                           test_size_per_type=20))
 ex_answers = example.evaluate(example.train_inputs)["t"]
-ex_evidence = pair_evidence(example.train_inputs, ex_answers, example_N, (0, 1))
+ex_evidence = ch02.pair_evidence(example.train_inputs, ex_answers, example_N, (0, 1))
 bridge_of = example.tables["f1"].reshape(-1)  # hidden: b = f1(x1, x2), indexed by fragment id x1*N + x2
-pairs = coverage_chapter.fragment_pairs(ex_evidence, bridge_of, example_N)
+pairs = ch02.fragment_pairs(ex_evidence, bridge_of, example_N)
 print(f"twohop with N={example_N}: {len(example.train_inputs)} training inputs, "
       f"{len(ex_evidence)} contradiction-free fragment pairs over P = {{x1, x2}}")
-display(coverage_chapter.fragment_pairs_view(pairs, rows=8))
+display(ch02.fragment_pairs_view(pairs, rows=8))
 
 # %% [markdown]
 # Take the top pair and look at its evidence: every context $x_3$ in which both fragments occur
@@ -102,8 +100,8 @@ display(coverage_chapter.fragment_pairs_view(pairs, rows=8))
 # %%
 top = pairs.index[0]
 a, a2 = int(ex_evidence.left[top]), int(ex_evidence.right[top])
-display(coverage_chapter.shared_context_view(
-    coverage_chapter.shared_context_answers(example.train_inputs, ex_answers, example_N, a, a2)))
+display(ch02.shared_context_view(
+    ch02.shared_context_answers(example.train_inputs, ex_answers, example_N, a, a2)))
 
 # %% [markdown]
 # Most fragment pairs are not so lucky. A pair that shares a context and disagrees there is
@@ -115,15 +113,15 @@ display(coverage_chapter.shared_context_view(
 # bridge. At $k = 1$ the classes mix unrelated fragments; from $k = 3$ on they are almost pure.
 
 # %%
-config = DatasetConfig("twohop", N, n_train, seed=seed)
-folder = ensure_dataset(config, data_root)
-data = load_dataset(folder)
-truth = generate(config)  # the hidden tables, for checking what the data alone reveals
-evidence = all_pair_evidence(data.train.inputs, data.train.answers, N)
-purity = coverage_chapter.purity_by_k(data.train.inputs, data.train.answers, N, truth.tables["f1"].reshape(-1),
-                                      max_k, evidence)
-display(coverage_chapter.purity_view(purity))
-chapter.save(coverage_chapter.purity_chart(purity), "02_equivalence_purity")
+config = ch02.DatasetConfig("twohop", N, n_train, seed=seed)
+folder = ch02.ensure_dataset(config, data_root)
+data = ch02.load_dataset(folder)
+truth = ch02.generate(config)  # the hidden tables, for checking what the data alone reveals
+evidence = ch02.all_pair_evidence(data.train.inputs, data.train.answers, N)
+purity = ch02.purity_by_k(data.train.inputs, data.train.answers, N, truth.tables["f1"].reshape(-1),
+                          max_k, evidence)
+display(ch02.purity_view(purity))
+chapter.save(ch02.purity_chart(purity), "02_equivalence_purity")
 
 # %% [markdown]
 # ## 2.2 The substitution graph and k-coverage
@@ -146,16 +144,16 @@ chapter.save(coverage_chapter.purity_chart(purity), "02_equivalence_purity")
 # their neighbours, is a training input.
 
 # %%
-test_cutoffs = k_cutoffs(data.train.inputs, data.train.answers, N, queries=data.test.inputs, max_k=max_k)
+test_cutoffs = ch02.k_cutoffs(data.train.inputs, data.train.answers, N, queries=data.test.inputs, max_k=max_k)
 type0 = data.test.types == "type_0"
 pools = [data.test.inputs[type0 & (test_cutoffs >= 3)], data.test.inputs[type0 & (test_cutoffs < 3)]]
-graphs = coverage_chapter.neighbourhood_examples(data.train.inputs, data.train.answers, N, pools, evidence, seed,
-                                                 k=3, candidates=20, max_per_subset=4)
+graphs = ch02.neighbourhood_examples(data.train.inputs, data.train.answers, N, pools, evidence, seed,
+                                     k=3, candidates=20, max_per_subset=4)
 graph_charts = []
 for graph in graphs:
-    center = coverage_chapter.graph_center(graph)
-    print(f"input {center}: neighbours at k=3 per P = {coverage_chapter.neighbour_counts(graph)}")
-    graph_charts.append(coverage_chapter.neighbourhood_chart(
+    center = ch02.graph_center(graph)
+    print(f"input {center}: neighbours at k=3 per P = {ch02.neighbour_counts(graph)}")
+    graph_charts.append(ch02.neighbourhood_chart(
         graph, seed=seed, width=380, height=300, title=f"{center}: {graph.nodes[center]['status']} at k=3"))
 chapter.save(alt.vconcat(*graph_charts).resolve_scale(color="independent"), "02_substitution_graph")
 
@@ -169,11 +167,11 @@ chapter.save(alt.vconcat(*graph_charts).resolve_scale(color="independent"), "02_
 # it. Chapter 3 reads the annotation to group test accuracy by $k$-cutoff.
 
 # %%
-table = annotate_dataset(folder, max_k=max_k)
+table = ch02.annotate_dataset(folder, max_k=max_k)
 print(json.loads((folder / "coverage.json").read_text())["command"])
-display(coverage_chapter.coverage_percent_view({"paper's definition": table}, "test items k-covered (%)"))
-reference = TYPE0_COVERAGE_TWOHOP_30_4000 if (N, n_train) == (30, 4000) else None
-chapter.save(coverage_by_k_chart(table, reference=reference, k_slider=3), "02_coverage_by_k")
+display(ch02.coverage_percent_view({"paper's definition": table}, "test items k-covered (%)"))
+reference = ch02.TYPE0_COVERAGE_TWOHOP_30_4000 if (N, n_train) == (30, 4000) else None
+chapter.save(ch02.coverage_by_k_chart(table, reference=reference, k_slider=3), "02_coverage_by_k")
 
 # %% [markdown]
 # Read the figure from left to right. The dashed line marks $k = 3$, with each type's share covered
@@ -217,13 +215,13 @@ chapter.save(coverage_by_k_chart(table, reference=reference, k_slider=3), "02_co
 
 # %%
 answers_test = data.test.answers
-authors = authors_sweep(data.train.inputs, data.train.answers, N, data.test.inputs, answers_test, data.test.types,
-                        max_k=max_k)
-authors_table = coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
-modes_chart = chapter.save(coverage_chapter.coverage_modes_chart(
+authors = ch02.authors_sweep(data.train.inputs, data.train.answers, N, data.test.inputs, answers_test, data.test.types,
+                             max_k=max_k)
+authors_table = ch02.coverage_table(authors.cutoffs, data.test.types, max_k, authors.in_train)
+modes_chart = chapter.save(ch02.coverage_modes_chart(
     {"paper's definition (covlib)": table, "authors' script": authors_table}), "02_faithful_vs_authors")
-display(coverage_chapter.coverage_percent_view({"definition": table, "authors' script": authors_table},
-                                               "test items k-covered (%), by algorithm"))
+display(ch02.coverage_percent_view({"definition": table, "authors' script": authors_table},
+                                   "test items k-covered (%), by algorithm"))
 modes_chart
 
 # %% [markdown]
@@ -242,11 +240,11 @@ modes_chart
 # 90% of `type_0` items are 3-covered, then fit a power law $n \approx c N^a$.
 
 # %%
-survey = coverage_chapter.coverage_survey(scaling_N, seed)
-survey_fit = power_fit(survey["N"], survey["n_train"])
+survey = ch02.coverage_survey(scaling_N, seed)
+survey_fit = ch02.power_fit(survey["N"], survey["n_train"])
 prefactor, exponent = survey_fit["a"], survey_fit["c"]  # n ≈ prefactor · N^exponent
-display(coverage_chapter.survey_view(survey))
-print(f"fit: n ≈ {prefactor:.2f} · N^{exponent:.2f}  (paper, from training runs: n ≈ 3.48 · N^{EXPONENTS['twohop']}; "
+display(ch02.survey_view(survey))
+print(f"fit: n ≈ {prefactor:.2f} · N^{exponent:.2f}  (paper, from training runs: n ≈ 3.48 · N^{ch02.EXPONENTS['twohop']}; "
       "its early draft fit N^2.54 is superseded). Chapter 4 measures the requirement by training.")
 
 # %% [markdown]
@@ -254,9 +252,9 @@ print(f"fit: n ≈ {prefactor:.2f} · N^{exponent:.2f}  (paper, from training ru
 # chart a slider shows $k$ = 2 and 4 too; drag to pan along the data axis, scroll to zoom):
 
 # %%
-curve = coverage_chapter.coverage_vs_data("twohop", scaling_N, coverage_chapter.survey_sizes(survey), ks=(2, 3, 4),
-                                          seed=seed)
-chapter.save(coverage_chapter.coverage_vs_data_chart(curve, k=3), "02_coverage_vs_data")
+curve = ch02.coverage_vs_data("twohop", scaling_N, ch02.survey_sizes(survey), ks=(2, 3, 4),
+                              seed=seed)
+chapter.save(ch02.coverage_vs_data_chart(curve, k=3), "02_coverage_vs_data")
 
 # %% [markdown]
 # Two things stand out. Coverage switches on abruptly: below a threshold almost nothing is
@@ -266,7 +264,7 @@ chapter.save(coverage_chapter.coverage_vs_data_chart(curve, k=3), "02_coverage_v
 # a model and checks the link item by item.
 
 # %%
-metrics_file = record_metrics(coverage_chapter.coverage_metrics(N, n_train, table, purity, max_k, exponent))
+metrics_file = record_metrics(ch02.coverage_metrics(N, n_train, table, purity, max_k, exponent))
 
 # %% [markdown]
 # ## Summary
@@ -308,7 +306,7 @@ else:
     print("Exercise 1:", "right" if my_half_k == truth_k else f"not quite: it is k = {truth_k}")
 n_try = exercise_n_train or 2 * n_train
 try:
-    more = coverage_by_k(generate(DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
+    more = ch02.coverage_by_k(ch02.generate(ch02.DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
     share_more = float(more[(more["type"] == "type_0") & (more["k"] == 3)]["covered"].iloc[0])
     print(f"Exercise 2: with {n_try} examples, {share_more:.1%} of type_0 items are 3-covered "
           f"(with {n_train}: {float(type0.get(3, float('nan'))):.1%})")

@@ -48,22 +48,20 @@ out_dir = ""  # parent of dataset and run folders; "" means build/ of the reposi
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's module hands the notebook what it calls from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import altair as alt
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch03_coverage_predicts_generalization as ch03
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch03_coverage_predicts_generalization as generalization
-from covlib.chapters.ch03_coverage_predicts_generalization import *  # what its cells call from covlib's layers
 
-chapter = setup_chapter("03", preset, generalization.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+chapter = setup_chapter("03", preset, ch03.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, steps=steps, eval_every=eval_every)
 N, n_train, steps, eval_every = chapter["N"], chapter["n_train"], chapter["steps"], chapter["eval_every"]
 root = chapter.root
 overrides = {"steps": steps, "eval_every": eval_every, "seed": seed}
-run_config = make_config(chapter["model"], overrides)
+run_config = ch03.make_config(chapter["model"], overrides)
 print(f"preset={preset}: twohop N={N}, n_train={n_train}; {run_config.model.describe()}; {steps} steps")
 
 # %% [markdown]
@@ -76,9 +74,9 @@ print(f"preset={preset}: twohop N={N}, n_train={n_train}; {run_config.model.desc
 # with plenty of evidence: its k-cutoff is well above 3.
 
 # %%
-dataset = ensure_dataset(DatasetConfig("twohop", N, n_train, seed=data_seed), root / "datasets")
-coverage = annotate_dataset(dataset)
-display(generalization.coverage_table(wide_table(coverage)))
+dataset = ch03.ensure_dataset(ch03.DatasetConfig("twohop", N, n_train, seed=data_seed), root / "datasets")
+coverage = ch03.annotate_dataset(dataset)
+display(ch03.coverage_table(ch03.wide_table(coverage)))
 
 # %% [markdown]
 # ## 3.2 Training
@@ -94,12 +92,12 @@ display(generalization.coverage_table(wide_table(coverage)))
 # reader sees the same curves; any other configuration, or `recompute_live_run = True`, trains here.
 
 # %%
-run_dir = root / "runs" / run_name(dataset.name, run_config)
-result = generalization.live_run(dataset, run_dir, run_config, chapter["model"], overrides,
-                                 recompute_live_run, retrain)
+run_dir = root / "runs" / ch03.run_name(dataset.name, run_config)
+result = ch03.live_run(dataset, run_dir, run_config, chapter["model"], overrides,
+                       recompute_live_run, retrain)
 metrics = result.metrics
-print(f"run folder: {readable_path(result.run_dir)}")
-print(generalization.training_speed(metrics))
+print(f"run folder: {ch03.readable_path(result.run_dir)}")
+print(ch03.training_speed(metrics))
 
 # %% [markdown]
 # ## 3.3 What the model learns, per test type
@@ -113,9 +111,9 @@ print(generalization.training_speed(metrics))
 
 # %%
 type_series = {t: f"acc/{t}" for t in ["train_inferred", "type_0", "type_1", "type_2", "type_3"]}
-type_chart = chapter.save(accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
-                                                chance=1 / N), "03_accuracy_by_type")
-display(generalization.steps_table(curves.first_steps(metrics, type_series), "test type"))
+type_chart = chapter.save(ch03.accuracy_curves_chart(metrics, type_series, "Test accuracy during training, per test type",
+                                                     chance=1 / N), "03_accuracy_by_type")
+display(ch03.steps_table(ch03.curves.first_steps(metrics, type_series), "test type"))
 type_chart
 
 # %% [markdown]
@@ -131,24 +129,24 @@ type_chart
 # scarce, which is the next section.
 
 # %%
-per_k = curves.cutoff_table(metrics, dataset, threshold=0.9)
-display(generalization.cutoff_reader_table(per_k))
-bins = curves.cutoff_bins(per_k, n_bins=3)
-binned = curves.binned_accuracy(metrics, per_k, bins)
+per_k = ch03.curves.cutoff_table(metrics, dataset, threshold=0.9)
+display(ch03.cutoff_reader_table(per_k))
+bins = ch03.curves.cutoff_bins(per_k, n_bins=3)
+binned = ch03.curves.binned_accuracy(metrics, per_k, bins)
 bin_colors = dict(zip(bins, ["#c62828", "#f9a825", "#2e7d32"]))
-curves_chart = accuracy_curves_chart(binned, {label: label for label in bins},
-                                     "ID accuracy during training, by k-cutoff", colors=bin_colors)
+curves_chart = ch03.accuracy_curves_chart(binned, {label: label for label in bins},
+                                          "ID accuracy during training, by k-cutoff", colors=bin_colors)
 halfway = result.first_step_above("acc/type_0", 0.5) or int(metrics["step"].iloc[-1])
-snapshot = curves.cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)  # bars of 20 items or more
-panels = [curves_chart] + ([accuracy_by_cutoff_chart(
+snapshot = ch03.curves.cutoff_snapshot(metrics, per_k[per_k["n"] >= 20], halfway)  # bars of 20 items or more
+panels = [curves_chart] + ([ch03.accuracy_by_cutoff_chart(
     snapshot, title=f"At step {halfway} (numbers: test items)", y_title=f"accuracy at step {halfway}")]
     if len(snapshot) else [])
 evidence_chart = chapter.save(alt.vconcat(*panels).resolve_scale(color="independent"), "03_learned_sooner")
 if snapshot.empty:
     display(Markdown(f"No single k-cutoff holds 20 ID test items in this run ({int(per_k['n'].sum()):,} in all), "
                      "so the bars per k-cutoff are left out; the default preset's test set draws them."))
-bin_steps = curves.first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9))
-display(generalization.steps_table(bin_steps, "k-cutoff bin"))
+bin_steps = ch03.curves.first_steps(binned, {label: label for label in bins}, thresholds=(0.25, 0.5, 0.9))
+display(ch03.steps_table(bin_steps, "k-cutoff bin"))
 evidence_chart
 
 # %% [markdown]
@@ -163,20 +161,20 @@ evidence_chart
 # retrain it here.
 
 # %%
-edge_dataset = ensure_dataset(DatasetConfig("twohop", 30, 4000, seed=0), root / "datasets")
-edge_coverage = annotate_dataset(edge_dataset, max_k=8)
-edge_shares = curves.cutoff_shares(edge_dataset)
-display(Markdown(generalization.edge_shares_text(edge_shares)))
+edge_dataset = ch03.ensure_dataset(ch03.DatasetConfig("twohop", 30, 4000, seed=0), root / "datasets")
+edge_coverage = ch03.annotate_dataset(edge_dataset, max_k=8)
+edge_shares = ch03.curves.cutoff_shares(edge_dataset)
+display(Markdown(ch03.edge_shares_text(edge_shares)))
 
 # %% [markdown]
 # The run itself: the shipped one, the folder `edge_run`, or a fresh one when `recompute_edge_run` is set.
 
 # %%
-edge_dir = generalization.edge_run_folder(edge_dataset, root, recompute_edge_run, edge_run, retrain)
-edge = load_metrics(edge_dir)
-edge_config = load_run_config(edge_dir)
-print(generalization.describe_run(edge_dir, edge, edge_config))
-print(generalization.run_commands(edge_dir))
+edge_dir = ch03.edge_run_folder(edge_dataset, root, recompute_edge_run, edge_run, retrain)
+edge = ch03.load_metrics(edge_dir)
+edge_config = ch03.load_run_config(edge_dir)
+print(ch03.describe_run(edge_dir, edge, edge_config))
+print(ch03.run_commands(edge_dir))
 
 # %% [markdown]
 # One run is one draw: the model's initialisation and the order of its batches are random, and a
@@ -187,16 +185,16 @@ print(generalization.run_commands(edge_dir))
 
 # %%
 group_series = {g: f"acc/{g}" for g in ["k>3", "k=3", "k<3"]}
-seed_runs = generalization.edge_seed_metrics(edge_dir, edge, shipped_edge_seeds())
+seed_runs = ch03.edge_seed_metrics(edge_dir, edge, ch03.shipped_edge_seeds())
 if len(seed_runs) < 3:
-    print(f"only seeds {sorted(seed_runs)} are shipped; the others come from {EDGE_SEEDS_COMMAND}")
-by_seed = generalization.seed_group_table(seed_runs)
-order = generalization.ordering_by_seed(by_seed)
-edge_chart = chapter.save(generalization.edge_seeds_chart(
-    generalization.seed_curves(seed_runs), generalization.cutoff_over_seeds(seed_runs, edge_dataset),
-    GROUP_COLORS | {"type_1 (OOD)": TYPE_COLORS["type_3"]}, chance=1 / 30), "03_edge_of_coverage")
-display(generalization.seed_table(by_seed, order))
-display(Markdown(generalization.seeds_text(by_seed, order)))
+    print(f"only seeds {sorted(seed_runs)} are shipped; the others come from {ch03.EDGE_SEEDS_COMMAND}")
+by_seed = ch03.seed_group_table(seed_runs)
+order = ch03.ordering_by_seed(by_seed)
+edge_chart = chapter.save(ch03.edge_seeds_chart(
+    ch03.seed_curves(seed_runs), ch03.cutoff_over_seeds(seed_runs, edge_dataset),
+    ch03.GROUP_COLORS | {"type_1 (OOD)": ch03.TYPE_COLORS["type_3"]}, chance=1 / 30), "03_edge_of_coverage")
+display(ch03.seed_table(by_seed, order))
+display(Markdown(ch03.seeds_text(by_seed, order)))
 edge_chart
 
 # %% [markdown]
@@ -208,8 +206,8 @@ edge_chart
 # swing most between seeds.
 
 # %%
-central = generalization.central_metrics(N, n_train, result, edge, edge_shares, type_series, group_series)
-central |= generalization.seed_metrics(by_seed, order)
+central = ch03.central_metrics(N, n_train, result, edge, edge_shares, type_series, group_series)
+central |= ch03.seed_metrics(by_seed, order)
 metrics_file = record_metrics(central)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
@@ -242,7 +240,7 @@ my_first_group = None  # exercise 1: "k<3", "k=3" or "k>3"
 exercise_type = "type_2"  # exercise 2
 
 # %% tags=["solution"]
-firsts = {g: first_step_above(edge, f"acc/{g}", 0.5) for g in ("k<3", "k=3", "k>3") if f"acc/{g}" in edge}
+firsts = {g: ch03.first_step_above(edge, f"acc/{g}", 0.5) for g in ("k<3", "k=3", "k>3") if f"acc/{g}" in edge}
 reached = {g: s for g, s in firsts.items() if s is not None}
 truth = min(reached, key=reached.get) if reached else None
 if my_first_group is None:

@@ -51,30 +51,29 @@ out_dir = ""  # where a recomputation keeps datasets and runs; "" means build/ o
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's package hands the notebook its modules and what its cells call from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import pandas as pd
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch04_how_much_data as ch04
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch04_how_much_data import *  # its modules and what its cells call
 
-chapter = setup_chapter("04", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("04", preset, ch04.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
 # %%
 experiments = chapter["experiments"]
-rules = ProbeRules(threshold=threshold, **chapter["rules"])
+rules = ch04.ProbeRules(threshold=threshold, **chapter["rules"])
 coverage_N = chapter["coverage_N"]  # None: read from data/scaling/coverage_<task>.csv
-table_path = searches.probe_table_path(table, chapter.root, chapter["fresh_table"])
+table_path = ch04.searches.probe_table_path(table, chapter.root, chapter["fresh_table"])
 recompute = recompute or chapter["always_recompute"]
 if chapter["note"]:
     print(chapter["note"])
-cells_of = {name: authors_rule_cells(e) for name, e in experiments.items()}  # the cells the authors' rule searches
+cells_of = {name: ch04.authors_rule_cells(e) for name, e in experiments.items()}  # the cells the authors' rule searches
 # and under the step floor (section 4.7), with the cells it alone searches (the Mamba's second seed)
-floor_cells_of = {name: experiment_cells(e) for name, e in experiments.items()}
-floor_only = {name: floor_only_cells(e) for name, e in experiments.items()}
-print(f"preset={preset}: probe table {readable_path(table_path)}; {rules.describe()}")
+floor_cells_of = {name: ch04.experiment_cells(e) for name, e in experiments.items()}
+floor_only = {name: ch04.floor_only_cells(e) for name, e in experiments.items()}
+print(f"preset={preset}: probe table {ch04.readable_path(table_path)}; {rules.describe()}")
 
 # %% [markdown]
 # ## 4.1 One probe, and the search
@@ -100,17 +99,17 @@ print(f"preset={preset}: probe table {readable_path(table_path)}; {rules.describ
 
 # %%
 if recompute:
-    searches.run_searches(cells_of, table_path, chapter.root / "scaling", rules, jobs,
+    ch04.searches.run_searches(cells_of, table_path, chapter.root / "scaling", rules, jobs,
                                quiet=chapter["quiet_search"])
-probes = read_probes(table_path)
-summaries = searches.experiment_summaries(cells_of, probes)
-own_probes, own_hours = searches.search_cost(summaries)
+probes = ch04.read_probes(table_path)
+summaries = ch04.searches.experiment_summaries(cells_of, probes)
+own_probes, own_hours = ch04.searches.search_cost(summaries)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
       f"{own_probes} probes, {own_hours:.1f} run-hours of training (each one-thread run's wall time, summed; "
       f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
 if chapter["describe_cache"]:
-    print("\nregenerate with:\n" + repository_path("data/scaling/COMMANDS.txt").read_text())
-display(views.probes_view(probes.tail(8), caption="the last 8 rows of the probe table"))
+    print("\nregenerate with:\n" + ch04.repository_path("data/scaling/COMMANDS.txt").read_text())
+display(ch04.views.probes_view(probes.tail(8), caption="the last 8 rows of the probe table"))
 
 # %% [markdown]
 # What the cache holds, per experiment. `bracketed` cells are finished; `searching` cells have a
@@ -120,9 +119,9 @@ display(views.probes_view(probes.tail(8), caption="the last 8 rows of the probe 
 # remains. Near the whole pool there is nothing left to test on.
 
 # %%
-display(views.cache_status_view(summaries))
+display(ch04.views.cache_status_view(summaries))
 twohop = summaries["twohop"]
-display(views.cells_view(twohop))
+display(ch04.views.cells_view(twohop))
 
 # %% [markdown]
 # Every cell and every probe behind these tables can be looked at. On the left, each cell of one
@@ -133,7 +132,7 @@ display(views.cells_view(twohop))
 # section 4.6. Hover over any point for its numbers; drag or scroll to move and zoom.
 
 # %%
-explorer = explore.probe_explorer(summaries, experiments, probes, threshold)
+explorer = ch04.explore.probe_explorer(summaries, experiments, probes, threshold)
 if explorer is not None:
     display(chapter.save(explorer, "04_probes_by_cell"))
 
@@ -149,39 +148,39 @@ if explorer is not None:
 # exceed.
 
 # %%
-fit_twohop = summary_exponent(twohop, bootstrap_reps)
-print("two-hop, default model:", describe_exponent(fit_twohop))
+fit_twohop = ch04.summary_exponent(twohop, bootstrap_reps)
+print("two-hop, default model:", ch04.describe_exponent(fit_twohop))
 
 # the coverage-predicted requirement (no training): smallest n whose ID items are k-covered
-cov_tables = twohop_law.coverage_tables(coverage_N)
+cov_tables = ch04.twohop_law.coverage_tables(coverage_N)
 cov2 = cov_tables.get("twohop", pd.DataFrame(columns=["N", "k", "target", "n_train", "eligible"]))
-cov_fit2 = twohop_law.coverage_fits(cov2)
-display(views.coverage_fits_view(cov_fit2))
+cov_fit2 = ch04.twohop_law.coverage_fits(cov2)
+display(ch04.views.coverage_fits_view(cov_fit2))
 
 # %%
-scaling_chart = chapter.save(twohop_law.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
+scaling_chart = chapter.save(ch04.twohop_law.twohop_chart(twohop, cov2, fit_twohop), "04_required_data_twohop")
 scaling_chart
 
 # %%
-id_pool = twohop_law.pool_shares(twohop)
+id_pool = ch04.twohop_law.pool_shares(twohop)
 if len(id_pool):
-    display(views.pool_view(id_pool))
+    display(ch04.views.pool_view(id_pool))
 # a bracket whose failing probe ran out of steps was decided by the budget, not by the authors' rule
-fit_rule_decided = twohop_law.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
-twohop_rows = searches.experiment_probes(probes, experiments["twohop"])
-pool_note = twohop_law.pool_note(twohop, twohop_rows, rules, fit_rule_decided)
+fit_rule_decided = ch04.twohop_law.fit_rule_decided(twohop, fit_twohop, bootstrap_reps)
+twohop_rows = ch04.searches.experiment_probes(probes, experiments["twohop"])
+pool_note = ch04.twohop_law.pool_note(twohop, twohop_rows, rules, fit_rule_decided)
 
 # %% [markdown]
 # How the measured exponent compares:
 
 # %%
-c3 = twohop_law.coverage_exponent(cov_fit2, k=3, target=0.99)
-display(views.exponent_view(twohop_law.exponent_comparison(fit_twohop, c3)))
+c3 = ch04.twohop_law.coverage_exponent(cov_fit2, k=3, target=0.99)
+display(ch04.views.exponent_view(ch04.twohop_law.exponent_comparison(fit_twohop, c3)))
 display(Markdown(
-    f"Measured on this CPU: **{describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
-    f"draft fit: 2.54) and the theory's {theory_exponent(2):.2f} (k = 2) and {theory_exponent(3):.2f} "
-    f"(k = 3). Coverage alone, with no training, predicts {fmt(c3)} for 99% of the ID items 3-covered. "
-    + searches.pending_sentence(twohop) + pool_note))
+    f"Measured on this CPU: **{ch04.describe_exponent(fit_twohop)}**, against the paper's 2.26 (its superseded "
+    f"draft fit: 2.54) and the theory's {ch04.theory_exponent(2):.2f} (k = 2) and {ch04.theory_exponent(3):.2f} "
+    f"(k = 3). Coverage alone, with no training, predicts {ch04.fmt(c3)} for 99% of the ID items 3-covered. "
+    + ch04.searches.pending_sentence(twohop) + pool_note))
 
 # %% [markdown]
 # ## 4.3 Do bigger models need less data?
@@ -197,35 +196,35 @@ display(Markdown(
 # both that rule and the step floor of section 4.7.
 
 # %%
-size_names = model_comparison.size_experiments(summaries)
-sizes, size_points = model_comparison.size_table(summaries, experiments, size_names, bootstrap_reps)
-display(views.sizes_view(sizes))
+size_names = ch04.model_comparison.size_experiments(summaries)
+sizes, size_points = ch04.model_comparison.size_table(summaries, experiments, size_names, bootstrap_reps)
+display(ch04.views.sizes_view(sizes))
 if size_points:
-    size_chart = chapter.save(estimates_chart(size_points, "Required data by model size (two-hop)"),
+    size_chart = chapter.save(ch04.estimates_chart(size_points, "Required data by model size (two-hop)"),
                               "04_required_data_by_size")
     display(size_chart)
 else:
     display(Markdown("No cell of these models is bracketed at this preset, so there is no estimate to plot; the "
                      "table says how far each search got."))
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
-param_ratio = model_comparison.parameter_ratio(measured_sizes)
+param_ratio = ch04.model_comparison.parameter_ratio(measured_sizes)
 
 # %%
 # does a bigger model need less data? each size against the default model, on the cells both finished,
 # judged against how far two seeds of the same cell lie apart (the sizes are searched on one seed)
-spread = seed_spread(summaries["twohop"])
-size_ratios = model_comparison.size_ratios(summaries, experiments, size_names)
-size_ratio_of = {model: geometric_mean(r["ratio"]) for model, r in size_ratios.items()}
-size_note = model_comparison.size_note(sizes, measured_sizes, param_ratio, size_ratios, spread,
+spread = ch04.seed_spread(summaries["twohop"])
+size_ratios = ch04.model_comparison.size_ratios(summaries, experiments, size_names)
+size_ratio_of = {model: ch04.geometric_mean(r["ratio"]) for model, r in size_ratios.items()}
+size_note = ch04.model_comparison.size_note(sizes, measured_sizes, param_ratio, size_ratios, spread,
                                     reference=experiments["twohop"]["model"])
 # the same comparison under section 4.7's step floor, where a small training set is not given up so early
-floor_steps, floor_quantile, floor_successes = give_up_rule.chosen_floor(probes)
-sizes_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, size_names, floor_steps,
-                                                 floor_cells_of)
-display(views.ratios_by_rule_view(sizes_by_rule, experiments["twohop"]["model"]))
-size_note += model_comparison.rule_ratio_note(sizes_by_rule, experiments["twohop"]["model"])
+floor_steps, floor_quantile, floor_successes = ch04.give_up_rule.chosen_floor(probes)
+sizes_by_rule = ch04.model_comparison.ratios_by_rule(cells_of, probes, experiments, size_names, floor_steps,
+                                                     floor_cells_of)
+display(ch04.views.ratios_by_rule_view(sizes_by_rule, experiments["twohop"]["model"]))
+size_note += ch04.model_comparison.rule_ratio_note(sizes_by_rule, experiments["twohop"]["model"])
 if chapter["describe_cache"]:  # what the book's cache still lacks (the smoke table is a fresh miniature)
-    size_note += model_comparison.size_cache_note(summaries, experiments, size_names)
+    size_note += ch04.model_comparison.size_cache_note(summaries, experiments, size_names)
 display(Markdown(size_note))
 
 # %% [markdown]
@@ -245,28 +244,28 @@ display(Markdown(size_note))
 # seeds of the same transformer cell.
 
 # %%
-architecture_names = [n for n in model_comparison.ARCHITECTURE_EXPERIMENTS if n in summaries]
-architectures, architecture_points = model_comparison.size_table(
+architecture_names = [n for n in ch04.model_comparison.ARCHITECTURE_EXPERIMENTS if n in summaries]
+architectures, architecture_points = ch04.model_comparison.size_table(
     summaries, experiments, architecture_names, bootstrap_reps, shared_cells="twohop_mamba")
-display(views.architectures_view(architectures))
-architecture_ratios = model_comparison.size_ratios(summaries, experiments, architecture_names)
+display(ch04.views.architectures_view(architectures))
+architecture_ratios = ch04.model_comparison.size_ratios(summaries, experiments, architecture_names)
 if architecture_ratios:  # a figure only once the Mamba has a finished cell to set beside the transformer's
-    architecture_chart = chapter.save(estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
+    architecture_chart = chapter.save(ch04.estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
                                       "04_required_data_by_architecture")
     display(architecture_chart)
 else:
     display(Markdown("No cell is bracketed for both architectures at this preset, so there is nothing to set side "
                      "by side; the table says how far each search got."))
-architecture_note = model_comparison.architecture_note(architectures, architecture_ratios, spread,
+architecture_note = ch04.model_comparison.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
-architectures_by_rule = model_comparison.ratios_by_rule(cells_of, probes, experiments, architecture_names,
-                                                         floor_steps, floor_cells_of)
-display(views.ratios_by_rule_view(architectures_by_rule, experiments["twohop"]["model"]))
-architecture_note += model_comparison.rule_ratio_note(architectures_by_rule, experiments["twohop"]["model"])
-step_costs = model_comparison.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
-architecture_note += model_comparison.step_cost_note(step_costs)
+architectures_by_rule = ch04.model_comparison.ratios_by_rule(cells_of, probes, experiments, architecture_names,
+                                                             floor_steps, floor_cells_of)
+display(ch04.views.ratios_by_rule_view(architectures_by_rule, experiments["twohop"]["model"]))
+architecture_note += ch04.model_comparison.rule_ratio_note(architectures_by_rule, experiments["twohop"]["model"])
+step_costs = ch04.model_comparison.step_costs(probes, [experiments[name]["model"] for name in architecture_names])
+architecture_note += ch04.model_comparison.step_cost_note(step_costs)
 if chapter["describe_cache"]:
-    architecture_note += model_comparison.size_cache_note(summaries, experiments, architecture_names, "architecture")
+    architecture_note += ch04.model_comparison.size_cache_note(summaries, experiments, architecture_names, "architecture")
 display(Markdown(architecture_note))
 
 # %% [markdown]
@@ -278,20 +277,20 @@ display(Markdown(architecture_note))
 # for both (2.58 and 2.43 against 2.26).
 
 # %%
-chain_fits = {name: summary_exponent(summaries.get(name, pd.DataFrame()), bootstrap_reps)
-              for name in longer_chains.CHAIN_TASKS}
-chains, chain_points = longer_chains.chain_table(summaries, experiments, chain_fits)
-display(views.chains_view(chains))
+chain_fits = {name: ch04.summary_exponent(summaries.get(name, pd.DataFrame()), bootstrap_reps)
+              for name in ch04.longer_chains.CHAIN_TASKS}
+chains, chain_points = ch04.longer_chains.chain_table(summaries, experiments, chain_fits)
+display(ch04.views.chains_view(chains))
 if chain_points:
-    chain_chart = chapter.save(estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
+    chain_chart = chapter.save(ch04.estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
     display(chain_chart)
 else:
     display(Markdown("No cell of these tasks is bracketed at this preset, so there is no estimate to plot; the "
                      "table says how far each search got."))
-chain_note = longer_chains.chain_note(summaries, chain_fits, threshold)
+chain_note = ch04.longer_chains.chain_note(summaries, chain_fits, threshold)
 if chain_note and fit_twohop:
     display(Markdown(chain_note + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}."
-                     + longer_chains.steeper_text({"twohop": fit_twohop, **chain_fits})))
+                     + ch04.longer_chains.steeper_text({"twohop": fit_twohop, **chain_fits})))
 
 # %% [markdown]
 # ## 4.6 What failure looks like
@@ -306,16 +305,16 @@ if chain_note and fit_twohop:
 # are deterministic).
 
 # %%
-pair = bracket_pair(twohop) if len(twohop) else None
+pair = ch04.bracket_pair(twohop) if len(twohop) else None
 if pair is not None:
-    curves = failing_probes.pair_curves(table_path, pair)
-    covs = failing_probes.pair_coverage(pair)
-    failure_chart = chapter.save(failing_probes.failure_chart(curves, covs, pair), "04_failure_below_required_data")
+    curves = ch04.failing_probes.pair_curves(table_path, pair)
+    covs = ch04.failing_probes.pair_coverage(pair)
+    failure_chart = chapter.save(ch04.failing_probes.failure_chart(curves, covs, pair), "04_failure_below_required_data")
     display(failure_chart)
-    failure_note = failing_probes.failure_note(probes, pair, covs, threshold)
+    failure_note = ch04.failing_probes.failure_note(probes, pair, covs, threshold)
 else:
     failure_note = "No two-hop cell is bracketed yet: the cache holds no pair of probes to compare."
-failure_note += failing_probes.fitted_failures_note(probes)
+failure_note += ch04.failing_probes.fitted_failures_note(probes)
 display(Markdown(failure_note))
 
 # %% [markdown]
@@ -333,12 +332,12 @@ display(Markdown(failure_note))
 # two rules are one rule).
 
 # %%
-recheck = give_up_rule.floor_recheck(probes, floor_steps)
-display(give_up_rule.flips_view(recheck))
-display(Markdown(give_up_rule.one_rule_note(probes, floor_steps, [c for cells in floor_only.values() for c in cells])))
-rule_exponents = give_up_rule.rule_exponents(floor_cells_of, probes, bootstrap_reps, floor=floor_steps,
-                                             floor_only=floor_only)
-display(give_up_rule.exponents_view(rule_exponents))
+recheck = ch04.give_up_rule.floor_recheck(probes, floor_steps)
+display(ch04.give_up_rule.flips_view(recheck))
+display(Markdown(ch04.give_up_rule.one_rule_note(probes, floor_steps, [c for cells in floor_only.values() for c in cells])))
+rule_exponents = ch04.give_up_rule.rule_exponents(floor_cells_of, probes, bootstrap_reps, floor=floor_steps,
+                                                  floor_only=floor_only)
+display(ch04.give_up_rule.exponents_view(rule_exponents))
 
 # %% [markdown]
 # An exponent fitted over a narrow span of $N$ is a chord of a curve that may still be bending. The
@@ -351,17 +350,17 @@ display(give_up_rule.exponents_view(rule_exponents))
 # requirements are set side by side.
 
 # %%
-local_slopes = give_up_rule.slopes_table(rule_exponents)
-display(give_up_rule.slopes_view(local_slopes))
-if span_note := give_up_rule.paper_span_note(local_slopes):  # once two-hop reaches N = 70
+local_slopes = ch04.give_up_rule.slopes_table(rule_exponents)
+display(ch04.give_up_rule.slopes_view(local_slopes))
+if span_note := ch04.give_up_rule.paper_span_note(local_slopes):  # once two-hop reaches N = 70
     display(Markdown(span_note))
-largest_n = give_up_rule.largest_n_comparison(twohop)
-display(give_up_rule.largest_n_view(largest_n))
-rule_verdicts = give_up_rule.verdict_table(rule_exponents)
-rerun_hours = give_up_rule.rerun_minutes(probes, recheck, floor_steps) / 60
-display(Markdown(give_up_rule.pattern_note(rule_exponents, rule_verdicts, recheck, floor_steps, floor_quantile,
-                                           floor_successes, rerun_hours)))
-display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
+largest_n = ch04.give_up_rule.largest_n_comparison(twohop)
+display(ch04.give_up_rule.largest_n_view(largest_n))
+rule_verdicts = ch04.give_up_rule.verdict_table(rule_exponents)
+rerun_hours = ch04.give_up_rule.rerun_minutes(probes, recheck, floor_steps) / 60
+display(Markdown(ch04.give_up_rule.pattern_note(rule_exponents, rule_verdicts, recheck, floor_steps, floor_quantile,
+                                                floor_successes, rerun_hours)))
+display(Markdown(ch04.give_up_rule.verdict_note(rule_verdicts)))
 
 # %% [markdown]
 # A floor that does not scale with $n$ still ends somewhere. The life table below follows every probe
@@ -375,21 +374,21 @@ display(Markdown(give_up_rule.verdict_note(rule_verdicts)))
 # twice as long.
 
 # %%
-probe_curves = read_curves(table_path)
+probe_curves = ch04.read_curves(table_path)
 floor_probed = (probes["give_up_floor"] == floor_steps).any()
 # the lower-end note's inference tested on two-hop: its lower ends rerun under a floor twice as long
-longer = give_up_rule.longer_floor_test(give_up_rule.longer_floor_cells(probes, base_floor=floor_steps),
-                                        reps=bootstrap_reps)
+longer = ch04.give_up_rule.longer_floor_test(ch04.give_up_rule.longer_floor_cells(probes, base_floor=floor_steps),
+                                             reps=bootstrap_reps)
 if floor_probed:
-    display(give_up_rule.patience_view(give_up_rule.success_life_table(probes, floor_steps)))
-    display(Markdown(give_up_rule.patience_note(probes, probe_curves, floor_steps)))
-    lower_ends = give_up_rule.lower_ends(rule_exponents, probes, probe_curves, floor_steps, give_up_rule.reader_name)
+    display(ch04.give_up_rule.patience_view(ch04.give_up_rule.success_life_table(probes, floor_steps)))
+    display(Markdown(ch04.give_up_rule.patience_note(probes, probe_curves, floor_steps)))
+    lower_ends = ch04.give_up_rule.lower_ends(rule_exponents, probes, probe_curves, floor_steps, ch04.give_up_rule.reader_name)
     if lower_ends["low_gain"].notna().any():
-        display(chapter.save(give_up_rule.lower_ends_chart(lower_ends), "04_lower_ends_still_climbing"))
-    display(Markdown(give_up_rule.lower_end_note(lower_ends)))
-    display(Markdown(give_up_rule.longer_floor_note(
-        longer, "two-hop", floor_steps, give_up_rule.LONGER_FLOOR,
-        give_up_rule.longer_floor_command("twohop", "L4-d128", floor_steps, give_up_rule.LONGER_FLOOR))))
+        display(chapter.save(ch04.give_up_rule.lower_ends_chart(lower_ends), "04_lower_ends_still_climbing"))
+    display(Markdown(ch04.give_up_rule.lower_end_note(lower_ends)))
+    display(Markdown(ch04.give_up_rule.longer_floor_note(
+        longer, "two-hop", floor_steps, ch04.give_up_rule.LONGER_FLOOR,
+        ch04.give_up_rule.longer_floor_command("twohop", "L4-d128", floor_steps, ch04.give_up_rule.LONGER_FLOOR))))
 else:
     display(Markdown("No probe has run under the floor yet: the life table fills as the queue reruns them."))
 
@@ -404,7 +403,7 @@ else:
 # with the verdicts the change moved.
 
 # %%
-display(Markdown(verdict_rule.rule_text()))
+display(Markdown(ch04.verdict_rule.rule_text()))
 
 # %% [markdown]
 # The book judged its exponents by three earlier rules. Each was changed after seeing data it then
@@ -412,29 +411,29 @@ display(Markdown(verdict_rule.rule_text()))
 # a reader can see what every change did.
 
 # %%
-display(verdict_rule.history_view())
-display(verdict_rule.history_verdicts_view(rule_exponents))
+display(ch04.verdict_rule.history_view())
+display(ch04.verdict_rule.history_verdicts_view(rule_exponents))
 
 # %%
 metrics = {
-    **give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),
-    **give_up_rule.rule_metrics(rule_exponents, rule_verdicts),
-    **give_up_rule.patience_metrics(probes, probe_curves, floor_steps),
-    **give_up_rule.longer_floor_metrics(longer, "twohop", give_up_rule.LONGER_FLOOR),
+    **ch04.give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),
+    **ch04.give_up_rule.rule_metrics(rule_exponents, rule_verdicts),
+    **ch04.give_up_rule.patience_metrics(probes, probe_curves, floor_steps),
+    **ch04.give_up_rule.longer_floor_metrics(longer, "twohop", ch04.give_up_rule.LONGER_FLOOR),
     "n_req_twohop_N70": float(largest_n.loc[largest_n["N"] == 70, "book"].iloc[0]),
     "n_req_twohop_N70_seeds": int(largest_n.loc[largest_n["N"] == 70, "seeds"].iloc[0]),
     "n_req_ratio_to_paper_N50": float(largest_n.loc[largest_n["N"] == 50, "ratio"].iloc[0]),
-    **exponent_metrics("twohop", fit_twohop),
+    **ch04.exponent_metrics("twohop", fit_twohop),
     "r2_twohop": fit_twohop["r2"] if fit_twohop else float("nan"),
-    **exponent_metrics("threehop", chain_fits.get("threehop")),
-    **exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
-    **exponent_metrics("twohop_rule_decided", fit_rule_decided),
-    **model_comparison.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
+    **ch04.exponent_metrics("threehop", chain_fits.get("threehop")),
+    **ch04.exponent_metrics("parallel_twohop", chain_fits.get("parallel_twohop")),
+    **ch04.exponent_metrics("twohop_rule_decided", fit_rule_decided),
+    **ch04.model_comparison.architecture_metrics(summaries, experiments, architecture_ratios, bootstrap_reps),
     "step_seconds_ratio_mamba_to_default": step_costs["x first"].iloc[-1] if len(step_costs) > 1 else float("nan"),
     "param_ratio": param_ratio,
     **{f"n_req_ratio_{m.replace('-', '_')}_to_default": g for m, g in size_ratio_of.items()},
-    **model_comparison.rule_ratio_metrics(sizes_by_rule),
-    **model_comparison.rule_ratio_metrics(architectures_by_rule, {experiments["twohop_mamba"]["model"]: "mamba"}),
+    **ch04.model_comparison.rule_ratio_metrics(sizes_by_rule),
+    **ch04.model_comparison.rule_ratio_metrics(architectures_by_rule, {experiments["twohop_mamba"]["model"]: "mamba"}),
     "seed_spread_twohop": spread,
     "exponent_coverage_k3": c3,
     "probes": own_probes,
@@ -446,10 +445,10 @@ metrics_file = record_metrics(metrics)  # the numbers above, for sweeps and the 
 # ## Summary
 
 # %%
-display(Markdown(findings.summary_bullets(
+display(Markdown(ch04.findings.summary_bullets(
     fit_twohop, c3, chain_fits, size_note, len(measured_sizes), own_probes, own_hours, threshold,
-    verdicts=give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7", tasks=give_up_rule.RULE_TASKS)
-    + (" " + give_up_rule.patience_bullet(lower_ends) if floor_probed else ""))))
+    verdicts=ch04.give_up_rule.verdicts_bullet(rule_verdicts, recheck, "section 4.7", tasks=ch04.give_up_rule.RULE_TASKS)
+    + (" " + ch04.give_up_rule.patience_bullet(lower_ends) if floor_probed else ""))))
 
 # %% [markdown]
 # ## Exercises
@@ -483,7 +482,7 @@ else:
 k = 3  # exercise 2: try 2 and 4
 g = cov2[(cov2["k"] == k) & (cov2["target"] == 0.99)].dropna(subset=["n_train"])
 if g["N"].nunique() >= 2:
-    c_k = power_fit(g["N"], g["n_train"])["c"]
-    closest = min((1, 2, 3, 4, 8), key=lambda kk: abs(theory_exponent(kk) - c_k))
-    print(f"k={k}: coverage-predicted exponent {c_k:.2f}; theory for k={k}: {theory_exponent(k):.2f}; "
-          f"the theory value closest to it is k={closest} ({theory_exponent(closest):.2f})")
+    c_k = ch04.power_fit(g["N"], g["n_train"])["c"]
+    closest = min((1, 2, 3, 4, 8), key=lambda kk: abs(ch04.theory_exponent(kk) - c_k))
+    print(f"k={k}: coverage-predicted exponent {c_k:.2f}; theory for k={k}: {ch04.theory_exponent(k):.2f}; "
+          f"the theory value closest to it is k={closest} ({ch04.theory_exponent(closest):.2f})")

@@ -46,24 +46,22 @@ out_dir = ""  # where the smoke preset trains its model; "" means build/ of the 
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's module hands the notebook what it calls from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import pandas as pd
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch05_inside_the_model as ch05
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters import ch05_inside_the_model as inside_the_model
-from covlib.chapters.ch05_inside_the_model import *  # what its cells call from covlib's layers
 
-chapter = setup_chapter("05", preset, PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("05", preset, ch05.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
 # %%
 if chapter["note"] and not run_dir:
     print(chapter["note"])
 # the smoke preset trains a tiny model here in seconds, its weights saved the way the shipped ones are
-source, dataset_dir, weights = inside_the_model.model_source(chapter["train"], run_dir, chapter.root)
-model, ds, tables = open_run(source, dataset_dir, inside_the_model.final_weights(source))
+source, dataset_dir, weights = ch05.model_source(chapter["train"], run_dir, chapter.root)
+model, ds, tables = ch05.open_run(source, dataset_dir, ch05.final_weights(source))
 L, m = model.cfg.n_layers, ds.n_inputs
 print(f"{source.name}: {L} layers, width {model.cfg.d_model}; dataset {ds.name}")
 print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file() else "")
@@ -78,8 +76,8 @@ print((source / "COMMANDS.txt").read_text() if (source / "COMMANDS.txt").is_file
 # restricted to those hooks: an array of items x layers x positions x width.
 
 # %%
-id_test = ds.test.inputs[split_items(ds, "type_0")][:max_items]
-resid = residual_streams(model, id_test)
+id_test = ds.test.inputs[ch05.split_items(ds, "type_0")][:max_items]
+resid = ch05.residual_streams(model, id_test)
 print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.shape}")
 
 # %% [markdown]
@@ -95,16 +93,16 @@ print(f"residual streams of {len(id_test)} ID test items: array of shape {resid.
 
 # %%
 splits = {"ID train": "train_inferred", "ID test": "type_0", "OOD (first hop unseen)": "ood_first_hop"}
-iicg_b = inside_the_model.iicg_by_selection(model, ds, tables, splits, max_items)
-heat = chapter.save(layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
-                                           domain=(-0.1, max(0.5, float(iicg_b["iicg"].max())))),
+iicg_b = ch05.iicg_by_selection(model, ds, tables, splits, max_items)
+heat = chapter.save(ch05.layer_position_heatmap(iicg_b, "iicg", "IICG grouped by the bridge b", facet="selection",
+                                                domain=(-0.1, max(0.5, float(iicg_b["iicg"].max())))),
                     "05_iicg_by_bridge")
 display(heat)
 
 # %%
 # the largest gap over every layer, leaving out cells high by construction
-peaks = {label: iicg_peaks(iicg_b[iicg_b["selection"] == label]).iloc[0] for label in splits}
-display(inside_the_model.peaks_table(peaks))
+peaks = {label: ch05.iicg_peaks(iicg_b[iicg_b["selection"] == label]).iloc[0] for label in splits}
+display(ch05.peaks_table(peaks))
 id_peak = peaks["ID test"]
 display(Markdown(
     f"For unseen ID items the gap peaks at layer {int(id_peak['layer'])}, position {id_peak['position']}: "
@@ -120,17 +118,17 @@ display(Markdown(
 # items by k-cutoff (k<3, k=3, k>3) and compute the same map for each group.
 
 # %%
-iicg_k, skipped = inside_the_model.iicg_by_cutoff(model, ds, tables, max_items)
+iicg_k, skipped = ch05.iicg_by_cutoff(model, ds, tables, max_items)
 for note in skipped:  # a group too small to measure (smoke-sized data)
     print(note)
 if len(iicg_k):
-    at_peak = inside_the_model.at_cell(iicg_k, id_peak)
-    display(inside_the_model.cutoff_peak_table(at_peak))
-    heat_k = chapter.save(layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff",
-                                                 facet="k_group"), "05_iicg_by_cutoff")
+    at_peak = ch05.at_cell(iicg_k, id_peak)
+    display(ch05.cutoff_peak_table(at_peak))
+    heat_k = chapter.save(ch05.layer_position_heatmap(iicg_k, "iicg", "IICG by b, ID test items by k-cutoff",
+                                                      facet="k_group"), "05_iicg_by_cutoff")
     display(heat_k)
     k_at = at_peak.set_index("k_group")["iicg"]
-    display(Markdown(inside_the_model.cutoff_note(k_at)))
+    display(Markdown(ch05.cutoff_note(k_at)))
 else:
     k_at = pd.Series(dtype=float)
 
@@ -139,7 +137,7 @@ else:
 # cell for its cosines and counts.
 
 # %%
-inside_the_model.iicg_explorer(inside_the_model.explorer_frame(iicg_b, iicg_k), list(dict.fromkeys(iicg_b["position"])))
+ch05.iicg_explorer(ch05.explorer_frame(iicg_b, iicg_k), list(dict.fromkeys(iicg_b["position"])))
 
 # %% [markdown]
 # ## 5.4 Clusters form as generalisation does
@@ -149,13 +147,13 @@ inside_the_model.iicg_explorer(inside_the_model.explorer_frame(iicg_b, iicg_k), 
 # stays low; the bridge clusters should appear as ID accuracy rises.
 
 # %%
-over = inside_the_model.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
-display(inside_the_model.over_training_table(over))
-over_chart = chapter.save(over_training_chart(inside_the_model.over_training_frame(over, id_peak),
-                                              "Bridge clusters and ID accuracy over training",
-                                              y_title="IICG at the peak cell / ID accuracy"), "05_iicg_over_training")
+over = ch05.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
+display(ch05.over_training_table(over))
+over_chart = chapter.save(ch05.over_training_chart(ch05.over_training_frame(over, id_peak),
+                                                   "Bridge clusters and ID accuracy over training",
+                                                   y_title="IICG at the peak cell / ID accuracy"), "05_iicg_over_training")
 display(over_chart)
-corr = inside_the_model.checkpoint_correlation(over)
+corr = ch05.checkpoint_correlation(over)
 
 # %% [markdown]
 # ## 5.5 Where the bridge lives: causal tracing
@@ -168,31 +166,31 @@ corr = inside_the_model.checkpoint_correlation(over)
 # $p(t')$ moves from its clean to its corrupted value. A second variant changes $x_1$ instead.
 
 # %%
-train_items = ds.test.inputs[split_items(ds, "train_inferred")]
-trace = trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
-trace_heat = chapter.save(layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]),
-                                                 "value", "Causal tracing: share of the prediction moved by one patched vector",
-                                                 facet="panel", domain=(0, 1), scheme="oranges"), "05_causal_tracing")
+train_items = ds.test.inputs[ch05.split_items(ds, "train_inferred")]
+trace = ch05.trace_table(model, tables, train_items, ["x2", "x1"], max_pairs=max_pairs)
+trace_heat = chapter.save(ch05.layer_position_heatmap(trace.assign(panel=trace["variant"] + " changed, " + trace["metric"]),
+                                                      "value", "Causal tracing: share of the prediction moved by one patched vector",
+                                                      facet="panel", domain=(0, 1), scheme="oranges"), "05_causal_tracing")
 display(trace_heat)
-rank = inside_the_model.rank_map(trace, "x2")
-display(inside_the_model.layer_map_table(rank, "Share of predictions flipped by one patched vector (x2 changed, rank metric)"))
+rank = ch05.rank_map(trace, "x2")
+display(ch05.layer_map_table(rank, "Share of predictions flipped by one patched vector (x2 changed, rank metric)"))
 last = f"x{m}"
-rank_x1 = inside_the_model.rank_map(trace, "x1")
-display(Markdown(inside_the_model.tracing_note(rank, rank_x1, L, last)))
+rank_x1 = ch05.rank_map(trace, "x1")
+display(Markdown(ch05.tracing_note(rank, rank_x1, L, last)))
 
 # %% [markdown]
 # Does the route differ between well- and barely-covered items? The same tracing with clean
 # inputs drawn from ID test items of each k-cutoff group (only pairs the model gets right).
 
 # %%
-trace_k, skipped = inside_the_model.tracing_by_cutoff(model, ds, tables, max_pairs)
+trace_k, skipped = ch05.tracing_by_cutoff(model, ds, tables, max_pairs)
 for note in skipped:
     print(note)
 if len(trace_k):
-    display(inside_the_model.layer_map_table(trace_k.pivot_table(index=["k_group", "layer"], columns="position",
-                                                               values="value"), "Share flipped, by k-cutoff group of the clean item"))
-    display(reader_table(trace_k.groupby("k_group", as_index=False)["pairs"].first(),
-                         {"k_group": "k-cutoff group", "pairs": "pairs traced"}))
+    display(ch05.layer_map_table(trace_k.pivot_table(index=["k_group", "layer"], columns="position",
+                                                     values="value"), "Share flipped, by k-cutoff group of the clean item"))
+    display(ch05.reader_table(trace_k.groupby("k_group", as_index=False)["pairs"].first(),
+                              {"k_group": "k-cutoff group", "pairs": "pairs traced"}))
 
 # %% [markdown]
 # ## 5.6 Can the bridge be read out? The logit lens
@@ -202,11 +200,11 @@ if len(trace_k):
 
 # %%
 vals = tables.values(id_test)
-lens = logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
-lens_heat = chapter.save(layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
-                                                facet="target", domain=(0, 1), scheme="greens"), "05_logit_lens")
+lens = ch05.logit_lens(model, resid, {"bridge b": vals["b1"], "answer t": vals["t"]})
+lens_heat = chapter.save(ch05.layer_position_heatmap(lens, "top1", "Logit lens: share of ID items whose top token is ...",
+                                                     facet="target", domain=(0, 1), scheme="greens"), "05_logit_lens")
 display(lens_heat)
-b_best = inside_the_model.best_cell(lens[lens["target"] == "bridge b"], "top1")
+b_best = ch05.best_cell(lens[lens["target"] == "bridge b"], "top1")
 t_last = lens[(lens["target"] == "answer t") & (lens["layer"] == L) & (lens["position"] == last)]["top1"].iloc[0]
 display(Markdown(
     f"The answer is readable at the last position from the upper layers (top token for {t_last:.0%} of ID items "
@@ -221,8 +219,8 @@ display(Markdown(
 # model has 4 layers and width 128, so "layer 3 of 8" corresponds roughly to layer 1-2 here.
 
 # %%
-comparison = inside_the_model.paper_comparison(id_peak, k_at, peaks["OOD (first hop unseen)"]["iicg"], rank, L, last)
-display(frame_table(comparison))
+comparison = ch05.paper_comparison(id_peak, k_at, peaks["OOD (first hop unseen)"]["iicg"], rank, L, last)
+display(ch05.frame_table(comparison))
 
 # %% [markdown]
 # The picture is the paper's: a bridge cluster forms at position $x_2$ in the early-middle
@@ -240,12 +238,12 @@ display(frame_table(comparison))
 # which of the claims above hold in every seed and which are one run's luck.
 
 # %%
-seed_folders = {} if chapter["train"] or run_dir else shipped_edge_seeds()
+seed_folders = {} if chapter["train"] or run_dir else ch05.shipped_edge_seeds()
 if seed_folders:
-    by_seed = inside_the_model.seed_analyses(seed_folders, ds, tables, max_items, max_pairs)
-    display(inside_the_model.seed_table(by_seed))
-    display(Markdown(inside_the_model.seeds_note(by_seed)))
-    seed_results = inside_the_model.seed_results(by_seed)
+    by_seed = ch05.seed_analyses(seed_folders, ds, tables, max_items, max_pairs)
+    display(ch05.seed_table(by_seed))
+    display(Markdown(ch05.seeds_note(by_seed)))
+    seed_results = ch05.seed_results(by_seed)
 else:
     seed_results = {}
     print("this preset analyses one model; the shipped seeds are read at the default preset")
@@ -269,7 +267,7 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 # ## Exercises
 #
 # 1. **Group by the answer instead.** Compute the IICG map grouped by `t` for the ID test items
-#    (`iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
+#    (`ch05.iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
 #    peak? Write them below; the check tells you whether they are right.
 # 2. **Trace the non-bridge input.** In 5.5, patching $x_1$ matters only at layer 0. Why does
 #    changing $x_1$ flip the prediction when patched into the $x_2$ position at layer 1? (Hint:
@@ -280,8 +278,8 @@ my_peak_layer = None  # exercise 1: the layer where IICG grouped by t peaks (ID 
 my_peak_position = None  # e.g. "x3"
 
 # %% tags=["solution"]
-by_t = iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
-truth = iicg_peaks(by_t).iloc[0]
+by_t = ch05.iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
+truth = ch05.iicg_peaks(by_t).iloc[0]
 if my_peak_layer is None:
     print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")
 else:

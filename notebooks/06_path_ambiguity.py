@@ -51,17 +51,15 @@ out_dir = ""  # where datasets and smoke runs go; "" means build/ of the reposit
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's module hands the notebook what it calls from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 import pandas as pd
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch06_path_ambiguity as ch06
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch06_path_ambiguity import *  # what its cells call from covlib's layers
-from covlib.chapters.ch06_path_ambiguity import charts, coverage, data_need, inside, searches, shipped, summary, tables
 
-chapter = setup_chapter("06", preset, searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("06", preset, ch06.searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
 # %% [markdown]
 # The two models: trained here at the smoke preset, read from the cache otherwise.
@@ -69,14 +67,14 @@ chapter = setup_chapter("06", preset, searches.PRESETS, out_dir=out_dir, figures
 # %%
 if chapter["note"]:
     print(chapter["note"])
-runs = shipped.shipped_runs(preset)
+runs = ch06.shipped.shipped_runs(preset)
 N, n_train = runs["nontree"].dataset["num_tokens"], runs["nontree"].dataset["n_train"]
 test_size = runs["nontree"].dataset["test_size_per_type"]
-dest, work, ready = ensure_shipped(runs, chapter["train_here"], shipped.DATA_DIR, chapter.root,
-                                   "ambiguity-smoke", recompute)
-print(shipped.models_status(preset, N, n_train, dest, ready))
+dest, work, ready = ch06.ensure_shipped(runs, chapter["train_here"], ch06.shipped.DATA_DIR, chapter.root,
+                                        "ambiguity-smoke", recompute)
+print(ch06.shipped.models_status(preset, N, n_train, dest, ready))
 if not all(ready.values()):
-    display(Markdown(shipped.missing_models_note(runs, ready)))
+    display(Markdown(ch06.shipped.missing_models_note(runs, ready)))
 
 # %% [markdown]
 # ## 6.1 Why coverage is smaller
@@ -97,13 +95,13 @@ if not all(ready.values()):
 # on datasets of the same $N$, $n_\text{train}$ and seed (computed exactly from the training sets):
 
 # %%
-pair = coverage.paired_datasets(N, n_train, seed=0, test_size_per_type=test_size)
-merged = pd.concat([coverage.merged_pairs(ds, k) for ds in pair.values()], ignore_index=True)
-display(tables.merged_reader_table(merged))
-merged_chart = charts.merged_pairs_chart(merged, f"What {k}-equivalence classes of (x1, x2) group "
-                                                 f"(N = {N}, {n_train:,} examples)")
+pair = ch06.coverage.paired_datasets(N, n_train, seed=0, test_size_per_type=test_size)
+merged = pd.concat([ch06.coverage.merged_pairs(ds, k) for ds in pair.values()], ignore_index=True)
+display(ch06.tables.merged_reader_table(merged))
+merged_chart = ch06.charts.merged_pairs_chart(merged, f"What {k}-equivalence classes of (x1, x2) group "
+                                              f"(N = {N}, {n_train:,} examples)")
 display(chapter.save(merged_chart, "06_equivalence_classes"))
-display(Markdown(coverage.classes_text(merged, N)))
+display(Markdown(ch06.coverage.classes_text(merged, N)))
 
 # %% [markdown]
 # Smaller classes mean fewer substitutions, and so less coverage. The table below counts, for
@@ -120,14 +118,14 @@ display(Markdown(coverage.classes_text(merged, N)))
 # In the chart, a click on a task in the legend picks out its two lines.
 
 # %%
-cov = coverage.coverage_comparison(N, n_train, seed=0, max_k=8, test_size_per_type=test_size)
-cov_chart = charts.coverage_compare_chart(cov, f"k-coverage of two-hop and non-tree (N = {N}, "
+cov = ch06.coverage.coverage_comparison(N, n_train, seed=0, max_k=8, test_size_per_type=test_size)
+cov_chart = ch06.charts.coverage_compare_chart(cov, f"k-coverage of two-hop and non-tree (N = {N}, "
                                                f"{n_train:,} examples)")
 display(chapter.save(cov_chart, "06_coverage_by_k"))
-display(tables.coverage_reader_table(cov))
-type0_share = coverage.type0_shares(cov)
-coverage_k3 = {t: coverage.cov_at(cov, t, "type_0", k) for t in shipped.TASKS}
-display(Markdown(coverage.coverage_text(cov, k)))
+display(ch06.tables.coverage_reader_table(cov))
+type0_share = ch06.coverage.type0_shares(cov)
+coverage_k3 = {t: ch06.coverage.cov_at(cov, t, "type_0", k) for t in ch06.shipped.TASKS}
+display(Markdown(ch06.coverage.coverage_text(cov, k)))
 
 # %% [markdown]
 # How much data does each task need before 99% of its items are covered? For every $N$ the
@@ -135,14 +133,14 @@ display(Markdown(coverage.coverage_text(cov, k)))
 # tries (the ID pool less a test set), interpolated where the share first reaches the target.
 
 # %%
-need = data_need.coverage_need_table(chapter["need_N"], k, test_size)
+need = ch06.data_need.coverage_need_table(chapter["need_N"], k, test_size)
 if not len(need):
-    display(Markdown(f"**Not in the cache yet:** `{data_need.COVERAGE_NEED}`. Fill it with the first command "
+    display(Markdown(f"**Not in the cache yet:** `{ch06.data_need.COVERAGE_NEED}`. Fill it with the first command "
                      "of `data/ambiguity/COMMANDS.txt` (about 2 CPU-minutes)."))
-need_table = data_need.need_summary(need, k)
+need_table = ch06.data_need.need_summary(need, k)
 if len(need_table):
-    display(tables.need_reader_table(need_table, k))
-    display(Markdown(data_need.need_text(need_table, k)))
+    display(ch06.tables.need_reader_table(need_table, k))
+    display(Markdown(ch06.data_need.need_text(need_table, k)))
 
 # %% [markdown]
 # ## 6.2 Learning
@@ -153,17 +151,17 @@ if len(need_table):
 # items over the run.
 
 # %%
-metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
+metrics = {name: ch06.load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
 if metrics:
-    curves, series = combine_curves(metrics, {"ID test (type_0)": "acc/type_0", "training items": "acc/train_inferred"})
-    curve_chart = accuracy_curves_chart(curves, series, f"Two-hop and non-tree, N = {N}, {n_train:,} examples",
-                                        colors=charts.CURVE_COLORS, chance=1 / N)
+    curves, series = ch06.combine_curves(metrics, {"ID test (type_0)": "acc/type_0", "training items": "acc/train_inferred"})
+    curve_chart = ch06.accuracy_curves_chart(curves, series, f"Two-hop and non-tree, N = {N}, {n_train:,} examples",
+                                             colors=ch06.charts.CURVE_COLORS, chance=1 / N)
 else:
-    curve_chart = pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
+    curve_chart = ch06.pending_chart("Two-hop and non-tree learning curves", "covlib ship ambiguity")
 display(chapter.save(curve_chart, "06_learning_curves"))
-final_type0 = {name: final_value(metrics.get(name)) for name in runs}
+final_type0 = {name: ch06.final_value(metrics.get(name)) for name in runs}
 if len(metrics) == 2:
-    display(Markdown(summary.learning_text(metrics, final_type0, coverage_k3, k, N)))
+    display(Markdown(ch06.summary.learning_text(metrics, final_type0, coverage_k3, k, N)))
 else:
     display(Markdown("The learning curves need both models (see the top of the chapter for the command)."))
 
@@ -174,35 +172,35 @@ else:
 # size it may try (the ID pool less a test set of 1,000 inputs) is *unreachable*.
 
 # %%
-table_path = searches.probe_table_path(table, chapter.root, chapter["train_here"])
-twohop_cells, nontree_cells = searches.search_cells(chapter["search_N"], chapter["model"])
+table_path = ch06.searches.probe_table_path(table, chapter.root, chapter["train_here"])
+twohop_cells, nontree_cells = ch06.searches.search_cells(chapter["search_N"], chapter["model"])
 if chapter["train_here"]:
-    search(twohop_cells + nontree_cells, table_path, chapter.root / "ambiguity-smoke" / "scaling", chapter["rules"],
-           log=None)
-probes = read_probes(table_path)
-nontree_summary = search_summary(nontree_cells, probes)
-twohop_summary = search_summary(twohop_cells, probes)
-display(search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_index=True),
-                            searches.SUMMARY_COLUMNS))
-display(Markdown("Non-tree: " + describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
-                 + describe_cells(twohop_summary, "two-hop")))
-raised_cap = searches.raised_cap_result(nontree_cells, probes)
-if searches.raised_cap_note(raised_cap):  # "" where the searches have no N = 40 (the smoke miniature)
-    display(Markdown(searches.raised_cap_note(raised_cap)))
+    ch06.search(twohop_cells + nontree_cells, table_path, chapter.root / "ambiguity-smoke" / "scaling", chapter["rules"],
+                log=None)
+probes = ch06.read_probes(table_path)
+nontree_summary = ch06.search_summary(nontree_cells, probes)
+twohop_summary = ch06.search_summary(twohop_cells, probes)
+display(ch06.search_reader_table(pd.concat([twohop_summary, nontree_summary], ignore_index=True),
+                                 ch06.searches.SUMMARY_COLUMNS))
+display(Markdown("Non-tree: " + ch06.describe_cells(nontree_summary, "non-tree") + " Two-hop at the same N: "
+                 + ch06.describe_cells(twohop_summary, "two-hop")))
+raised_cap = ch06.searches.raised_cap_result(nontree_cells, probes)
+if ch06.searches.raised_cap_note(raised_cap):  # "" where the searches have no N = 40 (the smoke miniature)
+    display(Markdown(ch06.searches.raised_cap_note(raised_cap)))
 pending_cells = nontree_summary[nontree_summary["status"].isin(["not started", "searching"])]
 if len(pending_cells) and not chapter["train_here"]:
     display(Markdown(f"{len(pending_cells)} non-tree cell(s) are not finished; "
-                     f"`{experiment_command(searches.EXPERIMENTS['nontree'])}` resumes them."))
+                     f"`{ch06.experiment_command(ch06.searches.EXPERIMENTS['nontree'])}` resumes them."))
 
 # %%
-points, lines, reference = searches.required_data_frames(twohop_summary, nontree_summary, need, k)
+points, lines, reference = ch06.searches.required_data_frames(twohop_summary, nontree_summary, need, k)
 if len(points) or len(reference) or len(lines):
-    need_chart = required_data_chart(points, lines, reference,
-                                     title="Training examples needed: measured, and for 99% coverage of type_0",
-                                     triangles="the largest training set tried where non-tree never reached 99%")
+    need_chart = ch06.required_data_chart(points, lines, reference,
+                                          title="Training examples needed: measured, and for 99% coverage of type_0",
+                                          triangles="the largest training set tried where non-tree never reached 99%")
 else:
-    need_chart = pending_chart("Required data of two-hop and non-tree",
-                               experiment_command(searches.EXPERIMENTS["nontree"]))
+    need_chart = ch06.pending_chart("Required data of two-hop and non-tree",
+                                    ch06.experiment_command(ch06.searches.EXPERIMENTS["nontree"]))
 display(chapter.save(need_chart, "06_required_data"))
 
 # %% [markdown]
@@ -223,44 +221,44 @@ display(chapter.save(need_chart, "06_required_data"))
 # side by side; a cell's tooltip gives its value and the items and groups it rests on.
 
 # %%
-models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
-iicg, too_small = inside.iicg_by_key(models, max_items)
+models = {name: ch06.open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
+iicg, too_small = ch06.inside.iicg_by_key(models, max_items)
 for problem in too_small:  # a selection too small to group (smoke-sized data)
     print(problem)
 if len(iicg):
     id_maps = iicg[iicg["split"] == "type_0"]
-    heat = charts.iicg_by_key_chart(id_maps, "IICG of ID test items, by grouping key")
-    peaks = iicg_peaks(iicg)
-    peak_chart = charts.iicg_keys_chart(peaks[peaks["split"] == "type_0"],
-                                        "Largest IICG of ID test items, by grouping key")
-    display(tables.peaks_reader_table(peaks))
+    heat = ch06.charts.iicg_by_key_chart(id_maps, "IICG of ID test items, by grouping key")
+    peaks = ch06.iicg_peaks(iicg)
+    peak_chart = ch06.charts.iicg_keys_chart(peaks[peaks["split"] == "type_0"],
+                                             "Largest IICG of ID test items, by grouping key")
+    display(ch06.tables.peaks_reader_table(peaks))
 else:
-    heat = pending_chart("IICG by grouping key", "covlib ship ambiguity")
-    peak_chart = pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
+    heat = ch06.pending_chart("IICG by grouping key", "covlib ship ambiguity")
+    peak_chart = ch06.pending_chart("Largest IICG by grouping key", "covlib ship ambiguity")
     peaks = pd.DataFrame(columns=["task", "split", "group_by", "layer", "position", "iicg"])
 display(chapter.save(heat, "06_iicg_by_key"))
 display(chapter.save(peak_chart, "06_iicg_peaks"))
 
 # %%
-iicg_max = inside.iicg_maxima(peaks)
-x2_same_cell = inside.x2_at_bridge_peak(iicg, peaks)
+iicg_max = ch06.inside.iicg_maxima(peaks)
+x2_same_cell = ch06.inside.x2_at_bridge_peak(iicg, peaks)
 if x2_same_cell is not None:
-    display(Markdown(inside.iicg_text(peaks, iicg_max, x2_same_cell)))
+    display(Markdown(ch06.inside.iicg_text(peaks, iicg_max, x2_same_cell)))
 
 # %% [markdown]
 # Can the bridge be read out as a token? The logit lens passes each layer's residual through the
 # final LayerNorm and the unembedding and asks how often $b$ (or the answer $t$) is the top token.
 
 # %%
-lens = inside.lens_table(models, max_items)
+lens = ch06.inside.lens_table(models, max_items)
 if len(lens):
-    lens_chart = layer_position_heatmap(lens.assign(panel=lens["task"] + ": " + lens["target"]), "top1",
-                                        "Logit lens: share of ID items whose top token is ...", facet="panel",
-                                        domain=(0, 1), scheme="greens")
-    lens_best = inside.lens_bridge_best(lens)
-    display(Markdown(inside.lens_text(lens_best, N)))
+    lens_chart = ch06.layer_position_heatmap(lens.assign(panel=lens["task"] + ": " + lens["target"]), "top1",
+                                             "Logit lens: share of ID items whose top token is ...", facet="panel",
+                                             domain=(0, 1), scheme="greens")
+    lens_best = ch06.inside.lens_bridge_best(lens)
+    display(Markdown(ch06.inside.lens_text(lens_best, N)))
 else:
-    lens_chart = pending_chart("Logit lens", "covlib ship ambiguity")
+    lens_chart = ch06.pending_chart("Logit lens", "covlib ship ambiguity")
     lens_best = {}
 display(chapter.save(lens_chart, "06_logit_lens"))
 
@@ -276,21 +274,21 @@ display(chapter.save(lens_chart, "06_logit_lens"))
 # Two-hop has no "keep $b$" variant: there, changing $x_2$ without changing $b$ never changes the answer.
 
 # %%
-trace, skipped = inside.trace_models(models, max_pairs)
+trace, skipped = ch06.inside.trace_models(models, max_pairs)
 for what, why in skipped.items():
     print(f"{what}: {why}")
 if len(trace):
     rank = trace[trace["metric"] == "rank"]
-    trace_chart = layer_position_heatmap(rank.assign(panel=rank["task"] + ": " + rank["variant"] + " changed"),
-                                         "value", "Causal tracing (rank): share of predictions flipped by one patch",
-                                         facet="panel", domain=(0, 1), scheme="oranges", columns=5)
-    display(tables.tracing_reader_table(rank))
+    trace_chart = ch06.layer_position_heatmap(rank.assign(panel=rank["task"] + ": " + rank["variant"] + " changed"),
+                                              "value", "Causal tracing (rank): share of predictions flipped by one patch",
+                                              facet="panel", domain=(0, 1), scheme="oranges", columns=5)
+    display(ch06.tables.tracing_reader_table(rank))
 else:
-    trace_chart = pending_chart("Causal tracing", "covlib ship ambiguity")
+    trace_chart = ch06.pending_chart("Causal tracing", "covlib ship ambiguity")
     rank = pd.DataFrame(columns=["task", "variant", "layer", "position", "value", "pairs"])
 display(chapter.save(trace_chart, "06_causal_tracing"))
 if "nontree" in models and len(rank[rank["task"] == "nontree"]):
-    display(Markdown(inside.tracing_text(rank, models["nontree"][0].cfg.n_layers)))
+    display(Markdown(ch06.inside.tracing_text(rank, models["nontree"][0].cfg.n_layers)))
 
 # %% [markdown]
 # ## 6.4 Beside the paper
@@ -300,29 +298,29 @@ if "nontree" in models and len(rank[rank["task"] == "nontree"]):
 # of digits.
 
 # %%
-finished = searches.finished_cells(nontree_summary)
-verdict = searches.search_verdict(finished)
-comparison = summary.paper_comparison(N, n_train, verdict, final_type0, iicg_max, x2_same_cell, lens_best, rank)
-display(frame_table(comparison))
+finished = ch06.searches.finished_cells(nontree_summary)
+verdict = ch06.searches.search_verdict(finished)
+comparison = ch06.summary.paper_comparison(N, n_train, verdict, final_type0, iicg_max, x2_same_cell, lens_best, rank)
+display(ch06.frame_table(comparison))
 
 # %%
 display(Markdown(
     "Where the CPU-scale numbers differ, three reasons apply. The IICG values are cosines of raw, uncentred residual "
     "vectors of a narrower model (chapter 5 finds two-hop's peak higher than the paper's too), so their size is not "
     "comparable, only their order across keys. The book's $N$ is smaller: its non-tree ID pool holds "
-    f"{pair['nontree'].eligible_count:,} inputs at N = {N} against about {NONTREE_FAILS_AT['eligible']:,} at "
-    f"N = {NONTREE_FAILS_AT['N']}, and a search near the pool has few inputs left to test on. And the give-up rule "
-    f"({ProbeRules().give_up_epochs:.0f} epochs after fitting, at most {ProbeRules().step_cap:,} steps) ends runs "
+    f"{pair['nontree'].eligible_count:,} inputs at N = {N} against about {ch06.NONTREE_FAILS_AT['eligible']:,} at "
+    f"N = {ch06.NONTREE_FAILS_AT['N']}, and a search near the pool has few inputs left to test on. And the give-up rule "
+    f"({ch06.ProbeRules().give_up_epochs:.0f} epochs after fitting, at most {ch06.ProbeRules().step_cap:,} steps) ends runs "
     "that a GPU budget would let continue."))
 
 # %%
 results = {
     "coverage_k3_twohop": coverage_k3["twohop"], "coverage_k3_nontree": coverage_k3["nontree"],
-    "pool_coverage_k3_twohop": coverage.cov_at(cov, "twohop", "id_pool", k),
-    "pool_coverage_k3_nontree": coverage.cov_at(cov, "nontree", "id_pool", k),
+    "pool_coverage_k3_twohop": ch06.coverage.cov_at(cov, "twohop", "id_pool", k),
+    "pool_coverage_k3_nontree": ch06.coverage.cov_at(cov, "nontree", "id_pool", k),
     "type0_share_of_pool_nontree": type0_share["nontree"],
-    "merged_pairs_share_x2_twohop": coverage.merged_value(merged, "twohop", "x2"),
-    "merged_pairs_share_bx2_nontree": coverage.merged_value(merged, "nontree", "b and x2"),
+    "merged_pairs_share_x2_twohop": ch06.coverage.merged_value(merged, "twohop", "x2"),
+    "merged_pairs_share_bx2_nontree": ch06.coverage.merged_value(merged, "nontree", "b and x2"),
     "cover99_ratio_nontree_over_twohop_max": float(need_table["nontree / twohop (type_0)"].max()) if len(need_table)
     else float("nan"),
     "final_type0_twohop": final_type0["twohop"], "final_type0_nontree": final_type0["nontree"],
@@ -332,7 +330,7 @@ results = {
     else float("nan"),
     "lens_bridge_top1_twohop": lens_best.get("twohop", float("nan")),
     "lens_bridge_top1_nontree": lens_best.get("nontree", float("nan")),
-    "trace_keep_b_x2_upper_nontree": inside.trace_cell(rank, "nontree", "x2_keep_b", "x2") if len(rank)
+    "trace_keep_b_x2_upper_nontree": ch06.inside.trace_cell(rank, "nontree", "x2_keep_b", "x2") if len(rank)
     else float("nan"),
     "nontree_cells_finished": int(len(finished)),
     "nontree_cells_unreachable": int((nontree_summary["status"] == "unreachable").sum()),
@@ -344,28 +342,28 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 # ## Summary
 
 # %%
-display(Markdown(summary.summary_text(merged, cov, N, n_train, k, final_type0 if len(metrics) == 2 else None,
-                                      verdict if len(finished) else None, iicg_max if len(iicg) else None)))
+display(Markdown(ch06.summary.summary_text(merged, cov, N, n_train, k, final_type0 if len(metrics) == 2 else None,
+                                           verdict if len(finished) else None, iicg_max if len(iicg) else None)))
 
 # %% [markdown]
 # ## Exercises
 #
 # 1. **What do the classes need?** Lower the evidence threshold to $k = 2$: what share of the pairs of non-tree
-#    fragments that fall into one 2-equivalence class share $x_2$? Compute it with `coverage.merged_pairs`
+#    fragments that fall into one 2-equivalence class share $x_2$? Compute it with `ch06.coverage.merged_pairs`
 #    on the non-tree dataset of `pair` and write it below. Is it higher or lower than at $k = 3$ (the chart above),
 #    and why does weaker evidence let in pairs that do not share $x_2$?
 # 2. **More data, more coverage?** `n_big` below is the largest training set the required-data search would try
 #    at this $N$: the smaller of the two ID pools less a test set (twice $n_\text{train}$ does not fit in the pool
-#    at the default preset). Compute `coverage.coverage_comparison` at `n_big` (same `N`, and
+#    at the default preset). Compute `ch06.coverage.coverage_comparison` at `n_big` (same `N`, and
 #    `test_size_per_type=test_size`) and write non-tree's $k$-covered share of its *whole ID pool* below. Does it
 #    approach 100%? Why not? (Hint: compare it with the pool's `type0_population` over its size `n`.)
 
 # %%
-n_big = coverage.largest_train_size(pair)  # exercise 2's training-set size, computed from the two ID pools
+n_big = ch06.coverage.largest_train_size(pair)  # exercise 2's training-set size, computed from the two ID pools
 my_share_x2_k2 = None  # exercise 1: share of merged non-tree fragment pairs (k = 2) that share x2, e.g. 0.5
 my_pool_coverage = None  # exercise 2: non-tree's k-covered share of its whole ID pool at n_big, e.g. 0.9
 
 # %% tags=["solution"]
-print(f"Exercise 1: {coverage.check_share_x2(my_share_x2_k2, coverage.merged_share(pair['nontree'], 2))}")
-truth_pool = coverage.pool_coverage(N, n_big, k, test_size_per_type=test_size)
-print(f"Exercise 2 (n_big = {n_big:,}): {coverage.check_pool_coverage(my_pool_coverage, truth_pool, k)}")
+print(f"Exercise 1: {ch06.coverage.check_share_x2(my_share_x2_k2, ch06.coverage.merged_share(pair['nontree'], 2))}")
+truth_pool = ch06.coverage.pool_coverage(N, n_big, k, test_size_per_type=test_size)
+print(f"Exercise 2 (n_big = {n_big:,}): {ch06.coverage.check_pool_coverage(my_pool_coverage, truth_pool, k)}")

@@ -54,15 +54,14 @@ out_dir = ""  # where datasets and smoke runs go; "" means build/ of the reposit
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
-# ruff: noqa: E402, B018, F403, F405  (notebook style: imports after the parameters cell, charts as last expressions;
-#   the chapter's package hands the notebook its modules and what its cells call from covlib's layers)
+# ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch07_chain_of_thought as ch07
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch07_chain_of_thought import *  # its modules and what its cells call
 
-chapter = setup_chapter("07", preset, searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("07", preset, ch07.searches.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 
 # %% [markdown]
 # The four models of section 7.2: found in the cache, or trained here (smoke, or `recompute = True`).
@@ -70,12 +69,12 @@ chapter = setup_chapter("07", preset, searches.PRESETS, out_dir=out_dir, figures
 # %%
 if chapter["note"]:
     print(chapter["note"])
-runs = shipped.shipped_runs(preset)
+runs = ch07.shipped.shipped_runs(preset)
 N, n_train = runs["twohop_cot"].dataset["num_tokens"], runs["twohop_cot"].dataset["n_train"]
-dest, work, ready = ensure_shipped(runs, chapter["miniature"], shipped.DATA_DIR, chapter.root, "cot-smoke",
-                                   recompute)
-print(shipped.cache_line(preset, N, n_train, dest, ready))
-missing_note = shipped.missing_models_note(runs, ready)
+dest, work, ready = ch07.ensure_shipped(runs, chapter["miniature"], ch07.shipped.DATA_DIR, chapter.root, "cot-smoke",
+                                        recompute)
+print(ch07.shipped.cache_line(preset, N, n_train, dest, ready))
+missing_note = ch07.shipped.missing_models_note(runs, ready)
 if missing_note:
     display(Markdown(missing_note))
 
@@ -90,24 +89,24 @@ if missing_note:
 # changes the number of probes, not the bracket.
 
 # %%
-table_path, fake_table = searches.probe_tables(table, chapter.root, chapter["miniature"])
+table_path, fake_table = ch07.searches.probe_tables(table, chapter.root, chapter["miniature"])
 experiments = chapter["experiments"]
-cells = {name: experiment_cells(e) for name, e in experiments.items()}
-fake_cells, nontree_cells = experiment_cells(chapter["fake"]), experiment_cells(chapter["nontree"])
+cells = {name: ch07.experiment_cells(e) for name, e in experiments.items()}
+fake_cells, nontree_cells = ch07.experiment_cells(chapter["fake"]), ch07.experiment_cells(chapter["nontree"])
 if chapter["miniature"]:
     smoke_work = chapter.root / "cot-smoke" / "scaling"
-    search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, smoke_work, chapter["rules"], log=None)
-    search(fake_cells, fake_table, smoke_work, chapter["rules"], log=None)
-probes = read_probes(table_path)
-summaries = {name: search_summary(authors_rule_cells(e), probes) for name, e in experiments.items()}
-floor_steps, floor_quantile, floor_successes = chosen_floor(probes)
-floor_only = {name: search_summary(floor_only_cells(e), probes, floor_steps) for name, e in experiments.items()
-              if floor_only_N(e)}  # cells added to decide an exponent under the floor (section 7.1's second table)
-fake_probes = read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
-nontree_summary = search_summary(nontree_cells, probes)
-display(search_reader_table(searches.search_table(summaries), searches.SEARCH_COLUMNS))
-cot_minutes = searches.cot_search_minutes(summaries)
-pending_note = searches.pending_note(summaries, experiments, floor_only, floor_steps)
+    ch07.search([c for cs in cells.values() for c in cs] + nontree_cells, table_path, smoke_work, chapter["rules"], log=None)
+    ch07.search(fake_cells, fake_table, smoke_work, chapter["rules"], log=None)
+probes = ch07.read_probes(table_path)
+summaries = {name: ch07.search_summary(ch07.authors_rule_cells(e), probes) for name, e in experiments.items()}
+floor_steps, floor_quantile, floor_successes = ch07.chosen_floor(probes)
+floor_only = {name: ch07.search_summary(ch07.floor_only_cells(e), probes, floor_steps) for name, e in experiments.items()
+              if ch07.floor_only_N(e)}  # cells added to decide an exponent under the floor (section 7.1's second table)
+fake_probes = ch07.read_probes(fake_table) if fake_table.is_file() else probes.iloc[:0]
+nontree_summary = ch07.search_summary(nontree_cells, probes)
+display(ch07.search_reader_table(ch07.searches.search_table(summaries), ch07.searches.SEARCH_COLUMNS))
+cot_minutes = ch07.searches.cot_search_minutes(summaries)
+pending_note = ch07.searches.pending_note(summaries, experiments, floor_only, floor_steps)
 if pending_note and not chapter["miniature"]:
     display(Markdown(pending_note))
 
@@ -122,13 +121,13 @@ if pending_note and not chapter["miniature"]:
 # what writing the four bridges out saves there.
 
 # %%
-fits = {name: summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
-display(tables.exponent_reader_table(searches.exponent_table(fits, summaries)))
-need_chart = searches.required_data_chart(
-    summaries, "the smoke search" if chapter["miniature"] else experiment_command(experiments["twohop_cot"]))
+fits = {name: ch07.summary_exponent(s, reps=bootstrap_reps) for name, s in summaries.items()}
+display(ch07.tables.exponent_reader_table(ch07.searches.exponent_table(fits, summaries)))
+need_chart = ch07.searches.required_data_chart(
+    summaries, "the smoke search" if chapter["miniature"] else ch07.experiment_command(experiments["twohop_cot"]))
 display(chapter.save(need_chart, "07_required_data"))
-display(Markdown(searches.exponent_text(fits)
-                 + searches.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
+display(Markdown(ch07.searches.exponent_text(fits)
+                 + ch07.searches.give_up_note(probes, summaries, chapter["rules"].give_up_epochs)))
 
 # %% [markdown]
 # Chapter 4 (section 4.7) tests the give-up rule itself: the authors' rule gives a small training
@@ -137,21 +136,21 @@ display(Markdown(searches.exponent_text(fits)
 # side, with their local slopes and a verdict by the rule chapter 4 states.
 
 # %%
-recheck = floor_recheck(probes, floor_steps)
-cot_rule = exponents_by_rule({n: cells[n] for n in searches.COT_RULE_EXPONENTS if n in cells}, probes,
-                             [0, floor_steps], searches.COT_RULE_EXPONENTS, bootstrap_reps,
-                             floor_only={n: floor_only_cells(e) for n, e in experiments.items()})
-plain_rule = exponents_by_rule({n: cells[n] for n in searches.PLAIN_RULE_EXPONENTS if n in cells}, probes, [0, floor_steps],
-                               searches.PLAIN_RULE_EXPONENTS, bootstrap_reps)  # for the summary's comparison
-floor_fits = searches.floor_fits(cot_rule, plain_rule)
-cot_verdicts = verdict_table(cot_rule)
-display(exponents_view(cot_rule))
-display(slopes_view(slopes_table(cot_rule, with_paper=False)))
+recheck = ch07.floor_recheck(probes, floor_steps)
+cot_rule = ch07.exponents_by_rule({n: cells[n] for n in ch07.searches.COT_RULE_EXPONENTS if n in cells}, probes,
+                                  [0, floor_steps], ch07.searches.COT_RULE_EXPONENTS, bootstrap_reps,
+                                  floor_only={n: ch07.floor_only_cells(e) for n, e in experiments.items()})
+plain_rule = ch07.exponents_by_rule({n: cells[n] for n in ch07.searches.PLAIN_RULE_EXPONENTS if n in cells}, probes, [0, floor_steps],
+                                    ch07.searches.PLAIN_RULE_EXPONENTS, bootstrap_reps)  # for the summary's comparison
+floor_fits = ch07.searches.floor_fits(cot_rule, plain_rule)
+cot_verdicts = ch07.verdict_table(cot_rule)
+display(ch07.exponents_view(cot_rule))
+display(ch07.slopes_view(ch07.slopes_table(cot_rule, with_paper=False)))
 cot_recheck = recheck[recheck["cot"]]
-rerun_hours = rerun_minutes(probes, cot_recheck, floor_steps) / 60
-display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
-                 + "\n\n" + verdict_note(cot_verdicts) + "\n\n"
-                 + lower_end_note(lower_ends(cot_rule, probes, read_curves(table_path), floor_steps, reader_name))))
+rerun_hours = ch07.rerun_minutes(probes, cot_recheck, floor_steps) / 60
+display(Markdown(ch07.pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
+                 + "\n\n" + ch07.verdict_note(cot_verdicts) + "\n\n"
+                 + ch07.lower_end_note(ch07.lower_ends(cot_rule, probes, ch07.read_curves(table_path), floor_steps, ch07.reader_name))))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
@@ -160,25 +159,25 @@ display(Markdown(pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, 
 # click on a task in the legend picks out its points.
 
 # %%
-floor_summaries = {name: search_summary(experiment_cells(e), probes, floor_steps) for name, e in experiments.items()}
-ratios_by_rule, bounds_by_rule = data_ratios.ratio_tables_by_rule(
-    {rule_label(0): summaries, rule_label(floor_steps): floor_summaries})
-ratios, bounds = (data_ratios.under_rule(t, rule_label(0)) for t in (ratios_by_rule, bounds_by_rule))
-floor_ratios = data_ratios.under_rule(ratios_by_rule, rule_label(floor_steps))
-floor_ratio_by_task = data_ratios.ratios_by_task(floor_ratios)
-display(tables.ratio_reader_table(ratios_by_rule))
+floor_summaries = {name: ch07.search_summary(ch07.experiment_cells(e), probes, floor_steps) for name, e in experiments.items()}
+ratios_by_rule, bounds_by_rule = ch07.data_ratios.ratio_tables_by_rule(
+    {ch07.rule_label(0): summaries, ch07.rule_label(floor_steps): floor_summaries})
+ratios, bounds = (ch07.data_ratios.under_rule(t, ch07.rule_label(0)) for t in (ratios_by_rule, bounds_by_rule))
+floor_ratios = ch07.data_ratios.under_rule(ratios_by_rule, ch07.rule_label(floor_steps))
+floor_ratio_by_task = ch07.data_ratios.ratios_by_task(floor_ratios)
+display(ch07.tables.ratio_reader_table(ratios_by_rule))
 if len(ratios_by_rule) or len(bounds_by_rule):
-    ratio_figure = data_ratios.ratio_chart(ratios_by_rule, "Data without CoT over data with CoT, at equal N",
-                                           band=COT_DATA_RATIO, bounds=bounds_by_rule)
+    ratio_figure = ch07.data_ratios.ratio_chart(ratios_by_rule, "Data without CoT over data with CoT, at equal N",
+                                                band=ch07.COT_DATA_RATIO, bounds=bounds_by_rule)
 else:
-    ratio_figure = pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
+    ratio_figure = ch07.pending_chart("Data ratio without / with CoT", "the searches of both targets at a shared N")
 display(chapter.save(ratio_figure, "07_data_ratio"))
-ratio_by_task = data_ratios.ratios_by_task(ratios)
+ratio_by_task = ch07.data_ratios.ratios_by_task(ratios)
 if len(ratios):
-    display(Markdown(data_ratios.ratio_text(ratios, ratio_by_task, floor_ratios, rule_label(floor_steps))))
+    display(Markdown(ch07.data_ratios.ratio_text(ratios, ratio_by_task, floor_ratios, ch07.rule_label(floor_steps))))
 if len(bounds):
-    display(tables.bounds_reader_table(bounds))
-    display(Markdown(data_ratios.bounds_text(bounds)))
+    display(ch07.tables.bounds_reader_table(bounds))
+    display(Markdown(ch07.data_ratios.bounds_text(bounds)))
 
 # %% [markdown]
 # ## 7.2 The four models at one $N$ and $n_\text{train}$
@@ -189,11 +188,11 @@ if len(bounds):
 # accuracy as training measures it: teacher-forced, every target token right.
 
 # %%
-metrics = {name: load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
-display(chapter.save(curves.learning_curves_chart(metrics, N, n_train), "07_learning_curves"))
-final_type0 = curves.final_accuracies(metrics)
-final_answer = curves.final_accuracies(metrics, "answer_acc/type_0")
-display(Markdown(curves.curves_text(metrics, final_type0, final_answer, n_train)))
+metrics = {name: ch07.load_metrics(dest / run.folder) for name, run in runs.items() if ready[name]}
+display(chapter.save(ch07.curves.learning_curves_chart(metrics, N, n_train), "07_learning_curves"))
+final_type0 = ch07.curves.final_accuracies(metrics)
+final_answer = ch07.curves.final_accuracies(metrics, "answer_acc/type_0")
+display(Markdown(ch07.curves.curves_text(metrics, final_type0, final_answer, n_train)))
 
 # %% [markdown]
 # Path ambiguity under CoT: the paper finds non-tree with CoT failing at $N = 50$, $n = 10\text{k}$,
@@ -201,13 +200,13 @@ display(Markdown(curves.curves_text(metrics, final_type0, final_answer, n_train)
 # $n_\text{train}$, and the non-tree CoT required-data searches where the cache has them.
 
 # %%
-shortfall_note = curves.shortfall_text(final_type0, N, n_train)
+shortfall_note = ch07.curves.shortfall_text(final_type0, N, n_train)
 if shortfall_note:
     display(Markdown(shortfall_note))
-display(search_reader_table(nontree_summary, tables.NONTREE_SEARCH_COLUMNS))
-nontree_command = searches.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
-display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_summary, "non-tree with CoT")
-                 + searches.reachable_text(nontree_summary, chapter["rules"].threshold)
+display(ch07.search_reader_table(nontree_summary, ch07.tables.NONTREE_SEARCH_COLUMNS))
+nontree_command = ch07.searches.unfinished_command(nontree_summary, chapter["nontree"], chapter["miniature"])
+display(Markdown("Non-tree with CoT, required data: " + ch07.describe_cells(nontree_summary, "non-tree with CoT")
+                 + ch07.searches.reachable_text(nontree_summary, chapter["rules"].threshold)
                  + (f" Command: `{nontree_command}`." if nontree_command else "")))
 
 # %% [markdown]
@@ -224,16 +223,16 @@ display(Markdown("Non-tree with CoT, required data: " + describe_cells(nontree_s
 # above the chart keep one kind of test item; a bar's tooltip gives its share and its item count.
 
 # %%
-models = {name: open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
-decoding = greedy.decoding_table(models, max_items)
+models = {name: ch07.open_shipped(run, dest, work / "datasets") for name, run in runs.items() if ready[name]}
+decoding = ch07.greedy.decoding_table(models, max_items)
 if len(decoding):
-    display(tables.decoding_reader_table(decoding))
-    decoding_figure = greedy.decoding_chart(
+    display(ch07.tables.decoding_reader_table(decoding))
+    decoding_figure = ch07.greedy.decoding_chart(
         decoding, f"Greedy decoding against teacher forcing (N = {N}, {n_train:,} examples)", row="items")
 else:
-    decoding_figure = pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
+    decoding_figure = ch07.pending_chart("Greedy decoding against teacher forcing", "covlib ship cot")
 display(chapter.save(decoding_figure, "07_decoding"))
-decoding_note = greedy.decoding_text(decoding, models, N)
+decoding_note = ch07.greedy.decoding_text(decoding, models, N)
 if decoding_note:
     display(Markdown(decoding_note))
 
@@ -246,25 +245,25 @@ if decoding_note:
 # never told the bridge.
 
 # %%
-display(tables.control_reader_table(curves.control_table(metrics, final_type0, final_answer)))
+display(ch07.tables.control_reader_table(ch07.curves.control_table(metrics, final_type0, final_answer)))
 # read under the step floor once its plain, CoT and placeholder cells have finished, else under the authors' rule
-placeholder_floor, placeholder = data_ratios.placeholder_evidence(probes, fake_probes, chapter["fake"],
-                                                                   chapter["fake_floor"])
+placeholder_floor, placeholder = ch07.data_ratios.placeholder_evidence(probes, fake_probes, chapter["fake"],
+                                                                        chapter["fake_floor"])
 # the placeholder's searches shown are those of the design and rule its evidence is read under
 fake_design = chapter["fake_floor"] if placeholder_floor else chapter["fake"]
-fake_summary = search_summary(experiment_cells(fake_design), fake_probes, placeholder_floor)
+fake_summary = ch07.search_summary(ch07.experiment_cells(fake_design), fake_probes, placeholder_floor)
 if len(fake_summary):
-    display(search_reader_table(fake_summary, tables.PLACEHOLDER_SEARCH_COLUMNS,
-                                caption=f"Required-data searches with the placeholder bridge, under "
-                                        f"{rule_label(placeholder_floor)}"))
-placeholder_command = "" if chapter["miniature"] else experiment_command(chapter["fake_floor"])
+    display(ch07.search_reader_table(fake_summary, ch07.tables.PLACEHOLDER_SEARCH_COLUMNS,
+                                     caption=f"Required-data searches with the placeholder bridge, under "
+                                        f"{ch07.rule_label(placeholder_floor)}"))
+placeholder_command = "" if chapter["miniature"] else ch07.experiment_command(chapter["fake_floor"])
 control_text = [
-    curves.gain_text(final_answer, N, n_train),
-    curves.still_rising_text(metrics),
-    searches.placeholder_search_text(fake_summary, describe_cells(fake_summary, "placeholder two-hop"),
-                                     fake_design, chapter["miniature"]),
-    data_ratios.placeholder_data_text(placeholder, rule_label(placeholder_floor), seed_spread(summaries["twohop"]),
-                                      placeholder_command),
+    ch07.curves.gain_text(final_answer, N, n_train),
+    ch07.curves.still_rising_text(metrics),
+    ch07.searches.placeholder_search_text(fake_summary, ch07.describe_cells(fake_summary, "placeholder two-hop"),
+                                          fake_design, chapter["miniature"]),
+    ch07.data_ratios.placeholder_data_text(placeholder, ch07.rule_label(placeholder_floor), ch07.seed_spread(summaries["twohop"]),
+                                           placeholder_command),
 ]
 display(Markdown(" ".join(text for text in control_text if text)))
 
@@ -280,22 +279,22 @@ display(Markdown(" ".join(text for text in control_text if text)))
 # keeps one model's row of panels.
 
 # %%
-iicg, too_small = inside.iicg_table(models, max_items)
+iicg, too_small = ch07.inside.iicg_table(models, max_items)
 for line in too_small:  # a selection too small to group (smoke-sized data)
     print(line)
-display(chapter.save(inside.iicg_chart(iicg), "07_iicg_bridge_position"))
+display(chapter.save(ch07.inside.iicg_chart(iicg), "07_iicg_bridge_position"))
 
 # %%
-where_b = inside.iicg_peaks_by(iicg, "b")
-at_bridge = inside.bridge_position_peaks(iicg)
+where_b = ch07.inside.iicg_peaks_by(iicg, "b")
+at_bridge = ch07.inside.bridge_position_peaks(iicg)
 if len(at_bridge):
-    display(tables.peaks_reader_table(where_b, "Where items group by b most (any position past the "
-                                               "embeddings, no cell high by construction)"),
-            tables.peaks_reader_table(at_bridge, "At the bridge position, per model and grouping key"))
-where_t = inside.iicg_peaks_by(iicg, "t")
-context_gap = inside.context_gaps(at_bridge)
+    display(ch07.tables.peaks_reader_table(where_b, "Where items group by b most (any position past the "
+                                           "embeddings, no cell high by construction)"),
+            ch07.tables.peaks_reader_table(at_bridge, "At the bridge position, per model and grouping key"))
+where_t = ch07.inside.iicg_peaks_by(iicg, "t")
+context_gap = ch07.inside.context_gaps(at_bridge)
 n_inputs = {name: ds.n_inputs for name, (_, ds, _, _) in models.items()}
-inside_note = inside.inside_text(where_b, at_bridge, where_t, n_inputs)
+inside_note = ch07.inside.inside_text(where_b, at_bridge, where_t, n_inputs)
 if inside_note:
     display(Markdown(inside_note))
 
@@ -308,27 +307,27 @@ if inside_note:
 # floor (defined in section 4.7; the CoT exponents under it are in section 7.1), with 95% intervals in brackets.
 
 # %%
-display(frame_table(
-    summary.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train,
-                             floor_fits, floor_ratio_by_task["twohop"])))
+display(ch07.frame_table(
+    ch07.summary.comparison_table(fits, ratio_by_task, final_type0, context_gap, N, n_train,
+                                  floor_fits, floor_ratio_by_task["twohop"])))
 
 # %%
-results = summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
-                                   placeholder, ratios, nontree_summary, bounds, placeholder_floor)
-results |= rule_counts_metrics(recheck, floor_steps, list(searches.COT_RULE_EXPONENTS))
-results |= rule_metrics(cot_rule, cot_verdicts)
-results |= data_ratios.floor_ratio_metrics(floor_ratios)
+results = ch07.summary.recorded_metrics(fits, ratio_by_task, final_type0, decoding, at_bridge, cot_minutes,
+                                        placeholder, ratios, nontree_summary, bounds, placeholder_floor)
+results |= ch07.rule_counts_metrics(recheck, floor_steps, list(ch07.searches.COT_RULE_EXPONENTS))
+results |= ch07.rule_metrics(cot_rule, cot_verdicts)
+results |= ch07.data_ratios.floor_ratio_metrics(floor_ratios)
 metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
 # %% [markdown]
 # ## Summary
 
 # %%
-display(Markdown(summary.summary_text(
+display(Markdown(ch07.summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
     placeholder_floor=placeholder_floor, floor_fits=floor_fits, floor_ratio=floor_ratio_by_task["twohop"],
-    verdicts=verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(searches.COT_RULE_EXPONENTS)))))
+    verdicts=ch07.verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(ch07.searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]
 # ## Exercises
@@ -339,7 +338,7 @@ display(Markdown(summary.summary_text(
 #    sometimes right?
 # 2. **Does the answer follow the bridge the model wrote?** On those type_2 items where the CoT two-hop model
 #    writes a wrong bridge $b'$, is its answer $f_2(b', x_3)$, the answer its own bridge leads to, or something
-#    else? `greedy.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
+#    else? `ch07.greedy.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
 #    `models["twohop_cot"]`, and `max_items` so that the items are those of `decoding`) and gives, per item, the
 #    true and the written bridge and answer and `t_of_written`, the answer the written bridge leads to. Keep
 #    the items whose written bridge is wrong and write below the share whose written answer equals
@@ -351,7 +350,7 @@ my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge 
 my_follows_bridge = None  # exercise 2: share of the wrong-bridge type_2 items whose answer is f2(b', x3), e.g. 0.5
 
 # %% tags=["solution"]
-print("Exercise 1:", greedy.check_bridge_wrong(my_bridge_wrong, greedy.bridge_wrong_share(decoding)))
-truth_follows = (greedy.follows_written_bridge(greedy.written_chains(
+print("Exercise 1:", ch07.greedy.check_bridge_wrong(my_bridge_wrong, ch07.greedy.bridge_wrong_share(decoding)))
+truth_follows = (ch07.greedy.follows_written_bridge(ch07.greedy.written_chains(
     *models["twohop_cot"][:3], split="type_2", max_items=max_items)) if "twohop_cot" in models else float("nan"))
-print("Exercise 2:", greedy.check_follows_written_bridge(my_follows_bridge, truth_follows))
+print("Exercise 2:", ch07.greedy.check_follows_written_bridge(my_follows_bridge, truth_follows))

@@ -52,22 +52,13 @@ import time
 
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch08_three_ways_to_generalise as ch08
 from covlib.base.paths import repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch08_three_ways_to_generalise import (  # reach: the exercises call it
-    charts,
-    exercises,
-    model_runs,
-    reach,  # noqa: F401
-    readings,
-    reuse,
-    tables,
-)
-from covlib.chapters.ch08_three_ways_to_generalise.roles import run_roles
 from covlib.tasks.datasets import DatasetConfig, generate
 
-chapter = setup_chapter("08", preset, model_runs.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
+chapter = setup_chapter("08", preset, ch08.model_runs.PRESETS, out_dir=out_dir, figures_dir=figures_dir,
                         N=N, n_train=n_train, steps=steps)
 started = time.perf_counter()
 
@@ -76,12 +67,12 @@ started = time.perf_counter()
 # from the shipped tables at the default preset, trained here otherwise.
 
 # %%
-table, meta, source = model_runs.taxonomy_tables(chapter.values, chapter.root, preset, data_seed=data_seed, k=k,
-                                                 recompute=recompute)
+table, meta, source = ch08.model_runs.taxonomy_tables(chapter.values, chapter.root, preset, data_seed=data_seed, k=k,
+                                                      recompute=recompute)
 if source:
     print(source)
 N, n_train, steps, k = meta["num_tokens"], meta["n_train"], meta["steps"], meta["k"]
-print(model_runs.run_description(meta))
+print(ch08.model_runs.run_description(meta))
 
 # %% [markdown]
 # ## 8.1 The commutative option
@@ -119,13 +110,13 @@ print(small.seen_split["f1"].astype(int))
 # group's size, the model's accuracy and how much of the group is $k$-covered.
 
 # %%
-prop = readings.property_numbers(table)
-display(tables.property_reader_table(table))
-print(readings.property_sentence(prop, N))
+prop = ch08.readings.property_numbers(table)
+display(ch08.tables.property_reader_table(table))
+print(ch08.readings.property_sentence(prop, N))
 
 # %%
-chapter.save(charts.reach_accuracy_chart(table, readings.property_groups(table), "Property-based: commutative f1",
-                                             chance=1 / meta["num_tokens"]),
+chapter.save(ch08.charts.reach_accuracy_chart(table, ch08.readings.property_groups(table), "Property-based: commutative f1",
+                                              chance=1 / meta["num_tokens"]),
              "08_property_reach")
 
 # %% [markdown]
@@ -150,15 +141,15 @@ chapter.save(charts.reach_accuracy_chart(table, readings.property_groups(table),
 # this model it differs in two things: the sharing and the extra facts.
 
 # %%
-shared = readings.shared_numbers(table, meta["num_tokens"])
-display(tables.shared_reader_table(table))
-print(readings.shared_sentence(shared, k))
+shared = ch08.readings.shared_numbers(table, meta["num_tokens"])
+display(ch08.tables.shared_reader_table(table))
+print(ch08.readings.shared_sentence(shared, k))
 
 # %%
-per_type = reuse.per_type_reading(table)
-display(Markdown(reuse.per_type_sentence(per_type)))
-chapter.save(charts.reach_accuracy_chart(table, readings.shared_groups(table),
-                                             "Shared operator: one table for both hops", chance=shared["chance"]),
+per_type = ch08.reuse.per_type_reading(table)
+display(Markdown(ch08.reuse.per_type_sentence(per_type)))
+chapter.save(ch08.charts.reach_accuracy_chart(table, ch08.readings.shared_groups(table),
+                                              "Shared operator: one table for both hops", chance=shared["chance"]),
              "08_shared_reach")
 
 # %% [markdown]
@@ -185,22 +176,22 @@ chapter.save(charts.reach_accuracy_chart(table, readings.shared_groups(table),
 # the second fact held out, pooled over seeds and per seed (a two-proportion z-test).
 
 # %%
-roles = reuse.load_roles(repository_path(chapter.values["cache"])) if chapter.values["cache"] and not recompute \
-    else run_roles(chapter.root / "taxonomy" / f"{preset}-roles", chapter.root / "taxonomy" / preset,
-                   num_tokens=N, n_train=n_train, preset=chapter.values["model"], steps=steps,
-                   seeds=chapter.values["role_seeds"])
+roles = ch08.reuse.load_roles(repository_path(chapter.values["cache"])) if chapter.values["cache"] and not recompute \
+    else ch08.roles.run_roles(chapter.root / "taxonomy" / f"{preset}-roles", chapter.root / "taxonomy" / preset,
+                              num_tokens=N, n_train=n_train, preset=chapter.values["model"], steps=steps,
+                              seeds=chapter.values["role_seeds"])
 if len(roles):
-    display(tables.role_reader_table(roles))
-reuse_result = reuse.reuse_test(roles, N)
-display(Markdown(reuse.reuse_verdict(reuse_result, model_runs.ROLES_COMMAND)))
+    display(ch08.tables.role_reader_table(roles))
+reuse_result = ch08.reuse.reuse_test(roles, N)
+display(Markdown(ch08.reuse.reuse_verdict(reuse_result, ch08.model_runs.ROLES_COMMAND)))
 
 # %% [markdown]
 # ## 8.5 The taxonomy, measured
 
 # %%
-own = readings.own_role(per_type, reuse.own_role_numbers(roles))
-display(tables.taxonomy_reader_table(prop, own, reuse_result))
-metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta, own, reuse_result, per_type))
+own = ch08.readings.own_role(per_type, ch08.reuse.own_role_numbers(roles))
+display(ch08.tables.taxonomy_reader_table(prop, own, reuse_result))
+metrics_file = record_metrics(ch08.readings.taxonomy_metrics(prop, shared, meta, own, reuse_result, per_type))
 
 # %% [markdown]
 # ## What the paper says, and what we found
@@ -210,8 +201,8 @@ metrics_file = record_metrics(readings.taxonomy_metrics(prop, shared, meta, own,
 # The closing cell prints every number this chapter measured.
 
 # %%
-print(readings.findings(prop, shared, meta, time.perf_counter() - started, reuse.per_type_sentence(per_type),
-                        reuse.reuse_verdict(reuse_result, model_runs.ROLES_COMMAND)))
+print(ch08.readings.findings(prop, shared, meta, time.perf_counter() - started, ch08.reuse.per_type_sentence(per_type),
+                             ch08.reuse.reuse_verdict(reuse_result, ch08.model_runs.ROLES_COMMAND)))
 
 # %% [markdown]
 # ## Exercises
@@ -223,7 +214,7 @@ print(readings.findings(prop, shared, meta, time.perf_counter() - started, reuse
 #
 # 1. **The symmetry-reachable set, counted.** On the commutative dataset, count the inputs outside
 #    training that are reachable only through the symmetry, at the chapter's `k` and at `exercise_k`
-#    (`reach.symmetry_reach` marks them; call it once per threshold). Set
+#    (`ch08.reach.symmetry_reach` marks them; call it once per threshold). Set
 #    `my_reachable = (count at k, count at exercise_k)`. Does a higher threshold make the set grow or
 #    shrink? It tightens two conditions at once: the input must be outside coverage (easier) and its
 #    mirror inside it (harder); which one wins here, and why?
@@ -233,17 +224,17 @@ print(readings.findings(prop, shared, meta, time.perf_counter() - started, reuse
 #    positions to swap yourself. Set `my_agreement` to the share and compare it with $1/N$: why is it
 #    nearer $2/N$? (Count the ways $f_2(f_1(a,b),c)$ and $f_2(f_1(b,a),c)$ can agree.)
 # 3. **What the atomic facts add.** On the shared-table dataset, count the cross-role inputs outside
-#    training when atomic facts are not counted and when they are (`reach.role_reach`, its
+#    training when atomic facts are not counted and when they are (`ch08.reach.role_reach`, its
 #    `include_atomic` argument). Set `my_cross_role = (without, with)`. Which of the two conditions
 #    of "cross-role" does teaching every fact as an atomic item change, and what does the difference
 #    say about where the shared model's cross-role inputs of 8.3 come from?
 
 # %%
-exercise_N = min(N, exercises.EXERCISE_N)  # tokens of the exercises' datasets
-exercise_n_train = min(n_train, exercises.id_pool(exercise_N, data_seed) // 2)  # below every condition's ID pool
+exercise_N = min(N, ch08.exercises.EXERCISE_N)  # tokens of the exercises' datasets
+exercise_n_train = min(n_train, ch08.exercises.id_pool(exercise_N, data_seed) // 2)  # below every condition's ID pool
 exercise_k = k + 1  # exercise 1: a second evidence threshold
-small_sets = exercises.exercise_datasets(exercise_N, exercise_n_train, data_seed)  # condition -> Dataset
-outside = {name: exercises.outside_training(ds) for name, ds in small_sets.items()}  # inputs that are not training
+small_sets = ch08.exercises.exercise_datasets(exercise_N, exercise_n_train, data_seed)  # condition -> Dataset
+outside = {name: ch08.exercises.outside_training(ds) for name, ds in small_sets.items()}  # inputs that are not training
 print(f"exercise datasets: twohop, N={exercise_N}, n_train={exercise_n_train}, seed {data_seed}; inputs outside "
       "training: " + ", ".join(f"{name} {len(q):,}" for name, q in outside.items()))
 
@@ -252,9 +243,9 @@ my_agreement = None  # exercise 2: a share between 0 and 1
 my_cross_role = None  # exercise 3: (without atomic facts, with them)
 
 # %% tags=["solution"]
-truth_reachable = exercises.reachable_counts(small_sets["commutative"], (k, exercise_k))
-print("Exercise 1:", exercises.check_reachable(my_reachable, truth_reachable))
-truth_agreement = exercises.mirror_agreement(small_sets["distinct"])
-print("Exercise 2:", exercises.check_agreement(my_agreement, truth_agreement, exercise_N))
-truth_cross_role = exercises.cross_role_counts(small_sets["shared"])
-print("Exercise 3:", exercises.check_cross_role(my_cross_role, truth_cross_role))
+truth_reachable = ch08.exercises.reachable_counts(small_sets["commutative"], (k, exercise_k))
+print("Exercise 1:", ch08.exercises.check_reachable(my_reachable, truth_reachable))
+truth_agreement = ch08.exercises.mirror_agreement(small_sets["distinct"])
+print("Exercise 2:", ch08.exercises.check_agreement(my_agreement, truth_agreement, exercise_N))
+truth_cross_role = ch08.exercises.cross_role_counts(small_sets["shared"])
+print("Exercise 3:", ch08.exercises.check_cross_role(my_cross_role, truth_cross_role))

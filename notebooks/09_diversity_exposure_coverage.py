@@ -54,14 +54,12 @@ import time
 import pandas as pd
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch09_diversity_exposure_coverage as ch09
 from covlib.base.paths import readable_path, repository_path
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch09_diversity_exposure_coverage import audit, coverage_range
-from covlib.chapters.ch09_diversity_exposure_coverage import figures as audit_figures
-from covlib.chapters.ch09_diversity_exposure_coverage import stats as audit_stats
 
-chapter = setup_chapter("09", preset, audit.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
+chapter = setup_chapter("09", preset, ch09.audit.PRESETS, out_dir=out_dir, figures_dir=figures_dir)
 started = time.perf_counter()
 
 # %% [markdown]
@@ -73,11 +71,11 @@ setup = plan.setup
 work = chapter.root if out_dir else chapter.root / "diversity" / preset
 table_path = repository_path(chapter["table"]) if chapter["table"] else work / "runs.csv"
 if chapter["train"] or recompute:
-    audit.run_audit(plan, audit.EXPERIMENTS, table_path, work, jobs=jobs, progress=True)
-runs = audit.read_runs(table_path)
-candidates = audit.ensure_candidates(plan, table_path)
+    ch09.audit.run_audit(plan, ch09.audit.EXPERIMENTS, table_path, work, jobs=jobs, progress=True)
+runs = ch09.audit.read_runs(table_path)
+candidates = ch09.audit.ensure_candidates(plan, table_path)
 minutes = runs["minutes"].sum()
-print(audit.describe_setup(setup, runs, table_path))
+print(ch09.audit.describe_setup(setup, runs, table_path))
 
 # %% [markdown]
 # ## 9.1 What is held fixed, and how a budget is spent
@@ -100,35 +98,35 @@ print(audit.describe_setup(setup, runs, table_path))
 # How both grow with the number of distinct examples (one draw per size, computed here):
 
 # %%
-pool = audit.pool_of(setup)
-profile = audit.coverage_growth(pool, plan)
+pool = ch09.audit.pool_of(setup)
+profile = ch09.audit.coverage_growth(pool, plan)
 print(f"pool: {pool.size:,} ID-eligible inputs; fixed ID test: {len(pool.test):,} items")
-display(audit_figures.growth_table(profile))
+display(ch09.figures.growth_table(profile))
 
 # %% [markdown]
 # ## 9.2 Dose-response at a fixed budget
 #
 # Every run gets the same budget; the number of distinct examples varies, so exposure falls as
 # diversity rises. The study fitted a logistic in $\log n_{unique}$; so does
-# `audit_stats.dose_response` (four parameters: floor, top, midpoint, slope; least squares on every run;
+# `ch09.stats.dose_response` (four parameters: floor, top, midpoint, slope; least squares on every run;
 # $R^2$ reported on the runs and on the level means). In the chart, scroll to zoom and drag to pan;
 # a point's tooltip names its run.
 
 # %%
 dose = runs[runs["experiment"] == "dose"]
 dose_budget = plan.dose_steps * setup.batch_size
-dose_fit = audit_stats.dose_response(dose) if dose["n_unique"].nunique() >= 4 else None
+dose_fit = ch09.stats.dose_response(dose) if dose["n_unique"].nunique() >= 4 else None
 if dose_fit:
-    display(audit_figures.dose_table(audit_stats.dose_levels(dose)))
-    print(audit_stats.describe_dose_fit(dose_fit))
+    display(ch09.figures.dose_table(ch09.stats.dose_levels(dose)))
+    print(ch09.stats.describe_dose_fit(dose_fit))
 else:
     print(f"the dose-response needs four levels in {readable_path(table_path)}; it holds {dose['n_unique'].nunique()}. Fill it with: "
           "covlib diversity run --experiments dose --table data/diversity/runs.csv")
 dose_r2 = dose_fit["r2_means"] if dose_fit else float("nan")
 
 # %%
-chapter.save(audit_figures.dose_chart(dose, dose_fit, dose_budget) if len(dose)
-             else audit_figures.pending_figure("Dose-response", "dose"), "09_dose_response")
+chapter.save(ch09.figures.dose_chart(dose, dose_fit, dose_budget) if len(dose)
+             else ch09.figures.pending_figure("Dose-response", "dose"), "09_dose_response")
 
 # %% [markdown]
 # ## 9.3 Diversity against exposure
@@ -148,24 +146,24 @@ chapter.save(audit_figures.dose_chart(dose, dose_fit, dose_budget) if len(dose)
 # %%
 fact = runs[runs["experiment"] == "factorial"]
 cells_expected = len(plan.diversity) * len(plan.exposure)
-seeds_per_cell = audit_stats.seeds_per_cell(fact)
-factorial = audit_stats.factorial_analysis(fact, cells_expected)
+seeds_per_cell = ch09.stats.seeds_per_cell(fact)
+factorial = ch09.stats.factorial_analysis(fact, cells_expected)
 if factorial:
-    display(audit_figures.anova_table(factorial["anova"]))
-    display(audit_figures.cells_table(factorial["cells"]))
-    print(audit_stats.describe_mixture(factorial["mixture"], len(fact)))
-    print(audit_stats.describe_logit(factorial["logit"]))
-    display(audit_figures.exposure_table(factorial["exposure"]))
+    display(ch09.figures.anova_table(factorial["anova"]))
+    display(ch09.figures.cells_table(factorial["cells"]))
+    print(ch09.stats.describe_mixture(factorial["mixture"], len(fact)))
+    print(ch09.stats.describe_logit(factorial["logit"]))
+    display(ch09.figures.exposure_table(factorial["exposure"]))
 else:
     print(f"the factorial holds {len(fact)} of {cells_expected * len(plan.factorial_seeds)} runs; fill it with: "
           "covlib diversity run --experiments factorial --table data/diversity/runs.csv")
 anova = factorial["anova"] if factorial else None
-eta2_diversity = audit_stats.partial_eta2(anova, "diversity")
-eta2_exposure = audit_stats.partial_eta2(anova, "exposure")
+eta2_diversity = ch09.stats.partial_eta2(anova, "diversity")
+eta2_exposure = ch09.stats.partial_eta2(anova, "exposure")
 
 # %%
-chapter.save(audit_figures.factorial_chart(fact, factorial["mixture"]["escaped"] if factorial else None) if len(fact)
-             else audit_figures.pending_figure("Diversity x exposure", "factorial"), "09_factorial")
+chapter.save(ch09.figures.factorial_chart(fact, factorial["mixture"]["escaped"] if factorial else None) if len(fact)
+             else ch09.figures.pending_figure("Diversity x exposure", "factorial"), "09_factorial")
 
 # %% [markdown]
 # ## 9.4 Coverage at fixed diversity
@@ -180,10 +178,10 @@ chapter.save(audit_figures.factorial_chart(fact, factorial["mixture"]["escaped"]
 # candidate cannot be contrasted. The spread of each measure across the candidates, by threshold:
 
 # %%
-spread = audit.spread_by_threshold(candidates)
-cov3, surf1 = audit.spread_at(spread, "coverage", 3), audit.spread_at(spread, "surface", 1)
-print(audit.describe_spread(spread, plan, len(candidates)))
-chapter.save(audit_figures.spread_chart(spread, {"coverage": plan.contrast_k, "surface": plan.surface_min}),
+spread = ch09.audit.spread_by_threshold(candidates)
+cov3, surf1 = ch09.audit.spread_at(spread, "coverage", 3), ch09.audit.spread_at(spread, "surface", 1)
+print(ch09.audit.describe_spread(spread, plan, len(candidates)))
+chapter.save(ch09.figures.spread_chart(spread, {"coverage": plan.contrast_k, "surface": plan.surface_min}),
              "09_measure_spread")
 
 # %% [markdown]
@@ -192,12 +190,12 @@ chapter.save(audit_figures.spread_chart(spread, {"coverage": plan.contrast_k, "s
 # selected sets, and how coverage and the surface measure relate across all candidates:
 
 # %%
-arms = audit.contrast_arms(candidates, plan)
+arms = ch09.audit.contrast_arms(candidates, plan)
 cov_col, surf_col = plan.selection_column("coverage"), plan.selection_column("surface")
-rho_measures = audit.measures_correlation(candidates, cov_col, surf_col)
-display(audit_figures.balance_table(audit.arm_balance(candidates, arms, cov_col, surf_col), cov_col, surf_col))
+rho_measures = ch09.audit.measures_correlation(candidates, cov_col, surf_col)
+display(ch09.figures.balance_table(ch09.audit.arm_balance(candidates, arms, cov_col, surf_col), cov_col, surf_col))
 print(f"Spearman correlation of the two measures across candidates: {rho_measures:.2f}")
-chapter.save(audit_figures.candidates_chart(candidates, cov_col, surf_col, arms), "09_candidates")
+chapter.save(ch09.figures.candidates_chart(candidates, cov_col, surf_col, arms), "09_candidates")
 
 # %% [markdown]
 # Each arm trains one model per selected set, with model seeds paired across arms, for the same
@@ -212,18 +210,18 @@ chapter.save(audit_figures.candidates_chart(candidates, cov_col, surf_col, arms)
 # %%
 # each contrast uses its most extreme sets whose runs are all in the table (the same number in both arms and
 # contrasts), so that a table the queue is still filling gives a balanced contrast, not the first arm to finish
-runs_per_arm = min(audit.complete_per_arm(runs, measure, arms[measure]) for measure in ("coverage", "surface"))
-contrast_runs = pd.concat([audit.contrast_runs(runs, measure, arms[measure], runs_per_arm)
+runs_per_arm = min(ch09.audit.complete_per_arm(runs, measure, arms[measure]) for measure in ("coverage", "surface"))
+contrast_runs = pd.concat([ch09.audit.contrast_runs(runs, measure, arms[measure], runs_per_arm)
                            for measure in ("coverage", "surface")])
 print(f"{runs_per_arm} of the plan's {plan.per_arm} training sets per arm are in the table")
 contrasts = {}
 for measure in ("coverage", "surface"):
-    high, low = audit_stats.arm_accuracies(contrast_runs, measure)
-    contrasts[measure] = audit_stats.contrast(high, low) if len(high) >= 2 and len(low) >= 2 else None
-    print(audit_stats.describe_contrast(measure, high, low, contrasts[measure], plan.per_arm))
-contrast_numbers = audit_stats.contrast_numbers(contrasts)
-chapter.save(audit_figures.contrast_chart(contrast_runs) if len(contrast_runs)
-             else audit_figures.pending_figure("Coverage at fixed diversity", "coverage surface"), "09_contrasts")
+    high, low = ch09.stats.arm_accuracies(contrast_runs, measure)
+    contrasts[measure] = ch09.stats.contrast(high, low) if len(high) >= 2 and len(low) >= 2 else None
+    print(ch09.stats.describe_contrast(measure, high, low, contrasts[measure], plan.per_arm))
+contrast_numbers = ch09.stats.contrast_numbers(contrasts)
+chapter.save(ch09.figures.contrast_chart(contrast_runs) if len(contrast_runs)
+             else ch09.figures.pending_figure("Coverage at fixed diversity", "coverage surface"), "09_contrasts")
 
 # %% [markdown]
 # ## 9.5 Did the contrast move coverage?
@@ -236,9 +234,9 @@ chapter.save(audit_figures.contrast_chart(contrast_runs) if len(contrast_runs)
 # point: a design that does not move a variable cannot say what that variable does).
 
 # %%
-effects = audit_stats.effect_numbers(contrast_runs)
-print(audit_stats.describe_effect("coverage", effects))
-print(audit_stats.describe_effect("surface", effects, "surface_"))
+effects = ch09.stats.effect_numbers(contrast_runs)
+print(ch09.stats.describe_effect("coverage", effects))
+print(ch09.stats.describe_effect("surface", effects, "surface_"))
 
 # %% [markdown]
 # How far can selection move exact 3-coverage at a fixed size at all? For three values of N and
@@ -249,11 +247,11 @@ print(audit_stats.describe_effect("surface", effects, "surface_"))
 # beside it). Coverage only, no training; the default preset reads the table from the cache.
 
 # %%
-ranges, range_plan = coverage_range.range_for(preset, repository_path(""), recompute=recompute)
-range_numbers = coverage_range.range_summary(ranges)
-display(audit_figures.range_table(ranges))
-print(coverage_range.range_finding(range_numbers, range_plan["Ns"]))
-chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
+ranges, range_plan = ch09.coverage_range.range_for(preset, repository_path(""), recompute=recompute)
+range_numbers = ch09.coverage_range.range_summary(ranges)
+display(ch09.figures.range_table(ranges))
+print(ch09.coverage_range.range_finding(range_numbers, range_plan["Ns"]))
+chapter.save(ch09.figures.range_chart(ranges), "09_coverage_range")
 
 # %% [markdown]
 # Where random sets vary most (N = 20, about half the pool), the extremes of many random training
@@ -261,11 +259,11 @@ chapter.save(audit_figures.range_chart(ranges), "09_coverage_range")
 # among a thousand, trained like the others) reads the effect of exact 3-coverage itself per point moved:
 
 # %%
-k3_runs = audit.read_runs(repository_path(audit.K3_TABLE))
-k3_effects = audit_stats.effect_numbers(k3_runs)
-k3_text = (audit_stats.describe_effect(f"{audit.K3_PLAN.candidates:,}-set 3-coverage", k3_effects)
-           + audit_stats.contrast_context(k3_runs, k3_effects, coverage_range.MIN_CONTRAST_GAP))
-print(k3_text + ("" if len(k3_runs) else f" Train it with: {audit.train_command('k3')}"))
+k3_runs = ch09.audit.read_runs(repository_path(ch09.audit.K3_TABLE))
+k3_effects = ch09.stats.effect_numbers(k3_runs)
+k3_text = (ch09.stats.describe_effect(f"{ch09.audit.K3_PLAN.candidates:,}-set 3-coverage", k3_effects)
+           + ch09.stats.contrast_context(k3_runs, k3_effects, ch09.coverage_range.MIN_CONTRAST_GAP))
+print(k3_text + ("" if len(k3_runs) else f" Train it with: {ch09.audit.train_command('k3')}"))
 
 # %% [markdown]
 # Near the floor, accuracy cannot show an effect of coverage either way. Would the arms' models
@@ -273,10 +271,10 @@ print(k3_text + ("" if len(k3_runs) else f" Train it with: {audit.train_command(
 # seed) trained 6.7 times as long, evaluated 16 times (`audit.K3_LONG_PLAN`):
 
 # %%
-k3_longer = audit_stats.longer_training(k3_runs, audit.read_runs(repository_path(audit.K3_LONG_TABLE)))
-display(audit_figures.longer_training_table(k3_longer))
-k3_text += " " + audit_stats.longer_training_note(k3_longer)
-print(audit_stats.longer_training_note(k3_longer))
+k3_longer = ch09.stats.longer_training(k3_runs, ch09.audit.read_runs(repository_path(ch09.audit.K3_LONG_TABLE)))
+display(ch09.figures.longer_training_table(k3_longer))
+k3_text += " " + ch09.stats.longer_training_note(k3_longer)
+print(ch09.stats.longer_training_note(k3_longer))
 
 # %% [markdown]
 # The thousand candidates left the contrast short of the 15 points it aimed at. Chosen among ten
@@ -284,12 +282,12 @@ print(audit_stats.longer_training_note(k3_longer))
 # and 1,200 steps), the extremes lie further apart:
 
 # %%
-k3_wide_runs = audit.read_runs(repository_path(audit.K3_WIDE_TABLE))
-k3_wide_effects = audit_stats.effect_numbers(k3_wide_runs)
-k3_wide_text = (audit_stats.describe_effect(f"{audit.K3_WIDE_PLAN.candidates:,}-set 3-coverage", k3_wide_effects)
-                + audit_stats.contrast_context(k3_wide_runs, k3_wide_effects, coverage_range.MIN_CONTRAST_GAP))
+k3_wide_runs = ch09.audit.read_runs(repository_path(ch09.audit.K3_WIDE_TABLE))
+k3_wide_effects = ch09.stats.effect_numbers(k3_wide_runs)
+k3_wide_text = (ch09.stats.describe_effect(f"{ch09.audit.K3_WIDE_PLAN.candidates:,}-set 3-coverage", k3_wide_effects)
+                + ch09.stats.contrast_context(k3_wide_runs, k3_wide_effects, ch09.coverage_range.MIN_CONTRAST_GAP))
 k3_text += " " + k3_wide_text
-print(k3_wide_text + ("" if len(k3_wide_runs) else f" Train it with: {audit.train_command('k3_wide')}"))
+print(k3_wide_text + ("" if len(k3_wide_runs) else f" Train it with: {ch09.audit.train_command('k3_wide')}"))
 
 # %% [markdown]
 # ## 9.6 The answer
@@ -298,14 +296,14 @@ print(k3_wide_text + ("" if len(k3_wide_runs) else f" Train it with: {audit.trai
 # easy split):
 
 # %%
-side_by_side = audit_stats.side_by_side(dose_r2, eta2_diversity, eta2_exposure, factorial["logit"] if factorial else None,
-                                        contrast_numbers, seeds_per_cell)
-display(audit_figures.side_by_side_table(side_by_side))
+side_by_side = ch09.stats.side_by_side(dose_r2, eta2_diversity, eta2_exposure, factorial["logit"] if factorial else None,
+                                       contrast_numbers, seeds_per_cell)
+display(ch09.figures.side_by_side_table(side_by_side))
 
 # %%
-display(Markdown(audit_stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs,
-                                    effects, coverage_range.range_finding(range_numbers, range_plan["Ns"]),
-                                    range_allows=bool(range_numbers["qualifying"]), k3_text=k3_text)))
+display(Markdown(ch09.stats.answer(plan, dose_fit, dose_budget, factorial, fact, contrasts, cov3, surf1, contrast_runs,
+                                   effects, ch09.coverage_range.range_finding(range_numbers, range_plan["Ns"]),
+                                   range_allows=bool(range_numbers["qualifying"]), k3_text=k3_text)))
 
 # %%
 record_metrics({
@@ -319,11 +317,11 @@ record_metrics({
     **{f"k3_{key}": value for key, value in k3_effects.items() if not key.startswith("surface_")},
     **{f"k3_long_best_type0_{r.selection}": float(r.best_long) for r in k3_longer.itertuples()},
     "k3_long_steps": int(k3_longer["steps_long"].max()) if len(k3_longer) else 0,
-    "k3_long_off_floor": audit_stats.leaves_floor(k3_longer), "k3_candidates": audit.K3_PLAN.candidates,
-    **{f"k3_{key}": value for key, value in audit_stats.arm_summary(k3_runs).items()},
+    "k3_long_off_floor": ch09.stats.leaves_floor(k3_longer), "k3_candidates": ch09.audit.K3_PLAN.candidates,
+    **{f"k3_{key}": value for key, value in ch09.stats.arm_summary(k3_runs).items()},
     **{f"k3_wide_{key}": value for key, value in k3_wide_effects.items() if not key.startswith("surface_")},
-    **{f"k3_wide_{key}": value for key, value in audit_stats.arm_summary(k3_wide_runs).items()},
-    "k3_wide_candidates": audit.K3_WIDE_PLAN.candidates,
+    **{f"k3_wide_{key}": value for key, value in ch09.stats.arm_summary(k3_wide_runs).items()},
+    "k3_wide_candidates": ch09.audit.K3_WIDE_PLAN.candidates,
 })
 print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 
@@ -332,8 +330,8 @@ print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 #
 # 1. **Coverage at a threshold of your choice.** The table of 9.1 shows exact coverage at k = 3 and at
 #    the contrast's k. Compute the column it lacks: the exact `exercise_k`-coverage of the fixed ID test
-#    by the training set of every size in that table (each size's draw 0). `audit.draw_subset` gives a
-#    size's training set as indices into `pool.pool`; `audit.coverage_profile` gives a training set's
+#    by the training set of every size in that table (each size's draw 0). `ch09.audit.draw_subset` gives a
+#    size's training set as indices into `pool.pool`; `ch09.audit.coverage_profile` gives a training set's
 #    coverage at the thresholds you pass. Set `my_coverage = {n_unique: share, ...}`. Then: at which
 #    size (if any) does it pass 99%, and how does that compare with the midpoint of the dose-response
 #    (9.2)? Is exact coverage at this threshold a sufficient condition for this model, or only a
@@ -342,7 +340,7 @@ print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 #    another (`exercise_column`: any `cov_k`, k = 3 to 12, or `surf_m`, m = 1 to 12; the cell starts
 #    you one pair count above the plan's surface threshold) and find the sets a contrast of one set per
 #    arm would train on: the lowest and the highest value among the typical candidates.
-#    `audit.select_extremes` is how the contrasts choose their arms: change the column it selects on
+#    `ch09.audit.select_extremes` is how the contrasts choose their arms: change the column it selects on
 #    and the number of sets per arm. Set `my_extremes = (lowest draw, highest draw)`. Are those among
 #    the draws of the plan's own arms (the variable `arms` of 9.4 holds them), and why, or why not?
 
@@ -353,7 +351,7 @@ my_coverage = None  # exercise 1: {n_unique: exact exercise_k-coverage of the ID
 my_extremes = None  # exercise 2: (lowest draw, highest draw) of exercise_column among the typical candidates
 
 # %% tags=["solution"]
-truth_coverage = audit.coverage_column(pool, plan, exercise_k)
-print("Exercise 1:", audit.check_coverage(my_coverage, truth_coverage))
-truth_extremes = audit.extreme_draws(candidates, exercise_column)
-print("Exercise 2:", audit.check_extremes(my_extremes, truth_extremes))
+truth_coverage = ch09.audit.coverage_column(pool, plan, exercise_k)
+print("Exercise 1:", ch09.audit.check_coverage(my_coverage, truth_coverage))
+truth_extremes = ch09.audit.extreme_draws(candidates, exercise_column)
+print("Exercise 2:", ch09.audit.check_extremes(my_extremes, truth_extremes))

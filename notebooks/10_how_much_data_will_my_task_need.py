@@ -50,13 +50,13 @@ figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book 
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
 from IPython.display import Markdown, display
 
+import covlib.chapters.ch10_how_much_data_will_my_task_need as ch10
 from covlib.book.setup import setup_chapter
 from covlib.book.sweep import record_metrics
-from covlib.chapters.ch10_how_much_data_will_my_task_need import charts, reader, readings, rule, views
 from covlib.coverage.predict import predict_requirement
 from covlib.tasks.graphs import get_task
 
-chapter = setup_chapter("10", preset, reader.PRESETS, out_dir=out_dir, figures_dir=figures_dir, my_N=my_N,
+chapter = setup_chapter("10", preset, ch10.reader.PRESETS, out_dir=out_dir, figures_dir=figures_dir, my_N=my_N,
                         my_Ns=my_Ns, seeds=seeds, model=model, step_cap=step_cap, predict_N=predict_N)
 my_N, my_Ns, seeds = chapter["my_N"], chapter["my_Ns"], chapter["seeds"]
 
@@ -73,7 +73,7 @@ my_N, my_Ns, seeds = chapter["my_N"], chapter["my_Ns"], chapter["seeds"]
 
 # %%
 live = predict_requirement("twohop", chapter["predict_N"], k=3, share=0.99, seeds=seeds)
-display(views.prediction_view(live))
+display(ch10.views.prediction_view(live))
 
 # %% [markdown]
 # ## 10.2 One rule, fitted on two-hop alone
@@ -84,13 +84,13 @@ display(views.prediction_view(live))
 # that centres that spread. Nothing from the other tasks enters the choice.
 
 # %%
-cells = rule.measured_cells(floor=give_up_floor)
-ratios = rule.cell_ratios(cells, rule.read_crossings())
-fitted = rule.fit_rule(ratios)
-rule_text = rule.describe_rule(fitted)
+cells = ch10.rule.measured_cells(floor=give_up_floor)
+ratios = ch10.rule.cell_ratios(cells, ch10.rule.read_crossings())
+fitted = ch10.rule.fit_rule(ratios)
+rule_text = ch10.rule.describe_rule(fitted)
 display(Markdown(f"The rule: $n_{{req}}$ = {rule_text}."))
 if fitted:
-    display(views.candidates_view(fitted["candidates"]))
+    display(ch10.views.candidates_view(fitted["candidates"]))
 
 # %% [markdown]
 # ## 10.3 The rule tested, unchanged
@@ -101,13 +101,13 @@ if fitted:
 # rescales the factor (the points at its start are the rule's own); the legend picks out a task.
 
 # %%
-tested = rule.apply_rule(ratios, fitted) if fitted else ratios.iloc[:0].assign(predicted=[])
-authors = rule.authors_ratios(fitted)
-shown = rule.with_authors(tested, authors)
-ranges = rule.ratio_ranges(shown, band)
-display(views.ranges_view(ranges, band))
-display(Markdown(rule.where_it_misses(ranges, band)))
-display(Markdown(rule.authors_note(authors, fitted)))
+tested = ch10.rule.apply_rule(ratios, fitted) if fitted else ratios.iloc[:0].assign(predicted=[])
+authors = ch10.rule.authors_ratios(fitted)
+shown = ch10.rule.with_authors(tested, authors)
+ranges = ch10.rule.ratio_ranges(shown, band)
+display(ch10.views.ranges_view(ranges, band))
+display(Markdown(ch10.rule.where_it_misses(ranges, band)))
+display(Markdown(ch10.rule.authors_note(authors, fitted)))
 
 # %% [markdown]
 # Where the rule misses, the miss has a reading in terms of the principle: keep the factor and ask which
@@ -117,12 +117,12 @@ display(Markdown(rule.authors_note(authors, fitted)))
 # each task's own cells, so it describes, it does not predict.
 
 # %%
-depth = rule.depth_each_set_needs(ratios, fitted) if fitted else ratios.iloc[:0]
-display(views.depth_view(depth))
-display(Markdown(rule.depth_sentence(depth, fitted)))
+depth = ch10.rule.depth_each_set_needs(ratios, fitted) if fitted else ratios.iloc[:0]
+display(ch10.views.depth_view(depth))
+display(Markdown(ch10.rule.depth_sentence(depth, fitted)))
 
 # %%
-chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_measured_over_predicted")
+chapter.save(ch10.charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_measured_over_predicted")
 
 # %% [markdown]
 # ## 10.4 Your own task
@@ -137,8 +137,8 @@ chapter.save(charts.ratio_chart(shown, band, fitted.get("factor", 1.0)), "10_mea
 task = get_task(my_task)
 display(Markdown(f"`{task.graph}`: {task.n_inputs} inputs; primitives "
                  + ", ".join(f"{name} ({arity} arguments)" for name, arity in task.primitives.items()) + "."))
-growth = reader.coverage_growth(task.name, my_N)
-chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
+growth = ch10.reader.coverage_growth(task.name, my_N)
+chapter.save(ch10.charts.coverage_growth_chart(growth, task.graph), "10_my_task_coverage")
 
 # %% [markdown]
 # The rule's prediction for it over $N$ (median and range over the seeds; none where some seed never reaches
@@ -146,25 +146,25 @@ chapter.save(charts.coverage_growth_chart(growth, task.graph), "10_my_task_cover
 # prediction) to check it:
 
 # %%
-mine = reader.reader_prediction(task.name, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
-                                seeds)
-display(views.prediction_view(mine, cpu=False))
-where = reader.probe_size(mine, my_N)  # my_N, or the nearest N with a prediction
+mine = ch10.reader.reader_prediction(task.name, sorted(set(my_Ns) | {my_N}), fitted or {"k": 3, "target": 0.99, "factor": 1.0},
+                                     seeds)
+display(ch10.views.prediction_view(mine, cpu=False))
+where = ch10.reader.probe_size(mine, my_N)  # my_N, or the nearest N with a prediction
 if where is None:
-    display(Markdown(reader.no_probe_sentence(mine)))
+    display(Markdown(ch10.reader.no_probe_sentence(mine)))
 else:
-    row = reader.check_probe(task.name, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
-                             chapter["model"], chapter["step_cap"], give_up_floor=give_up_floor)
-    display(Markdown(f"N = {where[0]}: " + reader.probe_sentence(row, where[1])))
+    row = ch10.reader.check_probe(task.name, where[0], int(round(where[1])), chapter.root / "ch10" / chapter.preset,
+                                  chapter["model"], chapter["step_cap"], give_up_floor=give_up_floor)
+    display(Markdown(f"N = {where[0]}: " + ch10.reader.probe_sentence(row, where[1])))
 
 # %% [markdown]
 # ## What we found
 
 # %%
-record_metrics(readings.chapter_metrics(fitted, ranges, shown, authors, band,
-                                        authors.loc[authors["N"] == 200, "cpu_seconds"].max() if len(authors) else None,
-                                        rule_text))
-display(Markdown(views.findings_markdown(readings.findings(rule_text, ranges, shown, authors, band))))
+record_metrics(ch10.readings.chapter_metrics(fitted, ranges, shown, authors, band,
+                                             authors.loc[authors["N"] == 200, "cpu_seconds"].max() if len(authors) else None,
+                                             rule_text))
+display(Markdown(ch10.views.findings_markdown(ch10.readings.findings(rule_text, ranges, shown, authors, band))))
 
 # %% [markdown]
 # ## Exercise
@@ -177,5 +177,5 @@ display(Markdown(views.findings_markdown(readings.findings(rule_text, ranges, sh
 my_raw_within = None  # a share between 0 and 1
 
 # %% tags=["solution"]
-truth = readings.raw_within_share(ratios, fitted, band) if fitted else float("nan")
-print(readings.check_raw_within(my_raw_within, truth, band))
+truth = ch10.readings.raw_within_share(ratios, fitted, band) if fitted else float("nan")
+print(ch10.readings.check_raw_within(my_raw_within, truth, band))

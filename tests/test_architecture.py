@@ -1,5 +1,6 @@
 """covlib is layered (README, Architecture): imports point only downward, chapters do not import each
-other, there is no import circle, and covlib's own imports sit at the top of each module."""
+other, there is no import circle, and covlib's own imports sit at the top of each module; each chapter notebook
+imports its module by name (``import covlib.chapters.ch04_how_much_data as ch04``), never by a star."""
 from __future__ import annotations
 
 import ast
@@ -118,3 +119,54 @@ def test_the_checks_catch_a_violation(violation, monkeypatch, tmp_path):
              "chapter package": test_no_chapter_imports_another, "circle": test_no_import_circle}[violation]
     with pytest.raises(AssertionError):
         check()
+
+
+NOTEBOOKS = PACKAGE.parent / "notebooks"
+CHAPTER_NOTEBOOKS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+
+
+def import_head_problems(path: Path) -> list[str]:
+    """What would take a chapter's names more than one hop from their code: a star import anywhere, no
+    ``import covlib.chapters.chNN_slug as chNN`` before its set-up call, or the chapter's code imported any other
+    way (every call to it then reads ``chNN.x`` or ``chNN.module.x``, as d2l's cells read ``d2l.x``)."""
+    own, alias = f"covlib.chapters.ch{path.stem}", f"ch{path.name[:2]}"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    setup = min((node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Name) and node.func.id == "setup_chapter"), default=0)
+    problems, named = [], False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if any(a.name == "*" for a in node.names):
+                problems.append(f"line {node.lineno}: a star import from {node.module}")
+            elif (node.module or "").startswith("covlib.chapters"):
+                problems.append(f"line {node.lineno}: from {node.module} import ... (call it through {alias} instead)")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == own and a.asname == alias and node.lineno < setup:
+                    named = True
+                elif a.name.startswith("covlib.chapters"):
+                    problems.append(f"line {node.lineno}: import {a.name} (only `import {own} as {alias}`, "
+                                    "before the set-up call)")
+    if not named:
+        problems.append(f"its import head does not name its module: `import {own} as {alias}`")
+    return problems
+
+
+@pytest.mark.parametrize("notebook", CHAPTER_NOTEBOOKS, ids=[p.stem for p in CHAPTER_NOTEBOOKS])
+def test_a_chapter_imports_its_module_by_name_and_nothing_by_star(notebook: Path):
+    assert len(CHAPTER_NOTEBOOKS) == 10
+    problems = import_head_problems(notebook)
+    assert not problems, f"{notebook.name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("head", ["from covlib.chapters.ch01_tasks_and_data import *",
+                                  "from covlib.chapters import ch01_tasks_and_data as tasks_and_data",
+                                  "import covlib.chapters.ch01_tasks_and_data as tasks_and_data",
+                                  "import covlib.chapters.ch01_tasks_and_data as ch01\nfrom pandas import *"])
+def test_the_import_head_check_catches_a_violation(head: str, tmp_path):
+    planted = tmp_path / "01_tasks_and_data.py"
+    planted.write_text(f"{head}\nchapter = setup_chapter('01', 'smoke')\n", encoding="utf-8")
+    assert import_head_problems(planted)
+    planted.write_text("import covlib.chapters.ch01_tasks_and_data as ch01\nchapter = setup_chapter('01', 'smoke')\n",
+                       encoding="utf-8")
+    assert not import_head_problems(planted)
