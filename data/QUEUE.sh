@@ -257,6 +257,27 @@ finished_steps() {
 #     replicates in probes.csv, which no search reads
 step replicates; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
+# 19-23. More evidence where a verdict is inconclusive (chapter 4, section 4.11), about 30 CPU-hours with step 18's
+#     ~8. Ordered by the narrowing of a decisive 90% interval per CPU-hour that `covlib scaling value` expects (each
+#     candidate's two cells simulated from its series' own fit and scatter; the cost from its probes' minutes against
+#     n_train and the probes a cell's search takes). At 75086b7, before any of them ran (AMD EPYC, no replicate yet):
+#       two-hop CoT N = 70: exponent interval 0.48 -> 0.25 wide, the CoT-flattens-two-hop claim 0.71 -> 0.44, ~2.3 h
+#       the Mamba N = 50: 0.68 -> 0.39, its claim 0.49 -> 0.36, ~4 h (a Mamba probe costs several transformer ones:
+#         likely more)
+#       three-hop CoT N = 50: 0.45 -> 0.34, ~2.9 h
+#       three-hop N = 24: 0.62 -> 0.41, its claims 0.98 -> 0.52 (CoT flattens three-hop) and 0.70 -> 0.54, ~6.7 h
+#       five-hop CoT N = 16: 0.49 -> 0.38, ~3.5 h
+#     (two-hop N = 100 would narrow 0.35 -> 0.21 for ~23 h, parallel two-hop N = 40 0.18 -> 0.14: left out).
+#     Reproduce: covlib scaling value --table data/scaling/probes.csv --candidates twohop_cot:70 twohop_cot:60
+#       twohop_mamba:50 threehop_cot:50 threehop:24 fivehop_cot:16 twohop:100 parallel_twohop:40
+#     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
+EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
+step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
+step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step fivehop_cot_16;  covlib scaling search --task fivehop --cot --N 16 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
+
 # 17. a longer floor's control (optional: after every required step): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
 #     lower n_req across the range more than tilt the fit. This tests it on two-hop, the exponent and the absolute

@@ -10,10 +10,12 @@ from covlib.base.paths import repository_path
 from covlib.cli.task_option import add_task_options, task_of
 from covlib.coverage.requirement import coverage_requirement, crossings
 from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
+from covlib.search.evidence_value import candidate_table
 from covlib.search.experiments import BOOK_TABLE
-from covlib.search.probes import read_probes
+from covlib.search.probes import read_curves, read_probes
 from covlib.search.recheck import FINISHED, flip_counts, floor_recheck, recheck_brackets, select_cells
 from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan, run_replicates
+from covlib.search.reproduction import SERIES, rule_cells
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
 from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, select_largest, tighten_brackets, tighten_plan
@@ -92,6 +94,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rep.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
     rep.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
     rep.add_argument("--run", action="store_true", help="train the replicates (default: only report)")
+    v = sub.add_parser("value", help="how much a new N would narrow each decisive interval, per CPU-hour (no training)",
+                       description="For each candidate SERIES:N (a series of covlib.search.reproduction.SERIES, e.g. "
+                                   "twohop_cot:70), simulate its two seeds' cells from the series' own fit, refit, and "
+                                   "print the expected narrowing of the exponent's and its claims' 90% intervals per "
+                                   "CPU-hour, best first.")
+    v.add_argument("--candidates", nargs="+", required=True, metavar="SERIES:N")
+    v.add_argument("--table", required=True, help="the probe table (CSV)")
+    v.add_argument("--give-up-floor", type=int, default=2000, metavar="STEPS")
+    v.add_argument("--draws", type=int, default=10, help="simulated outcomes per candidate (default 10)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
@@ -145,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         return _recheck(args) if args.action == "recheck" else _tighten(args)
     if args.action == "replicate":
         return _replicate(args)
+    if args.action == "value":
+        return _value(args)
     args.task = task_of(args)
     if args.action == "coverage":
         import time
@@ -257,3 +270,18 @@ def _replicate(args: argparse.Namespace) -> int:
     if len(outcomes):
         print(flip_shares(outcomes).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     return 1 if failed else 0
+
+
+def _value(args: argparse.Namespace) -> int:
+    """`covlib scaling value`: the candidates' expected narrowing of decisive intervals per CPU-hour."""
+    candidates = []
+    for text in args.candidates:
+        name, _, N = text.partition(":")
+        if name not in SERIES or not N.isdigit():
+            raise CovlibError(f"--candidates {text}: give SERIES:N with SERIES one of {', '.join(SERIES)}")
+        candidates.append((name, int(N)))
+    probes = read_probes(args.table, replicates=True)
+    by_rule = rule_cells(probes, read_curves(args.table), args.give_up_floor)
+    table = candidate_table(by_rule, read_probes(args.table), candidates, draws=args.draws, reps=500)
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return 0

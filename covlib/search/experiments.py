@@ -37,7 +37,10 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # three-hop and parallel two-hop: two seeds, N = 10-20 (a cell still searching is named by the
     # chapter as pending). At N = 8 the requirement would be most of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
     # 1.6x N = 20's data per probe) was dropped for its cost
-    "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20], "seeds": [0, 1], "model": "L4-d128"},
+    "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20, 24], "seeds": [0, 1], "model": "L4-d128",
+                 # N = 24 narrows the exponent's interval most per CPU-hour after two-hop CoT and the Mamba
+                 # (`covlib scaling value`), searched under the floor alone; 100 epochs of ~25k examples outlast 6,000
+                 "floor_only_N": [24], "step_cap_by_N": {24: 12000}},
     # parallel two-hop's N = 30, the widest, is the last step of data/QUEUE.sh (N = 24 is finished)
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24, 30], "seeds": [0, 1],
                         "model": "L4-d128"},
@@ -45,8 +48,10 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # transformer finishes (at N = 20 no training set reaches 99%). Seed 0 under both rules; seed 1 (for the
     # spread between seeds) under the step floor alone, as one Mamba step costs several transformer steps on this
     # CPU (the README gives the measured figure): the authors' rule's fit keeps one seed, the floor's has two
-    "twohop_mamba": {"task": "twohop", "N": [25, 30, 35, 40], "seeds": [0, 1], "model": "mamba-L4-d128",
-                     "floor_only_seeds": [1]},
+    "twohop_mamba": {"task": "twohop", "N": [25, 30, 35, 40, 50], "seeds": [0, 1], "model": "mamba-L4-d128",
+                     # N = 50 (both seeds, under the floor alone, the transformer's cap there) widens its span to
+                     # the transformer's N = 50, where the paired difference needs it
+                     "floor_only_seeds": [1], "floor_only_N": [50], "step_cap_by_N": {50: 12000}},
 }
 
 

@@ -153,7 +153,7 @@ def exponent_verdicts(exponents: pd.DataFrame, margin: float = EQUIVALENCE_MARGI
     return pd.DataFrame(rows)
 
 
-def _headline_input(by_rule: Mapping[str, pd.DataFrame], spec: tuple[str, bool, str] | None) -> pd.DataFrame:
+def headline_input(by_rule: Mapping[str, pd.DataFrame], spec: tuple[str, bool, str] | None) -> pd.DataFrame:
     """The cells the headline fit of a series reads (headline); empty for a series the caller does not hold."""
     if spec is None:
         return pd.DataFrame({"N": [], "seed": [], "n_req": [], "log_sd": []})
@@ -168,9 +168,9 @@ def claim_table(by_rule: Mapping[str, pd.DataFrame], reps: int = 2000, margin: f
     else unpaired (said in ``paired``), with its 90% and 95% intervals and its verdict."""
     rows = []
     for claim in CLAIMS:
-        first, second = (_headline_input(by_rule, series.get(n)) for n in (claim.first, claim.second))
+        first, second = (headline_input(by_rule, series.get(n)) for n in (claim.first, claim.second))
         diff = _difference(first, second, reps)
-        third = _headline_input(by_rule, series.get(claim.third)) if claim.third else None
+        third = headline_input(by_rule, series.get(claim.third)) if claim.third else None
         if claim.sign and third is not None:  # between: the smaller of the two gaps, each of which must be positive
             diff = _smaller_gap(diff, _difference(third, first, reps))
         if claim.sign:

@@ -1,0 +1,96 @@
+"""Where would more compute decide a verdict? The expected narrowing of a decisive interval per CPU-hour.
+
+A candidate is a new N for one series (searched on both seeds under the floor). Its cells are simulated from the
+series' own headline fit (its power law, its scatter about it, its cells' own uncertainty), the fit is redone with
+them, and the expected 90% interval of the exponent and of each claim that reads the series is set against the
+interval today. Its cost is the probes a search of a new cell takes in that series (their mean count per cell)
+at the minutes its probes took, scaled to the predicted size along the series' own minutes against n_train."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from covlib.analyses.fits import exponent_difference, exponent_intervals, power_fit
+from covlib.search.reproduction import CLAIMS, SERIES, headline_input
+
+# one slope of log minutes on log n_train per series, kept within what the table's series show: five-hop CoT's own
+# fit is negative (its small sets train longest), which would make a larger set look free
+MINUTES_SLOPE_RANGE = (0.3, 1.2)
+
+
+def probe_minutes(probes: pd.DataFrame, spec: tuple[str, bool, str], n_train: float) -> tuple[float, float]:
+    """(minutes of one probe at ``n_train``, probes a new cell's search takes) for a series, from its rows of the
+    probe table (search probes only)."""
+    task, cot, model = spec
+    rows = probes[(probes["task"] == task) & (probes["cot"].astype(bool) == cot) & (probes["model"] == model)]
+    x, y = np.log(rows["n_train"].astype(float)), np.log(rows["minutes"].astype(float).clip(lower=0.1))
+    slope = float(np.clip(np.polyfit(x, y, 1)[0], *MINUTES_SLOPE_RANGE)) if x.nunique() > 1 else 1.0
+    top = rows[rows["N"] >= sorted(rows["N"].unique())[-min(2, rows["N"].nunique())]]
+    base_n, base_minutes = np.exp(np.log(top["n_train"]).mean()), np.exp(np.log(top["minutes"].clip(lower=0.1)).mean())
+    per_cell = len(rows) / max(rows.groupby(["N", "seed"]).ngroups, 1)
+    return float(base_minutes * (n_train / base_n) ** slope), float(per_cell)
+
+
+def _simulated(est: pd.DataFrame, N: int, seeds: Sequence[int], rng: np.random.Generator) -> pd.DataFrame:
+    """New cells at N for a series: its power law's prediction, plus its scatter about the law."""
+    fit = power_fit(est["N"], est["n_req"])
+    scatter = np.std(np.log(est["n_req"]) - np.log(fit["a"] * est["N"].astype(float) ** fit["c"]), ddof=2)
+    sd = float(est["log_sd"].median()) if "log_sd" in est else 0.0
+    log_n = np.log(fit["a"] * N ** fit["c"]) + rng.normal(0, scatter, len(seeds))
+    return pd.DataFrame({"N": N, "seed": list(seeds), "n_req": np.exp(log_n), "log_sd": sd})
+
+
+def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, name: str, N: int,
+                    seeds: Sequence[int] = (0, 1), draws: int = 20, reps: int = 1000, seed: int = 0) -> dict:
+    """One candidate (series ``name`` at a new ``N``): today's and the expected 90% interval width of the series'
+    exponent and of every claim that reads it, the predicted n_req, the CPU-hours, and the narrowing per CPU-hour
+    (of the exponent's width, and of the widest claim it touches)."""
+    spec = SERIES[name]
+    est = headline_input(by_rule, spec)
+    rng = np.random.default_rng(seed)
+    fit = power_fit(est["N"], est["n_req"])
+    n_pred = float(fit["a"] * N ** fit["c"])
+    now = exponent_intervals(est, (0.90,), reps=reps)
+    widths, claim_now, claim_after = [], {}, {c.name: [] for c in CLAIMS if name in (c.first, c.second, c.third)}
+    inputs = {c: headline_input(by_rule, SERIES[c]) for c in SERIES}
+    for claim in CLAIMS:
+        if claim.name in claim_after:
+            claim_now[claim.name] = _claim_width(claim, inputs, reps)
+    for _ in range(draws):
+        more = pd.concat([est, _simulated(est, N, seeds, rng)], ignore_index=True)
+        after = exponent_intervals(more, (0.90,), reps=reps, seed=int(rng.integers(1 << 30)))
+        widths.append(after["ci90_high"] - after["ci90_low"])
+        for claim in CLAIMS:
+            if claim.name in claim_after:
+                claim_after[claim.name].append(_claim_width(claim, inputs | {name: more}, reps))
+    minutes, per_cell = probe_minutes(probes, spec, n_pred)
+    hours = minutes * per_cell * len(seeds) / 60
+    width_now = now["ci90_high"] - now["ci90_low"]
+    width_after = float(np.nanmean(widths))
+    claim_gain = {k: claim_now[k] - float(np.nanmean(v)) for k, v in claim_after.items()}
+    return {"series": name, "N": N, "seeds": len(seeds), "n_req_predicted": n_pred, "cpu_hours": hours,
+            "width_now": width_now, "width_after": width_after, "narrowing": width_now - width_after,
+            "narrowing_per_cpu_hour": (width_now - width_after) / hours,
+            "claims": ", ".join(f"{k} {claim_now[k]:.2f} to {claim_now[k] - g:.2f}" for k, g in claim_gain.items()
+                                if np.isfinite(g)),
+            "claim_narrowing_per_cpu_hour": max((g for g in claim_gain.values() if np.isfinite(g)), default=np.nan)
+            / hours}
+
+
+def _claim_width(claim, inputs: Mapping[str, pd.DataFrame], reps: int) -> float:
+    """The 90% interval width of a claim's first difference (paired where the series share 4 N)."""
+    a, b = inputs[claim.first], inputs[claim.second]
+    if not len(a) or not len(b) or a["N"].nunique() < 4 or b["N"].nunique() < 4:
+        return np.nan
+    shared = a[["N", "seed"]].merge(b[["N", "seed"]])["N"].nunique()
+    d = exponent_difference(a, b, reps=reps, paired=shared >= 4)
+    return d["ci90_high"] - d["ci90_low"]
+
+
+def candidate_table(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame,
+                    candidates: Sequence[tuple[str, int]], **kw) -> pd.DataFrame:
+    """candidate_value of each (series, N), best narrowing per CPU-hour first."""
+    rows = [candidate_value(by_rule, probes, name, N, **kw) for name, N in candidates]
+    return pd.DataFrame(rows).sort_values("narrowing_per_cpu_hour", ascending=False).reset_index(drop=True)
