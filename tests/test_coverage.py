@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
+import sys
 
 import networkx as nx
 import numpy as np
@@ -11,7 +13,7 @@ import pytest
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import coverage_by_k, wide_table
-from covlib.coverage.exact import CoverageTooLarge, coverage_sweep, k_cutoffs, max_pairs
+from covlib.coverage.exact import CoverageTooLarge, component_roots, coverage_sweep, k_cutoffs, max_pairs
 from covlib.tasks.datasets import DatasetConfig, generate, save_dataset
 from covlib.tasks.graphs import TASKS
 
@@ -366,6 +368,48 @@ def test_cli_refuses_a_folder_that_is_not_a_dataset(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "not a dataset folder" in err and "Traceback" not in err
     assert not (tmp_path / "coverage.json").exists()
+
+
+def test_the_book_table_and_the_command_line_rows_agree(small_folder, tmp_path):
+    """annotate_dataset (a pandas table, for the book) and annotate_folder (rows, for `covlib coverage`) write the
+    same files and print the same table."""
+    from covlib.coverage.annotate import annotate_dataset, print_table
+    from covlib.coverage.folder_coverage import annotate_folder, print_coverage
+
+    table = annotate_dataset(small_folder, max_k=5)
+    written = {name: (small_folder / name).read_text() for name in ("test_annotated.json", "coverage.json")}
+    rows = annotate_folder(small_folder, max_k=5)
+    assert table.to_dict(orient="records") == rows
+    assert written == {name: (small_folder / name).read_text() for name in written}
+    printed = [tmp_path / "table.txt", tmp_path / "rows.txt"]
+    with open(printed[0], "w") as fh:
+        print_table(table, fh)
+    with open(printed[1], "w") as fh:
+        print_coverage(rows, fh)
+    assert printed[0].read_text() == printed[1].read_text() and "type_0" in printed[0].read_text()
+
+
+def test_the_coverage_command_imports_neither_pandas_nor_scipy():
+    """Without them the whole `covlib coverage` takes less than half the time (benchmarks/bench_coverage.py)."""
+    code = ("import sys, covlib.cli.main, covlib.cli.coverage; "
+            "print(sorted(m for m in ('pandas', 'scipy', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("n, edges, seed", [(1, 0, 0), (12, 6, 1), (200, 150, 2), (500, 2000, 3)])
+def test_component_roots_match_networkx(n, edges, seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, n, edges), rng.integers(0, n, edges)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(zip(a.tolist(), b.tolist()))
+    expected = np.empty(n, dtype=np.int64)
+    for comp in nx.connected_components(graph):
+        expected[list(comp)] = min(comp)
+    assert component_roots(n, a, b).tolist() == expected.tolist()
+    path = rng.permutation(n)  # a path visited in random order: the most rounds
+    assert (component_roots(n, path[:-1], path[1:]) == 0).all()
 
 
 def test_cot_datasets_use_the_final_answer():

@@ -1,62 +1,33 @@
-"""Coverage of a dataset folder: k-cutoffs of test items, tables by type, test_annotated.json."""
+"""Coverage of a dataset as pandas tables, for the book: share covered per test type and k, in long and wide form.
+
+The work (k-cutoffs, test_annotated.json, coverage.json) is covlib.coverage.folder_coverage's, with numpy alone, so
+that `covlib coverage` starts without pandas; its names are re-exported here.
+"""
 from __future__ import annotations
 
-import json
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
 
-from covlib import __version__
-from covlib.base.errors import CovlibError
-from covlib.base.files import write_text_atomic
-from covlib.base.paths import readable_path
-from covlib.coverage.authors import authors_sweep
-from covlib.coverage.exact import CoverageResult, coverage_sweep
+from covlib.coverage.folder_coverage import (
+    COLUMNS,
+    MODES,
+    CoverageInputs,
+    annotate_folder,
+    coverage_inputs,
+    coverage_rows,
+    default_max_k,
+    print_coverage,
+    test_cutoffs,
+)
 from covlib.tasks.datasets import Dataset
-from covlib.tasks.folders import DatasetFolder, load_dataset, type_order
+from covlib.tasks.folders import DatasetFolder, type_order
 
-MODES = ("faithful", "authors")
-
-
-@dataclass
-class CoverageInputs:
-    """What coverage needs from a dataset, whatever its source (folder on disk or in memory)."""
-
-    num_tokens: int
-    train_inputs: np.ndarray
-    train_answers: np.ndarray
-    test_inputs: np.ndarray
-    test_answers: np.ndarray
-    test_types: np.ndarray
-    path: Path | None = None
-
-
-def coverage_inputs(source: str | os.PathLike | DatasetFolder | Dataset) -> CoverageInputs:
-    """Read training and test items from a folder path, a loaded ``DatasetFolder`` or a generated ``Dataset``."""
-
-    if isinstance(source, (str, os.PathLike)):
-        source = load_dataset(source)
-    if isinstance(source, DatasetFolder):
-        return CoverageInputs(source.num_tokens, source.train.inputs, source.train.answers, source.test.inputs,
-                              source.test.answers, source.test.types, source.path)
-    if isinstance(source, Dataset):
-        return CoverageInputs(source.config.num_tokens, source.train_inputs, source.evaluate(source.train_inputs)["t"],
-                              source.test_inputs, source.evaluate(source.test_inputs)["t"], source.test_types)
-    raise CovlibError(f"expected a dataset folder path, DatasetFolder or Dataset, got {type(source).__name__}")
-
-
-def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None = None) -> CoverageResult:
-    """k-cutoff of every test item, by the paper's definition or the authors' script."""
-    if mode == "faithful":
-        return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
-    if mode == "authors":
-        return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
-                             data.test_answers, data.test_types, max_k)
-    raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
+__all__ = ["MODES", "CoverageInputs", "annotate_dataset", "coverage_by_k", "coverage_inputs", "coverage_table",
+           "default_max_k", "print_table", "test_cutoffs", "wide_table"]
 
 
 def coverage_table(cutoffs: np.ndarray, types: np.ndarray, max_k: int,
@@ -65,21 +36,7 @@ def coverage_table(cutoffs: np.ndarray, types: np.ndarray, max_k: int,
 
     ``always`` marks items covered at every k (training inputs), whatever their cutoff value.
     """
-    types = np.asarray(types).astype(str)
-    always = np.zeros(len(cutoffs), dtype=bool) if always is None else np.asarray(always, dtype=bool)
-    rows = []
-    for name in sorted(set(types.tolist()), key=type_order):
-        sel, sel_always = cutoffs[types == name], always[types == name]
-        for k in range(1, max_k + 1):
-            share = float(np.mean((sel >= k) | sel_always))
-            rows.append({"type": name, "k": k, "covered": share, "n": int(len(sel))})
-    return pd.DataFrame(rows, columns=["type", "k", "covered", "n"])
-
-
-def default_max_k(cutoffs: np.ndarray, in_train_value: int) -> int:
-    """Table range when none is asked: k = 1..8 (the paper's), longer if some test item goes higher."""
-    finite = cutoffs[cutoffs < in_train_value]
-    return max(8, int(finite.max()) if len(finite) else 0)
+    return pd.DataFrame(coverage_rows(cutoffs, types, max_k, always), columns=list(COLUMNS))
 
 
 def coverage_by_k(source: str | os.PathLike | DatasetFolder | Dataset, max_k: int = 8,
@@ -97,52 +54,11 @@ def wide_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def annotate_dataset(path: str | os.PathLike, mode: str = "faithful", max_k: int | None = None) -> pd.DataFrame:
-    """Write ``test_annotated.json`` and ``coverage.json`` into a dataset folder; return the coverage table.
-
-    test_annotated.json: every test item (extra keys kept) with an integer ``k_cutoff``, followed,
-    as in the authors' files, by a copy of each type_0 item whose type is ``covered_{k_cutoff}``.
-    coverage.json: the share covered per test type for k = 1..K and the command that remakes it.
-    """
-
-    if mode not in MODES:
-        raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
-    folder = load_dataset(path)
-    data = coverage_inputs(folder)
-    result = test_cutoffs(data, mode, max_k)
-    cutoffs, ceiling = result.cutoffs, result.ceiling
-    always = result.in_train  # training inputs: covered at every k, so no finite cutoff
-    k_range = max_k if max_k is not None else default_max_k(cutoffs, ceiling)
-    table = coverage_table(cutoffs, data.test_types, k_range, always)
-
-    with open(folder.path / "test.json", encoding="utf-8") as fh:
-        raw = json.load(fh)
-    annotated = [{**item, "k_cutoff": None if a else int(c)} for item, c, a in zip(raw, cutoffs.tolist(), always)]
-    annotated += [{**item, "type": f"covered_{c}"} for item, c in zip(annotated[: len(raw)], cutoffs.tolist())
-                  if item.get("type") == "type_0"]
-    command = f"covlib coverage {readable_path(folder.path)} --mode {mode}" + (f" --max-k {max_k}" if max_k is not None else "")
-    summary = {
-        "generator": f"covlib {__version__}",
-        "command": command,
-        "mode": mode,
-        "num_tokens": data.num_tokens,
-        "n_train": int(len(data.train_inputs)),
-        "max_k": k_range,
-        "training_cutoff": int(ceiling),
-        "coverage": {name: group.set_index("k")["covered"].round(6).tolist()
-                     for name, group in table.groupby("type", sort=False)},
-        "n": {name: int(group["n"].iloc[0]) for name, group in table.groupby("type", sort=False)},
-        "rows": table.to_dict(orient="records"),
-    }
-    write_text_atomic(folder.path / "test_annotated.json", json.dumps(annotated, indent=2))
-    write_text_atomic(folder.path / "coverage.json", json.dumps(summary, indent=2))
-    return table
+    """Write ``test_annotated.json`` and ``coverage.json`` into a dataset folder (see ``annotate_folder``); return
+    the coverage table (columns type, k, covered, n)."""
+    return pd.DataFrame(annotate_folder(path, mode, max_k), columns=list(COLUMNS))
 
 
-def print_table(table: pd.DataFrame, file=None) -> None:
+def print_table(table: pd.DataFrame, file: TextIO | None = None) -> None:
     """Print coverage by k (percent) as a small aligned table."""
-    file = file or sys.stdout
-    wide = wide_table(table)
-    width = max(len(str(t)) for t in wide.index) if len(wide) else 4
-    print(f"{'type':<{width}}  " + " ".join(f"{'k=' + str(k):>6}" for k in wide.columns), file=file)
-    for name, row in wide.iterrows():
-        print(f"{name:<{width}}  " + " ".join(f"{v:6.1f}" for v in row.to_numpy()), file=file)
+    print_coverage(table.to_dict(orient="records"), file or sys.stdout)

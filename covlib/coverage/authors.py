@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from covlib.base.errors import CovlibError
-from covlib.coverage.exact import CoverageResult, _check_training, _union, encode_inputs, pair_evidence, proper_subsets
+from covlib.coverage.exact import (
+    CoverageResult,
+    _check_training,
+    _union,
+    component_roots,
+    encode_inputs,
+    pair_evidence,
+    proper_subsets,
+)
 
 
 def _covered_nodes(bucket_keys: list[np.ndarray], is_train: np.ndarray) -> np.ndarray:
@@ -16,10 +22,8 @@ def _covered_nodes(bucket_keys: list[np.ndarray], is_train: np.ndarray) -> np.nd
     node = np.tile(np.arange(n), len(bucket_keys))
     _, bucket = np.unique(keys, return_inverse=True)
     bucket = bucket.ravel() + n
-    size = n + int(bucket.max(initial=n - 1)) + 1 - n
-    graph = coo_matrix((np.ones(len(node), dtype=np.int8), (node, bucket)), shape=(n + size, n + size))
-    _, comp = connected_components(graph, directed=False)
-    good = np.zeros(comp.max() + 1, dtype=bool)
+    comp = component_roots(int(bucket.max(initial=n - 1)) + 1, node, bucket)  # nodes, then one node per bucket
+    good = np.zeros(len(comp), dtype=bool)
     good[comp[:n][is_train]] = True
     return good[comp[:n]]
 
