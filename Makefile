@@ -1,5 +1,6 @@
 # Two entry points, each doing all set-up on a fresh machine (Python 3.10+):
 #   make book   execute every chapter (default preset) into build/ and refresh papers_figures/
+#               (EDITION=student: the book without the exercises' solutions, and its site, into build/student/)
 #   make test   run the test suite (unit tests + every chapter at the smoke preset)
 #   make site   the executed book (after make book) as a static HTML site, offline
 #   make lab    JupyterLab on notebooks/ (a double click opens a chapter as a notebook)
@@ -8,6 +9,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PRESET ?= default
+# full: the book with the exercises' solutions; student: without them (the checks stay), for a teacher to hand out
+EDITION ?= full
 JOBS ?= 2  # chapters make book runs side by side (one thread each)
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
@@ -34,11 +37,13 @@ $(LAB_SETTINGS): $(STAMP) Makefile
 	$(BIN)/python -m covlib.book.lab_settings $@
 
 book: setup
-	$(BIN)/covlib book --preset $(PRESET) --jobs $(JOBS)
+	$(BIN)/covlib book --preset $(PRESET) --jobs $(JOBS) --edition $(EDITION)
+	$(if $(filter student,$(EDITION)),$(BIN)/covlib site --preset $(PRESET) --edition student)
 
 # the executed chapters in build/$(PRESET)/ as a static HTML book: build/site/$(PRESET)/index.html
+# (EDITION=student: build/student/$(PRESET)/ into build/student/site/$(PRESET)/index.html)
 site: setup
-	$(BIN)/covlib site --preset $(PRESET)
+	$(BIN)/covlib site --preset $(PRESET) --edition $(EDITION)
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -144,6 +144,12 @@ def test_value_matches_the_declared_type():
     assert not value_matches("abc", "Optional[int]") and not value_matches(20, "Optional[list[int]]")
     assert value_matches([20, 30], "Optional[list[int]]")
     assert value_matches("anything", None) and value_matches(1, "object")
+    # the exercises' answers: a pair arrives as a JSON list, a mapping's keys as JSON text
+    assert value_matches([12, 7], "Optional[tuple[int, int]]") and not value_matches([12, 7, 3], "tuple[int, int]")
+    assert value_matches([1, 2, 3], "tuple[int, ...]") and not value_matches([12, "x"], "tuple[int, int]")
+    assert value_matches({"250": 0.5}, "Optional[dict[int, float]]") and value_matches({250: 1}, "dict[int, float]")
+    assert not value_matches({"x": 0.5}, "dict[int, float]") and not value_matches({"250": "half"}, "dict[int, float]")
+    assert not value_matches([0.5], "dict[int, float]") and value_matches({"a": 1}, "dict")
 
 
 def test_declared_types_read_annotations_else_the_default():

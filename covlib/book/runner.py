@@ -14,6 +14,7 @@ from pathlib import Path
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO, RUN_DIR_ENV
 from covlib.base.workers import one_thread_worker
+from covlib.book.editions import check_edition, edition_root, for_edition
 from covlib.book.sweep import METRICS_FILE, describe_error, execute_notebook, notebook_parameters, read_notebook
 from covlib.figures.text import count_of
 
@@ -89,14 +90,15 @@ def _kernel_env(figures_dir: Path, run_dir: Path) -> Iterator[None]:
 def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | os.PathLike = "build",
                 figures_dir: str | os.PathLike | None = None, extra: dict | None = None,
                 kernel_name: str = "python3", timeout: float | None = None,
-                progress_bar: bool = True) -> ChapterResult:
-    """Execute one chapter into ``<out>/<preset>/<chapter>.ipynb``; never raises on a cell error."""
+                progress_bar: bool = True, edition: str = "full") -> ChapterResult:
+    """Execute one chapter into ``<out>/<preset>/<chapter>.ipynb``; never raises on a cell error. The student
+    edition executes the chapter without its solution cells (covlib.book.editions); its checks still run."""
     chapter = Path(chapter)
     figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
     output = Path(out) / preset / f"{chapter.stem}.ipynb"
     start = time.perf_counter()
     try:
-        nb = read_notebook(chapter)
+        nb = for_edition(read_notebook(chapter), edition)
         declared = notebook_parameters(nb)
         wanted = {"preset": preset, "figures_dir": str(figures.resolve()), **(extra or {})}
         parameters = {k: v for k, v in wanted.items() if k in declared}  # never inject undeclared names
@@ -114,7 +116,7 @@ def run_chapter(chapter: str | os.PathLike, preset: str = "default", out: str | 
 
 def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, figures_dir: str | os.PathLike,
                  extra: dict | None = None, kernel_name: str = "python3", timeout: float | None = None,
-                 jobs: int = 1, progress: bool = True, say=print) -> list[ChapterResult]:
+                 jobs: int = 1, progress: bool = True, say=print, edition: str = "full") -> list[ChapterResult]:
     """Execute ``chapters`` (run_chapter each), ``jobs`` at a time, and return their results in chapter order.
     With jobs > 1 each chapter runs in a one-thread worker process, without cell output or progress bars (they
     would interleave); chapters that want the same dataset or training run wait for each other (folder_lock)."""
@@ -131,7 +133,7 @@ def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, 
                 f"    executed notebook (with the traceback): {result.output}", flush=True)
 
     arguments = dict(preset=preset, out=out, figures_dir=figures_dir, extra=extra, kernel_name=kernel_name,
-                     timeout=timeout)
+                     timeout=timeout, edition=edition)
     if jobs == 1:
         for i, chapter in enumerate(chapters, 1):
             say(f"[{i}/{n}] {chapter.stem} ...", flush=True)
@@ -152,20 +154,25 @@ def run_chapters(chapters: Sequence[Path], preset: str, out: str | os.PathLike, 
 def run_book(preset: str = "default", only: Sequence[str] | None = None, out: str | os.PathLike = "build",
              figures_dir: str | os.PathLike | None = None, notebooks_dir: str | os.PathLike = NOTEBOOKS,
              kernel_name: str = "python3", timeout: float | None = None, progress: bool = True,
-             jobs: int = 1) -> list[ChapterResult]:
+             jobs: int = 1, edition: str = "full") -> list[ChapterResult]:
     """Execute the chosen chapters (``jobs`` at a time), printing progress and a time table; returns every
-    result in chapter order."""
+    result in chapter order. The student edition goes to ``<out>/student/<preset>/`` (covlib.book.editions),
+    its figures beside it: papers_figures/ is the full book's."""
     if preset not in PRESETS:
         raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
     chapters = select_chapters(discover_chapters(notebooks_dir), only)
     if not chapters:
         raise CovlibError(f"no chapters (NN_slug.py) found in {notebooks_dir}")
-    figures = Path(figures_dir) if figures_dir else preset_figures_dir(preset, out)
+    out = edition_root(out, check_edition(edition))
+    figures = Path(figures_dir) if figures_dir else (
+        preset_figures_dir(preset, out) if edition == "full" else out / preset / "papers_figures")
     say = print if progress else (lambda *a, **k: None)
-    say(f"book: {count_of(len(chapters), 'chapter')}, preset {preset}; notebooks -> {Path(out) / preset}, figures -> {figures}")
+    say(f"book: {count_of(len(chapters), 'chapter')}, preset {preset}"
+        + ("" if edition == "full" else f", {edition} edition")
+        + f"; notebooks -> {Path(out) / preset}, figures -> {figures}")
     start = time.perf_counter()
     results = run_chapters(chapters, preset, out, figures, kernel_name=kernel_name, timeout=timeout, jobs=jobs,
-                           progress=progress, say=say)
+                           progress=progress, say=say, edition=edition)
     say(format_table(results, time.perf_counter() - start if jobs > 1 else None))
     return results
 

@@ -24,6 +24,15 @@ import vl_convert as vlc
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown, repository_html
+from covlib.book.classroom import class_path_markdown
+from covlib.book.editions import (
+    EDITIONS,
+    SOLUTION_TAG,
+    check_edition,
+    edition_root,
+    for_edition,
+    source_without_solutions,
+)
 from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
 from covlib.figures.live import PNG_SCALE, chart_title
 
@@ -230,19 +239,25 @@ def add_download_links(nb: dict, stem: str) -> None:
 
 EXERCISES_NOTE = ("<p class=\"covlib-exercises-note\"><em>On this page the exercises' cells are folded and cannot be "
                   "run: download the chapter (the link under its title) and open it in JupyterLab from a checkout of "
-                  "the repository to answer them there. Each solution is folded under its exercise.</em></p>")
+                  "the repository to answer them there. Your answers go in the chapter's parameters cell (the "
+                  "<code>my_</code> names), and the check under the exercises says whether each is right.{solutions}"
+                  "</em></p>")
+SOLUTIONS_NOTE = {"full": " Each solution is folded under its check.",
+                  "student": " This is the student edition: it has no solutions."}
+SOLUTION_PROMPTS = {"code_prompt_show": "Show the solution", "code_prompt_hide": "Hide the solution"}
 
 
-def add_exercises_note(nb: dict) -> None:
+def add_exercises_note(nb: dict, edition: str = "full") -> None:
     """Under a chapter's exercises heading, say where the exercises can be done: a page has no cells to type in."""
-    _insert_under_heading(nb, r"^#+\s+Exercises\b.*$", EXERCISES_NOTE)
+    _insert_under_heading(nb, r"^#+\s+Exercises?\b.*$", EXERCISES_NOTE.format(solutions=SOLUTIONS_NOTE[edition]))
 
 
-def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
+def prepare_notebook(notebook: dict, stem: str = "chapter", edition: str = "full") -> ReadingCopy:
     """A copy of an executed chapter made for reading: code collapsed, injected parameters dropped, solutions
-    collapsed, widget outputs reduced to text (a widget would load its code from a CDN), charts made live (with
-    their PNGs as files), and download links under the title."""
-    nb = json.loads(json.dumps(notebook))
+    folded under a "Show the solution" summary (left out of the student edition), widget outputs reduced to text (a
+    widget would load its code from a CDN), charts made live (with their PNGs as files), and download links under
+    the title."""
+    nb = for_edition(json.loads(json.dumps(notebook)), edition)
     nb.get("metadata", {}).pop("widgets", None)
     files: dict[str, bytes] = {}
     charts = 0
@@ -252,8 +267,9 @@ def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
             continue
         if "injected-parameters" in tags:
             tags.append("remove-cell")
-        elif "solution" in tags:
+        elif SOLUTION_TAG in tags:
             tags.append("hide-cell")
+            cell["metadata"].setdefault("mystnb", {}).update(SOLUTION_PROMPTS)
         else:
             tags.append("hide-input")
         outputs = []
@@ -271,12 +287,35 @@ def prepare_notebook(notebook: dict, stem: str = "chapter") -> ReadingCopy:
             outputs.append(out)
         cell["outputs"] = [o for o in outputs if o.get("data") != {"text/plain": ""}]
     add_download_links(nb, stem)
-    add_exercises_note(nb)
+    add_exercises_note(nb, edition)
     return ReadingCopy(nb, files)
 
 
-def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], preset: str) -> str:
-    """index.md: what the book is, how to run it, the chapters (file stem, title, one line), and downloads."""
+EDITIONS_CLASS = "covlib-editions"  # the landing page's paragraph on the two editions (rewritten in place)
+_EDITIONS_BLOCK = re.compile(rf'<div class="{EDITIONS_CLASS}">.*?</div>', flags=re.S)
+
+
+def editions_html(edition: str, other_href: str | None) -> str:
+    """The landing page's paragraph on the editions: which one this is, and a link to the other one when it is
+    built (``other_href``, its landing page relative to this one), else how to build the student edition."""
+    if check_edition(edition) == "full":
+        text = ("This is the full edition: each chapter's exercises are followed by a check, which says whether an "
+                "answer is right without giving it away, and by their solutions, folded.")
+        other = (f' The <a href="{other_href}">student edition</a> is the same book without the solutions, for a '
+                 "teacher to hand out; its checks still run." if other_href else
+                 " A teacher can build a student edition, the same book without the solutions (the checks stay), "
+                 "with <code>make book EDITION=student</code>.")
+    else:
+        text = ("This is the student edition: each chapter's exercises are followed by a check, which says whether "
+                "your answer is right; the solutions are not in it.")
+        other = f' The <a href="{other_href}">full edition</a> has them.' if other_href else ""
+    return f'<div class="{EDITIONS_CLASS}"><p>{text}{other}</p></div>'
+
+
+def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], preset: str, edition: str = "full",
+                 other_href: str | None = None) -> str:
+    """index.md: what the book is, how to run it, its two editions (``other_href`` links the other one when it is
+    built), the chapters (file stem, title, one line), a path for a 90-minute class, and downloads."""
     lines = [f"# {TITLE}", "",
              "An interactive companion to *The Coverage Principle: A Framework for Understanding Compositional "
              "Generalization* (Chang, Park, Cho et al., [arXiv 2505.20278](https://arxiv.org/abs/2505.20278)). "
@@ -288,15 +327,24 @@ def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], prese
              "Every chapter is a notebook you can open, rerun and change. On a machine with Python 3.10 or newer:", "",
              "```bash", "make book    # run every chapter at the default preset into build/",
              "make test    # the tests, and every chapter at the smoke preset",
-             "make lab     # JupyterLab on notebooks/: a double click opens a chapter as a notebook", "```", "",
+             "make lab     # JupyterLab on notebooks/: a double click opens a chapter as a notebook",
+             "make book EDITION=student   # the book without the exercises' solutions, and its site, in build/student/",
+             "```", "",
              f"These pages show the chapters as executed at the `{preset}` preset; the code of each cell is folded "
              "under its output (click to open it). Charts are live: hover a mark for its values, and move a "
-             "chart's controls where it has some.", "", "## Chapters", ""]
+             "chart's controls where it has some.", "", "## Exercises, in two editions", "",
+             editions_html(edition, other_href), "",
+             "An exercise's answer is a parameter of its chapter (a name starting with `my_`): set it in the "
+             "chapter's parameters cell, or pass it from the command line, as "
+             "`covlib sweep notebooks/02_coverage.py -p my_half_k 4 --out answers` or, on a downloaded notebook, "
+             "`papermill 02_coverage.ipynb answered.ipynb -p my_half_k 4`; the check's verdict is in the executed "
+             "notebook.", "", "## Chapters", ""]
     for stem, title, line in chapters:
         lines.append(f"- [{title}]({stem}.ipynb): {line}")
     if missing:
         lines += ["", "Not executed at this preset (run `covlib book` to add them): "
                   + ", ".join(f"`{m}`" for m in missing) + "."]
+    lines += ["", class_path_markdown({stem[:2]: (stem, title) for stem, title, _ in chapters})]
     lines += ["", "## Download the book", "",
               '<p class="covlib-downloads">'
               f'<a href="downloads/{NOTEBOOKS_ZIP}" download>Every chapter as an executed notebook</a> (.ipynb, '
@@ -325,10 +373,11 @@ def about_cell() -> dict:
     return {"cell_type": "markdown", "metadata": {"tags": [ABOUT_TAG]}, "source": about_markdown("###")}
 
 
-def downloaded_notebook(executed: bytes) -> bytes:
+def downloaded_notebook(executed: bytes, edition: str = "full") -> bytes:
     """An executed chapter as a reader downloads it: first the repository, licence and citation, and the build's
-    own settings (the book runner's figures folder, a path of the machine that ran it) out of its parameters."""
-    nb = json.loads(executed)
+    own settings (the book runner's figures folder, a path of the machine that ran it) out of its parameters; in
+    the student edition, no solution cell (its chapters were executed without them: this makes sure)."""
+    nb = for_edition(json.loads(executed), edition)
     for cell in nb["cells"]:
         if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
             lines = "".join(cell["source"]).splitlines(keepends=True)
@@ -337,25 +386,27 @@ def downloaded_notebook(executed: bytes) -> bytes:
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def downloaded_source(source: bytes) -> bytes:
-    """A chapter's jupytext source with the repository, licence and citation as its first cell."""
+def downloaded_source(source: bytes, edition: str = "full") -> bytes:
+    """A chapter's jupytext source with the repository, licence and citation as its first cell; in the student
+    edition, without its solution cells."""
     text = source.decode("utf-8")
+    text = text if check_edition(edition) == "full" else source_without_solutions(text)
     header = re.match(r"(# ---\n.*?\n# ---\n\n?)", text, flags=re.S)
     head, body = (header.group(1), text[header.end():]) if header else ("", text)
     cell = "\n".join(f"# {line}".rstrip() for line in about_markdown("###").splitlines())
     return f"{head}# %% [markdown] tags=[\"{ABOUT_TAG}\"]\n{cell}\n\n{body}".encode()
 
 
-def write_downloads(folder: Path, chapters: list[tuple[Path, Path]], preset: str) -> None:
+def write_downloads(folder: Path, chapters: list[tuple[Path, Path]], preset: str, edition: str = "full") -> None:
     """downloads/: each chapter's executed notebook and source (chapter pages link them) and one zip of each kind
     (the landing page links those), each opening with the repository, licence and citation. ``chapters`` holds
     (source .py, executed .ipynb) pairs."""
     folder.mkdir(parents=True, exist_ok=True)
-    notebooks = [(executed.name, downloaded_notebook(executed.read_bytes())) for _, executed in chapters]
-    sources = [(source.name, downloaded_source(source.read_bytes())) for source, _ in chapters]
+    notebooks = [(executed.name, downloaded_notebook(executed.read_bytes(), edition)) for _, executed in chapters]
+    sources = [(source.name, downloaded_source(source.read_bytes(), edition)) for source, _ in chapters]
     for name, content in notebooks + sources:
         (folder / name).write_bytes(content)
-    book = f"coverage-principle-{preset}"
+    book = f"coverage-principle-{preset}" + ("" if edition == "full" else f"-{edition}")
     write_zip(folder / NOTEBOOKS_ZIP, ((f"{book}/{name}", content) for name, content in notebooks))
     write_zip(folder / SOURCES_ZIP, ((f"{book}/{name}", content) for name, content in sources))
 
@@ -378,22 +429,24 @@ def read_executed(path: Path, preset: str) -> dict:
         raise CovlibError(f"{path} is not a notebook ({exc}); rerun `covlib book --preset {preset}`") from None
 
 
-def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list[str], preset: str) -> None:
+def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list[str], preset: str,
+                  edition: str = "full", other_href: str | None = None) -> None:
     """The Sphinx source folder: the reading copies, the landing page, conf.py, and the static and extra files.
-    ``chapters`` holds (source .py, executed .ipynb) pairs; ``missing`` names the chapters not executed."""
+    ``chapters`` holds (source .py, executed .ipynb) pairs; ``missing`` names the chapters not executed;
+    ``other_href`` is the other edition's landing page, when it is built."""
     static, extra = source / "_static", source / "_extra"
     static.mkdir(parents=True)
     summaries = []
     for chapter, executed in chapters:
         notebook = read_executed(executed, preset)
         summaries.append((chapter.stem, *chapter_summary(notebook)))
-        copy = prepare_notebook(notebook, chapter.stem)
+        copy = prepare_notebook(notebook, chapter.stem, edition)
         (source / f"{chapter.stem}.ipynb").write_text(json.dumps(copy.notebook), encoding="utf-8")
         for relative, content in copy.files.items():
             (extra / relative).parent.mkdir(parents=True, exist_ok=True)
             (extra / relative).write_bytes(content)
-    write_downloads(extra / "downloads", chapters, preset)
-    (source / "index.md").write_text(landing_page(summaries, missing, preset), encoding="utf-8")
+    write_downloads(extra / "downloads", chapters, preset, edition)
+    (source / "index.md").write_text(landing_page(summaries, missing, preset, edition, other_href), encoding="utf-8")
     (source / "conf.py").write_text(CONF.format(title=TITLE, bundle=BUNDLE), encoding="utf-8")
     (source / "favicon.svg").write_text(FAVICON, encoding="utf-8")
     (static / BUNDLE).write_text(vega_bundle(), encoding="utf-8")
@@ -401,23 +454,45 @@ def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list
     (static / "covlib-charts.css").write_text(CHARTS_CSS, encoding="utf-8")
 
 
+def site_dir(build_dir: str | os.PathLike, preset: str, edition: str = "full") -> Path:
+    """Where an edition's site goes: ``build/site/<preset>/``, ``build/student/site/<preset>/``."""
+    return edition_root(build_dir, edition) / "site" / preset
+
+
+def link_editions(index: Path, edition: str, other_href: str | None) -> bool:
+    """Rewrite the editions paragraph of a built landing page (``index``, of ``edition``) to link the other
+    edition, built after it; False when the page has no such paragraph."""
+    page = index.read_text(encoding="utf-8")
+    linked, found = _EDITIONS_BLOCK.subn(lambda _: editions_html(edition, other_href), page, count=1)
+    if found:
+        index.write_text(linked, encoding="utf-8")
+    return bool(found)
+
+
 def build_site(preset: str = "default", build_dir: str | os.PathLike | None = None,
-               notebooks_dir: str | os.PathLike = NOTEBOOKS, quiet: bool = True) -> Path:
-    """Build ``<build_dir>/site/<preset>/`` from ``<build_dir>/<preset>/NN_*.ipynb``; returns the site folder
-    (its ``index.html`` is the landing page). The folder is replaced only when the build succeeded."""
+               notebooks_dir: str | os.PathLike = NOTEBOOKS, quiet: bool = True, edition: str = "full") -> Path:
+    """Build ``<build_dir>/site/<preset>/`` from ``<build_dir>/<preset>/NN_*.ipynb`` (the student edition:
+    ``<build_dir>/student/site/<preset>/`` from ``<build_dir>/student/<preset>/``); returns the site folder (its
+    ``index.html`` is the landing page). The folder is replaced only when the build succeeded. When the other
+    edition's site is built, the two landing pages link each other."""
     if preset not in PRESETS:
         raise CovlibError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
-    build_dir = Path(build_dir) if build_dir else REPO / "build"
+    top = Path(build_dir) if build_dir else REPO / "build"
+    build_dir = edition_root(top, check_edition(edition))
     executed_dir = build_dir / preset
     every = [(c, executed_dir / f"{c.stem}.ipynb") for c in discover_chapters(notebooks_dir)]
     chapters = [(c, executed) for c, executed in every if executed.is_file()]
     missing = [c.stem for c, executed in every if not executed.is_file()]
     if not chapters:
-        raise CovlibError(f"no executed chapters in {executed_dir}; run `covlib book --preset {preset}` first")
+        flag = "" if edition == "full" else f" --edition {edition}"
+        raise CovlibError(f"no executed chapters in {executed_dir}; run `covlib book --preset {preset}{flag}` first")
     source = build_dir / "site-src" / preset
     shutil.rmtree(source, ignore_errors=True)
-    write_sources(source, chapters, missing, preset)
-    final = build_dir / "site" / preset
+    final = site_dir(top, preset, edition)
+    other = next(e for e in EDITIONS if e != edition)
+    other_index = site_dir(top, preset, other) / "index.html"
+    other_href = os.path.relpath(other_index, final) if other_index.is_file() else None
+    write_sources(source, chapters, missing, preset, edition, other_href)
     staging = final.with_name(f".{final.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", *(["-q"] if quiet else []), str(source), str(staging)]
@@ -429,4 +504,6 @@ def build_site(preset: str = "default", build_dir: str | os.PathLike | None = No
     shutil.rmtree(staging / ".doctrees", ignore_errors=True)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)
+    if other_href:
+        link_editions(other_index, other, os.path.relpath(final / "index.html", other_index.parent))
     return final

@@ -125,7 +125,8 @@ _SCALARS = {"int": int, "float": (int, float), "str": str, "bool": bool}
 
 def value_matches(value: Any, annotation: str | None) -> bool:
     """Whether a parameter value has the declared type: ``int``, ``float`` (an int too), ``str``, ``bool``,
-    ``None``, ``list[...]``/``tuple[...]`` of one of these, unions with ``|``, ``Optional[...]``; ``object``, ``Any`` or no
+    ``None``, ``list[...]``/``tuple[...]`` of one of these (a list: JSON has no tuple), ``dict[K, V]`` (a key may be
+    the text of a K: JSON's keys are text), unions with ``|``, ``Optional[...]``; ``object``, ``Any`` or no
     declaration accept anything. A bool is not an int here: ``-p N true`` is a mistake, not 1."""
     if annotation is None:
         return True
@@ -144,12 +145,29 @@ def _matches(value: Any, node: ast.expr) -> bool:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
         return value is None or _matches(value, node.slice)  # the spelling papermill's own reader can read
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("list", "tuple"):
-        return isinstance(value, list) and all(_matches(item, node.slice) for item in value)
+        if not isinstance(value, list):
+            return False
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) == 2 and isinstance(items[1], ast.Constant) and items[1].value is Ellipsis:  # tuple[int, ...]
+            items = items[:1]
+        if len(items) > 1:  # tuple[int, str]: one value per place
+            return len(value) == len(items) and all(_matches(one, item) for one, item in zip(value, items))
+        return all(_matches(one, items[0]) for one in value)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "dict":
+        if not isinstance(value, dict) or not (isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2):
+            return isinstance(value, dict)
+        key, item = node.slice.elts
+        return all(_key_matches(k, key) and _matches(v, item) for k, v in value.items())
     if isinstance(node, ast.Name) and node.id in _SCALARS:
         if isinstance(value, bool) and node.id != "bool":
             return False
         return isinstance(value, _SCALARS[node.id])
     return True  # object, Any, or a type this check does not know
+
+
+def _key_matches(key: Any, node: ast.expr) -> bool:
+    """A dict key has the declared type, or is its JSON spelling: JSON's keys are text (``{"300": 0.5}``)."""
+    return _matches(key, node) or isinstance(key, str) and _matches(parse_value(key), node)
 
 
 def refuse_mistyped(notebook, grid: Mapping[str, Iterable[Any]], where: str) -> None:

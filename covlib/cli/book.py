@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
+from covlib.book.editions import EDITIONS, edition_root
 from covlib.book.readme import refresh_readme
 from covlib.book.runner import PRESETS, run_book
 from covlib.book.snapshot import compare, read_metrics, read_snapshot, write_snapshot
@@ -17,6 +17,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", choices=PRESETS, default="default", help="cost of every chapter (default: default)")
     p.add_argument("--only", nargs="+", metavar="NN", help="run only these chapters (01, 2, 03_training, ...)")
     p.add_argument("--out", default="build", help="executed notebooks go to OUT/PRESET/ (default: build)")
+    p.add_argument("--edition", choices=EDITIONS, default="full",
+                   help="full: the book with the exercises' solutions (default); student: without them, for a "
+                        "teacher to hand out (the checks stay), into OUT/student/PRESET/, its figures beside it")
     p.add_argument("--figures-dir", default=None,
                    help="where chapters save figures (default: papers_figures/ for the default preset, "
                         "else OUT/PRESET/papers_figures)")
@@ -46,7 +49,7 @@ def run_book_showing_cell_output(args: argparse.Namespace):
     log.propagate = False
     try:
         return run_book(args.preset, args.only, args.out, args.figures_dir, kernel_name=args.kernel,
-                        timeout=args.timeout, jobs=args.jobs)
+                        timeout=args.timeout, jobs=args.jobs, edition=args.edition)
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
@@ -56,6 +59,8 @@ def run_book_showing_cell_output(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     if args.snapshot and not args.reason.strip():
         raise CovlibError("--snapshot needs --reason: one line saying what changed the results, and why")
+    if args.snapshot and args.edition != "full":
+        raise CovlibError("--snapshot records the full book's metrics: run it without --edition student")
     results = run_book_showing_cell_output(args)
     failed = [r for r in results if r.status != "done"]
     if failed:
@@ -64,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if not (args.snapshot or args.check):
         return 0
     ran = {r.name for r in results}  # this run's chapters: an earlier run's metrics in the folder do not count
-    metrics = {name: values for name, values in read_metrics(Path(args.out) / args.preset / "metrics").items()
-               if name in ran}
+    folder = edition_root(args.out, args.edition) / args.preset / "metrics"
+    metrics = {name: values for name, values in read_metrics(folder).items() if name in ran}
     if args.snapshot:
         written = write_snapshot(metrics, args.snapshot, args.reason, args.preset)
         refreshed = refresh_readme(REPO / "README.md", read_snapshot(written)["chapters"])
