@@ -36,6 +36,9 @@ seed = 42  # one seed fixes the tables, the split, the training sample and the t
 test_size_per_type: Optional[int] = None  # test items per type; None takes the preset's value
 out_dir = ""  # parent folder of the dataset folder; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_eligible_share: Optional[float] = None  # exercise 1: your expected share of ID-eligible two-hop inputs, e.g. 0.5
+my_threehop_share: Optional[float] = None  # exercise 2: the same share for threehop
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -269,22 +272,20 @@ metrics_file = record_metrics(ch01.dataset_metrics(dataset))
 #
 # 1. **How many inputs are ID-eligible?** Every primitive keeps 70% of its facts in the seen
 #    split, and an input is ID-eligible when both of its facts are seen. Before running anything,
-#    what share of the $N^3$ two-hop inputs do you expect to be eligible? Write it below; the
-#    check compares it with the exact count of a fresh dataset at $N = 20$.
-# 2. **Three hops.** Change the task to `threehop` in the check cell (its inputs are $N^4$): what
-#    share do you expect now, and why does it shrink with every hop?
+#    what share of the $N^3$ two-hop inputs do you expect to be eligible? Set `my_eligible_share`
+#    in the parameters cell; the check compares it with the exact count of a fresh dataset at $N = 20$.
+# 2. **Three hops.** What share of the $N^4$ `threehop` inputs do you expect to be eligible
+#    (`my_threehop_share`), and why does it shrink with every hop?
 
-# %%
-my_eligible_share = None  # exercise 1: your expected share of ID-eligible two-hop inputs (e.g. 0.5)
-exercise_task = "twohop"  # exercise 2: try "threehop"
+# %% tags=["check"]
+print("Exercise 1:", ch01.check_eligible_share(my_eligible_share, "twohop", seed, "my_eligible_share"))
+print("Exercise 2:", ch01.check_eligible_share(my_threehop_share, "threehop", seed, "my_threehop_share"))
 
 # %% tags=["solution"]
-check = ch01.generate(ch01.DatasetConfig(exercise_task, 20, 100, seed=seed, test_size_per_type=0))
-share = check.eligible_count / 20 ** check.task.n_inputs
-expected = 0.7 ** len(check.task.hops)
-print(f"{exercise_task} at N=20: {check.eligible_count} of {20 ** check.task.n_inputs} inputs are ID-eligible "
-      f"({share:.3f}); one factor 0.7 per hop predicts {expected:.3f}")
-if my_eligible_share is None:
-    print("Exercise 1: each hop needs its own fact to be seen, independently with probability 0.7.")
-else:
-    print("Exercise 1:", "right" if abs(my_eligible_share - share) < 0.02 else f"not quite: the share is {share:.3f}")
+for exercise_task in ("twohop", "threehop"):
+    fresh = ch01.generate(ch01.DatasetConfig(exercise_task, 20, 1, seed=seed, test_size_per_type=0))
+    inputs = 20 ** fresh.task.n_inputs
+    print(f"{exercise_task} at N=20: {fresh.eligible_count:,} of {inputs:,} inputs are ID-eligible "
+          f"({fresh.eligible_count / inputs:.3f}); one factor 0.7 per hop predicts {0.7 ** len(fresh.task.hops):.3f}")
+print("Each hop needs its own fact to be seen, independently of the others with probability 0.7: every hop "
+      "multiplies the share by 0.7.")

@@ -42,6 +42,8 @@ example_N: Optional[int] = None  # tokens of the tiny worked example; None takes
 scaling_N: Optional[list[int]] = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
 out_dir = ""  # parent folder of dataset folders; "" means build/datasets/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_half_k: Optional[int] = None  # exercise 1: smallest k with fewer than half of the type_0 items covered
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -287,28 +289,21 @@ metrics_file = record_metrics(ch02.coverage_metrics(N, n_train, table, purity, m
 # ## Exercises
 #
 # 1. **Evidence threshold.** In the coverage table of this chapter's dataset, at which smallest
-#    $k$ does the share of covered ID (`type_0`) items fall below one half? Write your answer
-#    below; the check reads it off the table.
-# 2. **More data, more coverage.** Set `exercise_n_train` to twice this chapter's `n_train`:
-#    how does the share of ID items 3-covered change? Coverage is cheap, so try a few values.
+#    $k$ does the share of covered ID (`type_0`) items fall below one half? Set `my_half_k` in
+#    the parameters cell; the check reads the answer off the table.
+# 2. **More data, more coverage.** The cell below covers a training set twice this chapter's
+#    `n_train` (or, where that does not fit in the ID pool of this $N$, the largest the pool allows
+#    beside a test set): how does the share of ID items 3-covered change? Coverage is cheap, so
+#    set `exercise_n_train` to a few other values.
 
-# %%
-my_half_k = None  # exercise 1: smallest k with fewer than half of the type_0 items covered
-exercise_n_train = None  # exercise 2: a training-set size to try (None: twice this chapter's)
+# %% tags=["check"]
+print("Exercise 1:", ch02.check_half_k(my_half_k, table))
 
 # %% tags=["solution"]
 type0 = table[table["type"] == "type_0"].set_index("k")["covered"]
-below_half = type0[type0 < 0.5]
-truth_k = int(below_half.index.min()) if len(below_half) else None
-if my_half_k is None:
-    print("Exercise 1: read the type_0 row of the coverage table (2.3) from left to right, or move the k slider.")
-else:
-    print("Exercise 1:", "right" if my_half_k == truth_k else f"not quite: it is k = {truth_k}")
-n_try = exercise_n_train or 2 * n_train
-try:
-    more = ch02.coverage_by_k(ch02.generate(ch02.DatasetConfig("twohop", N, n_try, seed=seed, test_size_per_type=500)), 3)
-    share_more = float(more[(more["type"] == "type_0") & (more["k"] == 3)]["covered"].iloc[0])
-    print(f"Exercise 2: with {n_try} examples, {share_more:.1%} of type_0 items are 3-covered "
-          f"(with {n_train}: {float(type0.get(3, float('nan'))):.1%})")
-except Exception as exc:  # noqa: BLE001  (e.g. more examples than eligible inputs: the message says so)
-    print(f"Exercise 2: {exc}")
+print("Exercise 1: the share of type_0 items covered, by k:", ", ".join(f"k={k}: {v:.0%}" for k, v in type0.items()))
+print(f"the smallest k with fewer than half covered: {ch02.half_covered_k(table)}")
+
+# %%
+exercise_n_train = None  # exercise 2: a training-set size to try (None: twice n_train, or the most the ID pool allows)
+print("Exercise 2:", ch02.more_data_text(N, n_train, exercise_n_train, seed, table))

@@ -46,6 +46,8 @@ recompute_edge_run = False  # True: retrain that run here (about 20 minutes on 2
 recompute_live_run = False  # True: train the run of 3.2-3.4 here (minutes) instead of reading the shipped one
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answer to exercise 1 (the end of the chapter); a check there says whether it is right
+my_first_group: Optional[str] = None  # exercise 1: the name of a k-cutoff group of 3.5, such as "k<3"
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -230,23 +232,22 @@ metrics_file = record_metrics(central)  # the numbers above, for sweeps and the 
 # ## Exercises
 #
 # 1. **Which group is learned first?** In the run at the edge of coverage (3.5), which k-cutoff
-#    group (`k<3`, `k=3` or `k>3`) is the first to reach 50% accuracy? Write it below; the check
-#    reads the shipped metrics.
-# 2. **Where does OOD stand?** Set `exercise_type` to `type_1`, `type_2` or `type_3` and compare
+#    group (`k<3`, `k=3` or `k>3`) is the first to reach 50% accuracy? Set `my_first_group` in the
+#    parameters cell; the check reads the run's metrics.
+# 2. **Where does OOD stand?** Set `exercise_type` below to `type_1`, `type_2` or `type_3` and compare
 #    its final accuracy with chance $1/N$. Which one sits above chance, and why (hint: 3.3)?
 
-# %%
-my_first_group = None  # exercise 1: "k<3", "k=3" or "k>3"
-exercise_type = "type_2"  # exercise 2
+# %% tags=["check"]
+print("Exercise 1:", ch03.check_first_group(my_first_group, edge))
 
 # %% tags=["solution"]
-firsts = {g: ch03.first_step_above(edge, f"acc/{g}", 0.5) for g in ("k<3", "k=3", "k>3") if f"acc/{g}" in edge}
-reached = {g: s for g, s in firsts.items() if s is not None}
-truth = min(reached, key=reached.get) if reached else None
-if my_first_group is None:
-    print("Exercise 1: find, for each group, the first step where its accuracy reaches 0.5 (table of 3.5).")
-else:
-    print("Exercise 1:", "right" if my_first_group == truth else f"not quite: {truth} gets there first ({firsts})")
+firsts = {g: ch03.first_step_above(edge, f"acc/{g}", 0.5) for g in ch03.CUTOFF_GROUPS}
+print("Exercise 1: the first evaluated step at which each group reaches 50% accuracy:",
+      ", ".join(f"{g}: {'never' if s is None else f'step {s:,}'}" for g, s in firsts.items()))
+print("first to get there:", " and ".join(ch03.first_groups(edge)))
+
+# %%
+exercise_type = "type_2"  # exercise 2: type_1, type_2 or type_3
 col = f"acc/{exercise_type}"
 if col in edge:
     print(f"Exercise 2: {exercise_type} ends at {edge[col].iloc[-1]:.3f} in the edge run; chance is {1 / 30:.3f}")

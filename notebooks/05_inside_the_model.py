@@ -38,12 +38,17 @@
 # at four checkpoints, ship with the book (`data/runs/`); the analyses take seconds.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: trains a tiny model, seconds), "default" (the shipped model), "paper"
 run_dir = ""  # a run folder to analyse instead of the shipped one (its dataset is read from config.json)
 max_items = 2000  # test items per IICG selection
 max_pairs = 1000  # (clean, corrupted) pairs per causal-tracing map
 out_dir = ""  # where the smoke preset trains its model; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to exercise 1 (the end of the chapter); a check there says whether they are right
+my_peak_layer: Optional[int] = None  # the layer where IICG grouped by t peaks (ID test items)
+my_peak_position: Optional[str] = None  # its position: "x1", "x2" or "x3"
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -268,21 +273,17 @@ metrics_file = record_metrics(results)  # the numbers above, for sweeps and the 
 #
 # 1. **Group by the answer instead.** Compute the IICG map grouped by `t` for the ID test items
 #    (`ch05.iicg_table(model, ds, tables, ["t"], ["type_0"])`). At which layer and position does it
-#    peak? Write them below; the check tells you whether they are right.
+#    peak? Set `my_peak_layer` and `my_peak_position` in the parameters cell; the check tells you
+#    whether they are right.
 # 2. **Trace the non-bridge input.** In 5.5, patching $x_1$ matters only at layer 0. Why does
 #    changing $x_1$ flip the prediction when patched into the $x_2$ position at layer 1? (Hint:
 #    attention moves information from $x_1$ to $x_2$ in block 1, where $b$ is computed.)
 
-# %%
-my_peak_layer = None  # exercise 1: the layer where IICG grouped by t peaks (ID test items)
-my_peak_position = None  # e.g. "x3"
+# %% tags=["check"]
+print("Exercise 1:", ch05.check_iicg_peak(my_peak_layer, my_peak_position, model, ds, tables, max_items))
 
 # %% tags=["solution"]
 by_t = ch05.iicg_table(model, ds, tables, ["t"], ["type_0"], max_items=max_items)
-truth = ch05.iicg_peaks(by_t).iloc[0]
-if my_peak_layer is None:
-    print("Exercise 1: run the iicg_table call above with the key 't' and find the row with the largest iicg.")
-else:
-    ok = int(my_peak_layer) == int(truth["layer"]) and str(my_peak_position) == str(truth["position"])
-    print("Exercise 1:", "correct" if ok else f"not quite: the peak is at layer {int(truth['layer'])}, "
-          f"{truth['position']} (IICG {truth['iicg']:.2f})")
+peak = ch05.iicg_peaks(by_t).iloc[0]  # the largest IICG, leaving out the cells high by construction
+print(f"Exercise 1: IICG grouped by t peaks at layer {int(peak['layer'])}, position {peak['position']} "
+      f"(IICG {peak['iicg']:.2f})")

@@ -41,6 +41,8 @@
 # `data/ambiguity/COMMANDS.txt`. What is not in the cache yet is said, with its command.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
+
 preset = "default"  # "smoke" (tests: tiny models and a miniature search, seconds), "default" (reads the cache), "paper"
 recompute = False  # True: train the two default models here (about 30 CPU-minutes) into data/ambiguity/
 k = 3  # evidence threshold of coverage (the paper's smallest meaningful value)
@@ -49,6 +51,9 @@ max_pairs = 1000  # (clean, corrupted) pairs per causal-tracing variant
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_share_x2_k2: Optional[float] = None  # exercise 1: share of merged non-tree fragment pairs at k 2 that share x2
+my_pool_coverage: Optional[float] = None  # exercise 2: non-tree's k-covered share of its whole ID pool at n_big
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -350,20 +355,27 @@ display(Markdown(ch06.summary.summary_text(merged, cov, N, n_train, k, final_typ
 #
 # 1. **What do the classes need?** Lower the evidence threshold to $k = 2$: what share of the pairs of non-tree
 #    fragments that fall into one 2-equivalence class share $x_2$? Compute it with `ch06.coverage.merged_pairs`
-#    on the non-tree dataset of `pair` and write it below. Is it higher or lower than at $k = 3$ (the chart above),
-#    and why does weaker evidence let in pairs that do not share $x_2$?
+#    on the non-tree dataset of `pair` and set `my_share_x2_k2` in the parameters cell. Is it higher or lower
+#    than at $k = 3$ (the chart above), and why does weaker evidence let in pairs that do not share $x_2$?
 # 2. **More data, more coverage?** `n_big` below is the largest training set the required-data search would try
 #    at this $N$: the smaller of the two ID pools less a test set (twice $n_\text{train}$ does not fit in the pool
 #    at the default preset). Compute `ch06.coverage.coverage_comparison` at `n_big` (same `N`, and
-#    `test_size_per_type=test_size`) and write non-tree's $k$-covered share of its *whole ID pool* below. Does it
+#    `test_size_per_type=test_size`) and set `my_pool_coverage` to non-tree's $k$-covered share of its *whole ID
+#    pool*. Does it
 #    approach 100%? Why not? (Hint: compare it with the pool's `type0_population` over its size `n`.)
 
 # %%
 n_big = ch06.coverage.largest_train_size(pair)  # exercise 2's training-set size, computed from the two ID pools
-my_share_x2_k2 = None  # exercise 1: share of merged non-tree fragment pairs (k = 2) that share x2, e.g. 0.5
-my_pool_coverage = None  # exercise 2: non-tree's k-covered share of its whole ID pool at n_big, e.g. 0.9
+print(f"n_big = {n_big:,}")
+
+# %% tags=["check"]
+print("Exercise 1:", ch06.coverage.check_share_x2(my_share_x2_k2, ch06.coverage.merged_share(pair["nontree"], 2)))
+print("Exercise 2:", ch06.coverage.check_pool_coverage(
+    my_pool_coverage, ch06.coverage.pool_coverage(N, n_big, k, test_size_per_type=test_size), k))
 
 # %% tags=["solution"]
-print(f"Exercise 1: {ch06.coverage.check_share_x2(my_share_x2_k2, ch06.coverage.merged_share(pair['nontree'], 2))}")
-truth_pool = ch06.coverage.pool_coverage(N, n_big, k, test_size_per_type=test_size)
-print(f"Exercise 2 (n_big = {n_big:,}): {ch06.coverage.check_pool_coverage(my_pool_coverage, truth_pool, k)}")
+merged_k2 = ch06.coverage.merged_pairs(pair["nontree"], 2).set_index("shared")
+print(f"Exercise 1: at k = 2, {merged_k2.loc['x2', 'share']:.3f} of the merged non-tree pairs share x2")
+at_big = ch06.coverage.coverage_comparison(N, n_big, max_k=k, test_size_per_type=test_size)
+print(f"Exercise 2: at n_big = {n_big:,}, non-tree's {k}-covered share of its whole ID pool is "
+      f"{ch06.coverage.cov_at(at_big, 'nontree', 'id_pool', k):.3f}")

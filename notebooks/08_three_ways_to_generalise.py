@@ -45,6 +45,10 @@ k = 3  # evidence threshold of coverage
 recompute = False  # True: retrain the three models and the four of 8.4 per seed (hours on one core at default)
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_reachable: Optional[tuple[int, int]] = None  # exercise 1: (count at k, count at exercise_k)
+my_agreement: Optional[float] = None  # exercise 2: a share between 0 and 1
+my_cross_role: Optional[tuple[int, int]] = None  # exercise 3: (without atomic facts, with them)
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -210,7 +214,8 @@ print(ch08.readings.findings(prop, shared, meta, time.perf_counter() - started, 
 # The next cell builds the three conditions' datasets (commutative $f_1$, distinct tables, one shared
 # table) at a size small enough to enumerate every input: `exercise_N` tokens and `exercise_n_train`
 # training inputs, below every condition's ID pool. Change `exercise_N`, `exercise_k` or
-# `exercise_n_train` and run the cells again; the checks recompute the truth for whatever you set.
+# `exercise_n_train` and run the cells again; the checks recompute the truth for whatever you set. Your
+# answers go in the parameters cell at the top of the chapter (`my_reachable`, `my_agreement`, `my_cross_role`).
 #
 # 1. **The symmetry-reachable set, counted.** On the commutative dataset, count the inputs outside
 #    training that are reachable only through the symmetry, at the chapter's `k` and at `exercise_k`
@@ -238,14 +243,23 @@ outside = {name: ch08.exercises.outside_training(ds) for name, ds in small_sets.
 print(f"exercise datasets: twohop, N={exercise_N}, n_train={exercise_n_train}, seed {data_seed}; inputs outside "
       "training: " + ", ".join(f"{name} {len(q):,}" for name, q in outside.items()))
 
-my_reachable = None  # exercise 1: (count at k, count at exercise_k)
-my_agreement = None  # exercise 2: a share between 0 and 1
-my_cross_role = None  # exercise 3: (without atomic facts, with them)
+# %% tags=["check"]
+print("Exercise 1:", ch08.exercises.check_reachable(
+    my_reachable, ch08.exercises.reachable_counts(small_sets["commutative"], (k, exercise_k))))
+print("Exercise 2:", ch08.exercises.check_agreement(
+    my_agreement, ch08.exercises.mirror_agreement(small_sets["distinct"]), exercise_N))
+print("Exercise 3:", ch08.exercises.check_cross_role(
+    my_cross_role, ch08.exercises.cross_role_counts(small_sets["shared"])))
 
 # %% tags=["solution"]
-truth_reachable = ch08.exercises.reachable_counts(small_sets["commutative"], (k, exercise_k))
-print("Exercise 1:", ch08.exercises.check_reachable(my_reachable, truth_reachable))
-truth_agreement = ch08.exercises.mirror_agreement(small_sets["distinct"])
-print("Exercise 2:", ch08.exercises.check_agreement(my_agreement, truth_agreement, exercise_N))
-truth_cross_role = ch08.exercises.cross_role_counts(small_sets["shared"])
-print("Exercise 3:", ch08.exercises.check_cross_role(my_cross_role, truth_cross_role))
+reachable = tuple(int(ch08.reach.symmetry_reach(small_sets["commutative"], outside["commutative"], kk).reachable.sum())
+                  for kk in (k, exercise_k))
+print(f"Exercise 1: reachable only through the symmetry: {reachable[0]:,} at k = {k}, {reachable[1]:,} at "
+      f"k = {exercise_k}")
+distinct = outside["distinct"][outside["distinct"][:, 0] != outside["distinct"][:, 1]]
+agreement = ch08.reach.symmetry_reach(small_sets["distinct"], distinct, k, swap=(0, 1)).same_output.mean()
+print(f"Exercise 2: {agreement:.3f} of the mirrors agree (1/N = {1 / exercise_N:.3f}, 2/N = {2 / exercise_N:.3f})")
+cross_role = tuple(int(ch08.reach.role_reach(small_sets["shared"], outside["shared"], include_atomic=atomic)
+                       .cross_role.sum()) for atomic in (False, True))
+print(f"Exercise 3: cross-role inputs outside training: {cross_role[0]:,} without atomic facts, {cross_role[1]:,} "
+      "with them")

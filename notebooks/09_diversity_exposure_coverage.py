@@ -41,11 +41,16 @@
 # contains, so that only the training set changes between runs (`covlib.chapters.ch09_diversity_exposure_coverage.audit`).
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[int], not int | None
+
 preset = "default"  # "smoke" (tests: a miniature audit trained live), "default" (reads data/diversity/), "paper"
 recompute = False  # True: train every run of the plan that the table lacks (hours at default; see COMMANDS.txt)
 jobs = 2  # one-thread worker processes when training
 out_dir = ""  # where a live audit writes its table and runs; "" means build/diversity/<preset>
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_coverage: Optional[dict[int, float]] = None  # exercise 1: {n_unique: exact exercise_k-coverage of the ID test}
+my_extremes: Optional[tuple[int, int]] = None  # exercise 2: (lowest draw, highest draw) of exercise_column
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -332,26 +337,33 @@ print(f"chapter ran in {time.perf_counter() - started:.1f} s")
 #    the contrast's k. Compute the column it lacks: the exact `exercise_k`-coverage of the fixed ID test
 #    by the training set of every size in that table (each size's draw 0). `ch09.audit.draw_subset` gives a
 #    size's training set as indices into `pool.pool`; `ch09.audit.coverage_profile` gives a training set's
-#    coverage at the thresholds you pass. Set `my_coverage = {n_unique: share, ...}`. Then: at which
-#    size (if any) does it pass 99%, and how does that compare with the midpoint of the dose-response
-#    (9.2)? Is exact coverage at this threshold a sufficient condition for this model, or only a
-#    necessary one?
+#    coverage at the thresholds you pass. Set `my_coverage = {n_unique: share, ...}` in the parameters
+#    cell. Then: at which size (if any) does it pass 99%, and how does that compare with the midpoint of
+#    the dose-response (9.2)? Is exact coverage at this threshold a sufficient condition for this model,
+#    or only a necessary one?
 # 2. **A selector of your own.** The contrasts of 9.4 select on one column of `candidates`. Pick
 #    another (`exercise_column`: any `cov_k`, k = 3 to 12, or `surf_m`, m = 1 to 12; the cell starts
 #    you one pair count above the plan's surface threshold) and find the sets a contrast of one set per
 #    arm would train on: the lowest and the highest value among the typical candidates.
 #    `ch09.audit.select_extremes` is how the contrasts choose their arms: change the column it selects on
-#    and the number of sets per arm. Set `my_extremes = (lowest draw, highest draw)`. Are those among
-#    the draws of the plan's own arms (the variable `arms` of 9.4 holds them), and why, or why not?
+#    and the number of sets per arm. Set `my_extremes = (lowest draw, highest draw)` in the parameters
+#    cell. Are those among the draws of the plan's own arms (the variable `arms` of 9.4 holds them), and
+#    why, or why not?
 
 # %%
 exercise_k = 5  # exercise 1: an evidence threshold the 9.1 table does not show
 exercise_column = f"surf_{plan.surface_min + 1}"  # exercise 2: a column of candidates
-my_coverage = None  # exercise 1: {n_unique: exact exercise_k-coverage of the ID test} for every size of the 9.1 table
-my_extremes = None  # exercise 2: (lowest draw, highest draw) of exercise_column among the typical candidates
+
+# %% tags=["check"]
+print("Exercise 1:", ch09.audit.check_coverage(my_coverage, ch09.audit.coverage_column(pool, plan, exercise_k)))
+print("Exercise 2:", ch09.audit.check_extremes(my_extremes, ch09.audit.extreme_draws(candidates, exercise_column)))
 
 # %% tags=["solution"]
-truth_coverage = ch09.audit.coverage_column(pool, plan, exercise_k)
-print("Exercise 1:", ch09.audit.check_coverage(my_coverage, truth_coverage))
-truth_extremes = ch09.audit.extreme_draws(candidates, exercise_column)
-print("Exercise 2:", ch09.audit.check_extremes(my_extremes, truth_extremes))
+coverage_k = {}
+for n in ch09.audit.growth_sizes(plan):  # each size's draw 0, as indices into the pool
+    train = pool.pool[ch09.audit.draw_subset(pool, n, 0)]
+    coverage_k[n] = ch09.audit.coverage_profile(pool, train, [exercise_k])[exercise_k]
+print(f"Exercise 1: exact {exercise_k}-coverage of the ID test by size:",
+      ", ".join(f"{n:,}: {c:.3f}" for n, c in coverage_k.items()))
+own_arms = ch09.audit.select_extremes(candidates, exercise_column, 1)
+print(f"Exercise 2: lowest {exercise_column}: draw {own_arms['low'][0]}, highest: draw {own_arms['high'][0]}")

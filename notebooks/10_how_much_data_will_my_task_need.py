@@ -33,6 +33,8 @@
 # and `covlib.chapters.ch10_how_much_data_will_my_task_need` (the rule and its test).
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
+
 preset = "default"  # "smoke" (tests: seconds), "default" (the book: minutes), "paper"
 my_task = {"b": "f1(x2,x3)", "t": "f2(x1,b)"}  # your composition: node -> primitive(args), inputs x1.., output t
 my_N = None  # tokens of your task's coverage growth and check probe; None takes the preset's value
@@ -45,6 +47,8 @@ band = 1.15  # a prediction within this factor of the measurement counts as righ
 give_up_floor = 0  # the give-up rule of the probes read and of the check probe: 0 the authors', 2000 the book's floor
 out_dir = ""  # parent of the check probe's folders; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answer to the exercise (the end of the chapter); a check there says whether it is right
+my_raw_within: Optional[float] = None  # a share between 0 and 1
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -171,11 +175,16 @@ display(Markdown(ch10.views.findings_markdown(ch10.readings.findings(rule_text, 
 #
 # The factor is part of the rule. Without it (factor 1, the raw crossing at the rule's $k$ and share), what
 # share of two-hop's cells would lie within the band? Compute it from `ratios` (columns `set`, `k`, `target`,
-# `n_req`, `crossing`) and set `my_raw_within` to a share between 0 and 1.
+# `n_req`, `crossing`) and set `my_raw_within` in the parameters cell to a share between 0 and 1.
 
-# %%
-my_raw_within = None  # a share between 0 and 1
+# %% tags=["check"]
+print("Exercise:", ch10.readings.check_raw_within(
+    my_raw_within, ch10.readings.raw_within_share(ratios, fitted, band) if fitted else float("nan"), band))
 
 # %% tags=["solution"]
-truth = ch10.readings.raw_within_share(ratios, fitted, band) if fitted else float("nan")
-print(ch10.readings.check_raw_within(my_raw_within, truth, band))
+if fitted:
+    at_rule = ratios[(ratios["set"] == "two-hop") & (ratios["k"] == fitted["k"])
+                     & (ratios["target"] == fitted["target"])]
+    raw = at_rule["n_req"] / at_rule["crossing"]
+    print(f"Exercise: {((raw >= 1 / band) & (raw <= band)).mean():.3f} of two-hop's {len(raw)} cells lie within "
+          f"{band:g}x of the raw crossing, without the rule's factor")

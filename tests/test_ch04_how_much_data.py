@@ -3,6 +3,7 @@ chapter's readings of its tables."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -531,3 +532,11 @@ def test_exercise_1_the_two_ratios_and_their_checks():
     assert exercises.check_predicted_ratio(None, twohop, fit).startswith("no answer yet")
     assert exercises.check_measured_ratio(2.0, twohop[twohop["N"] == 20], fit).startswith("cannot check")
     assert exercises.check_measured_ratio(2.0, twohop, None).startswith("cannot check")
+
+
+def test_exercise_1_reads_the_shipped_search_where_a_miniature_finished_too_few_N():
+    twohop = pd.DataFrame({"N": [20, 30], "seed": [0, 0], "n_req": [1000.0, 2500.0]})
+    assert exercises.law_cells(twohop, {"c": 2.2}, 100)[0] is twohop  # the chapter's own, when it has a law
+    shipped, fit, source = exercises.law_cells(twohop.iloc[:1], {"c": 2.2}, 100)
+    assert "shipped" in source and exercises.finished_N(shipped) >= 2 and fit is not None
+    assert not any(math.isnan(r) for r in exercises.twohop_ratios(shipped, fit))

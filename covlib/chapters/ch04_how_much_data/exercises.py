@@ -7,9 +7,30 @@ from typing import Any
 
 import pandas as pd
 
+from covlib.analyses.fits import summary_exponent
+from covlib.chapters.ch04_how_much_data.searches import experiment_summaries
 from covlib.figures.exercises import check_number
+from covlib.search.experiments import BOOK_EXPERIMENTS, authors_rule_cells, probe_table
+from covlib.search.probes import read_probes
 
 RATIO_TOLERANCE = 0.05  # an answer within 5% of the ratio is right: the table shows its numbers rounded
+
+
+def finished_N(summary: pd.DataFrame) -> int:
+    """How many values of N a search summary has finished (a cell with an estimate of n_req)."""
+    return int(summary.dropna(subset=["n_req"])["N"].nunique()) if len(summary) and "n_req" in summary else 0
+
+
+def law_cells(twohop: pd.DataFrame, fit: dict | None, reps: int) -> tuple[pd.DataFrame, dict | None, str]:
+    """Exercise 1's material: the two-hop search summary and its fit, and whose they are. The chapter's own when
+    its search finished two values of N or more; else (a miniature search, at the smoke preset) the book's search
+    in the shipped probe table (data/scaling/probes.csv, the default preset's cells), so that the exercise has a
+    law to read at every preset."""
+    if finished_N(twohop) >= 2 and fit:
+        return twohop, fit, "this chapter's search"
+    shipped = experiment_summaries({"twohop": authors_rule_cells(BOOK_EXPERIMENTS["twohop"])},
+                                   read_probes(probe_table("")))["twohop"]
+    return shipped, summary_exponent(shipped, reps), "the book's shipped search (this chapter's finished fewer than two N)"
 
 
 def twohop_ratios(twohop: pd.DataFrame, fit: dict | None) -> tuple[float, float]:
