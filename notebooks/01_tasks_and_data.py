@@ -35,7 +35,7 @@ n_train: Optional[int] = None  # training examples to sample; None takes the pre
 seed = 42  # one seed fixes the tables, the split, the training sample and the test set
 test_size_per_type: Optional[int] = None  # test items per type; None takes the preset's value
 out_dir = ""  # parent folder of the dataset folder; "" means build/datasets/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_eligible_share: Optional[float] = None  # exercise 1: your expected share of ID-eligible two-hop inputs, e.g. 0.5
 my_threehop_share: Optional[float] = None  # exercise 2: the same share for threehop

@@ -41,7 +41,7 @@ max_k = 8  # largest evidence level k in tables and figures
 example_N: Optional[int] = None  # tokens of the tiny worked example; None takes the preset's value
 scaling_N: Optional[list[int]] = None  # token counts for the data-needed-for-coverage survey; None takes the preset's
 out_dir = ""  # parent folder of dataset folders; "" means build/datasets/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_half_k: Optional[int] = None  # exercise 1: smallest k with fewer than half of the type_0 items covered
 

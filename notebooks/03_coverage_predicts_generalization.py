@@ -45,7 +45,7 @@ edge_run = ""  # folder of the run at the edge of coverage; "" means the one shi
 recompute_edge_run = False  # True: retrain that run here (about 20 minutes on 2 CPU cores)
 recompute_live_run = False  # True: train the run of 3.2-3.4 here (minutes) instead of reading the shipped one
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answer to exercise 1 (the end of the chapter); a check there says whether it is right
 my_first_group: Optional[str] = None  # exercise 1: the name of a k-cutoff group of 3.5, such as "k<3"
 

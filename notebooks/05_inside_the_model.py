@@ -45,7 +45,7 @@ run_dir = ""  # a run folder to analyse instead of the shipped one (its dataset 
 max_items = 2000  # test items per IICG selection
 max_pairs = 1000  # (clean, corrupted) pairs per causal-tracing map
 out_dir = ""  # where the smoke preset trains its model; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to exercise 1 (the end of the chapter); a check there says whether they are right
 my_peak_layer: Optional[int] = None  # the layer where IICG grouped by t peaks (ID test items)
 my_peak_position: Optional[str] = None  # its position: "x1", "x2" or "x3"

@@ -50,7 +50,7 @@ max_items = 2000  # test items per IICG selection
 max_pairs = 1000  # (clean, corrupted) pairs per causal-tracing variant
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_share_x2_k2: Optional[float] = None  # exercise 1: share of merged non-tree fragment pairs at k 2 that share x2
 my_pool_coverage: Optional[float] = None  # exercise 2: non-tree's k-covered share of its whole ID pool at n_big

@@ -44,7 +44,7 @@ data_seed = 0  # dataset seed (the same for every condition)
 k = 3  # evidence threshold of coverage
 recompute = False  # True: retrain the three models and the four of 8.4 per seed (hours on one core at default)
 out_dir = ""  # parent of dataset and run folders; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_reachable: Optional[tuple[int, int]] = None  # exercise 1: (count at k, count at exercise_k)
 my_agreement: Optional[float] = None  # exercise 2: a share between 0 and 1

@@ -47,7 +47,7 @@ preset = "default"  # "smoke" (tests: a miniature audit trained live), "default"
 recompute = False  # True: train every run of the plan that the table lacks (hours at default; see COMMANDS.txt)
 jobs = 2  # one-thread worker processes when training
 out_dir = ""  # where a live audit writes its table and runs; "" means build/diversity/<preset>
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_coverage: Optional[dict[int, float]] = None  # exercise 1: {n_unique: exact exercise_k-coverage of the ID test}
 my_extremes: Optional[tuple[int, int]] = None  # exercise 2: (lowest draw, highest draw) of exercise_column

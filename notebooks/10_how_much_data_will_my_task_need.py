@@ -46,7 +46,7 @@ predict_N = None  # two-hop N values timed live in 10.1; None takes the preset's
 band = 1.15  # a prediction within this factor of the measurement counts as right
 give_up_floor = 0  # the give-up rule of the probes read and of the check probe: 0 the authors', 2000 the book's floor
 out_dir = ""  # parent of the check probe's folders; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answer to the exercise (the end of the chapter); a check there says whether it is right
 my_raw_within: Optional[float] = None  # a share between 0 and 1
 

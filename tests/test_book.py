@@ -229,3 +229,56 @@ def test_preset_values_take_the_readers_settings_over_the_preset():
         preset_values(presets, "huge")
 
 
+
+
+def test_only_the_book_at_its_default_preset_names_papers_figures(tmp_path, monkeypatch):
+    """A chapter given no figures_dir (JupyterLab, papermill) saves under build/figures/<preset>/ (or its
+    out_dir's figures/), never into the tracked papers_figures/; `covlib book --preset default` passes that."""
+    from covlib.base.paths import FIGURES_ENV, REPO, default_figures_dir
+    from covlib.book.runner import preset_figures_dir
+    from covlib.book.setup import setup_chapter
+
+    monkeypatch.delenv(FIGURES_ENV, raising=False)
+    assert setup_chapter("01", "default").figures_dir == REPO / "build" / "figures" / "default"
+    assert setup_chapter("01", "smoke", out_dir=tmp_path).figures_dir == tmp_path / "figures" / "smoke"
+    assert setup_chapter("01", "default", figures_dir=tmp_path / "mine").figures_dir == tmp_path / "mine"
+    assert default_figures_dir() == REPO / "build" / "figures"
+    monkeypatch.setenv(FIGURES_ENV, str(tmp_path / "sweep"))  # what `covlib sweep` and `covlib book` set
+    assert setup_chapter("01", "default").figures_dir == default_figures_dir() == tmp_path / "sweep"
+    assert preset_figures_dir("default", "build") == REPO / "papers_figures"
+    assert preset_figures_dir("smoke", tmp_path) == tmp_path / "smoke" / "papers_figures"
+
+
+@pytest.mark.slow
+def test_a_readers_papermill_run_leaves_papers_figures_as_it_was(tmp_path, monkeypatch):
+    """Chapter 1 at the smoke preset through papermill, as a reader runs it (no figures_dir, none of the
+    book's environment): every file of papers_figures/ keeps its bytes and its time, and the figures go to
+    build/figures/smoke/."""
+    import hashlib
+
+    import jupytext
+    import papermill
+
+    from covlib.base.paths import FIGURES_ENV, REPO, RUN_DIR_ENV
+
+    for name in (FIGURES_ENV, RUN_DIR_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    def state(folder: Path) -> dict[str, tuple[int, str]]:
+        return {p.name: (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+                for p in sorted(folder.iterdir()) if p.is_file()}
+
+    book = REPO / "papers_figures"
+    readers = REPO / "build" / "figures" / "smoke"
+    for old in readers.glob("01_*"):
+        old.unlink()  # so that what is there afterwards is this run's
+    before = state(book)
+    chapter = REPO / "notebooks" / "01_tasks_and_data.py"
+    papermill.execute_notebook(jupytext.read(chapter), str(tmp_path / chapter.with_suffix(".ipynb").name),
+                               parameters={"preset": "smoke"}, kernel_name="python3", language="python",
+                               cwd=str(chapter.parent), progress_bar=False)
+    assert state(book) == before, "a reader's run changed papers_figures/"
+    written = {p.stem for p in readers.glob("01_*.png")}
+    assert written and written <= {p.stem for p in book.glob("01_*.png")}, "the reader's figures are not in build/"
+    assert all(p.with_suffix(".svg").is_file() for p in readers.glob("01_*.png"))

@@ -32,6 +32,8 @@ def default_root() -> Path:
 
 
 def default_figures_dir() -> Path:
-    """Where figures go: $COVLIB_FIGURES_DIR if set, else the repository's papers_figures/."""
+    """Where figures go when the caller names no folder: $COVLIB_FIGURES_DIR if set, else build/figures/ of the
+    repository. Never papers_figures/: only `covlib book --preset default` writes there, and it passes that folder
+    itself (covlib.book.runner.preset_figures_dir), so that a reader's run leaves the book's figures as they were."""
     env = os.environ.get(FIGURES_ENV)
-    return Path(env) if env else REPO / "papers_figures"
+    return Path(env) if env else REPO / "build" / "figures"
