@@ -10,6 +10,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import coverage_by_k, coverage_inputs
+from covlib.coverage.evidence import EVIDENCE_KINDS, hop_evidence, independent_sweep, sound_sweep, space_answers
 from covlib.coverage.exact import coverage_sweep
 from covlib.tasks.datasets import DatasetConfig, generate
 
@@ -73,17 +74,39 @@ def largest_probe(eligible: int) -> int:
     return max(eligible - min(TEST_KEPT, eligible // 4), 1)
 
 
-def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int, n: int
-              ) -> dict[int, float]:
-    """The share of one dataset's ID test items (type_0) k-covered at every k of ``ks``, the dataset generated
-    at n_train ``n`` (a function of its arguments alone, so that a worker process can compute it)."""
+def check_evidence(evidence: str) -> str:
+    """``evidence`` if it is one of EVIDENCE_KINDS, else a CovlibError naming them."""
+    if evidence not in EVIDENCE_KINDS:
+        raise CovlibError(f"evidence={evidence!r}: choose one of {', '.join(EVIDENCE_KINDS)}", parameter="evidence")
+    return evidence
+
+
+def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int, n: int,
+              evidence: str = "contexts") -> dict[int, float]:
+    """The share of one dataset's ID test items (type_0) with evidence at least k at every k of ``ks``, the dataset
+    generated at n_train ``n`` (a function of its arguments alone, so that a worker process can compute it).
+
+    ``evidence`` (covlib.coverage.evidence): "contexts", k-coverage as the paper defines it; "sound", k-coverage
+    through true equivalences only; "independent", k-coverage counting independent contexts; "hop facts", every
+    hop fact of the item used by at least k training examples (chain of thought)."""
     ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
     data = coverage_inputs(ds)
     ids = data.test_types == "type_0"
     if not ids.any():  # no type_0 item at all (non-tree at small n): nothing is covered
         return {k: 0.0 for k in ks}
-    result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs[ids],
-                            max_k=max(ks), min_k=min(ks))
+    queries = data.test_inputs[ids]
+    if check_evidence(evidence) == "hop facts":
+        level = hop_evidence(ds, queries)
+        return {k: float(np.mean(level >= k)) for k in ks}
+    if evidence == "sound":
+        result = sound_sweep(data.train_inputs, data.train_answers, data.num_tokens, space_answers(ds), queries,
+                             max_k=max(ks), min_k=min(ks))
+    elif evidence == "independent":
+        result = independent_sweep(data.train_inputs, data.train_answers, data.num_tokens, queries, max_k=max(ks),
+                                   min_k=min(ks))
+    else:
+        result = coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, queries, max_k=max(ks),
+                                min_k=min(ks))
     return {k: float(np.mean(result.cutoffs >= k)) for k in ks}
 
 
@@ -93,27 +116,31 @@ class CoverageProbes:
     One sweep gives every k in ``ks`` (levels below min(ks) are skipped: they cannot change those shares).
     """
 
-    def __init__(self, task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int = 1000):
+    def __init__(self, task: str, num_tokens: int, seed: int, ks: Sequence[int], test_size_per_type: int = 1000,
+                 evidence: str = "contexts"):
         self.task, self.num_tokens, self.seed = task, num_tokens, seed
         self.ks, self.test_size_per_type = tuple(sorted(set(ks))), test_size_per_type
+        self.evidence = check_evidence(evidence)
         self.eligible = generate(DatasetConfig(task, num_tokens, 1, seed=seed, test_size_per_type=0)).eligible_count
         self.shares: dict[int, dict[int, float]] = {}
 
     def share(self, n: int, k: int) -> float:
         if n not in self.shares:
-            self.shares[n] = shares_at(self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n)
+            self.shares[n] = shares_at(self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n,
+                                       self.evidence)
         return self.shares[n][k]
 
     def shares_side_by_side(self, sizes: Sequence[int], pool: Executor) -> None:
         """Compute the shares of the sizes not yet probed, one per worker of ``pool``, side by side."""
         missing = [n for n in dict.fromkeys(sizes) if n not in self.shares]
-        jobs = [pool.submit(shares_at, self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n)
-                for n in missing]
+        jobs = [pool.submit(shares_at, self.task, self.num_tokens, self.seed, self.ks, self.test_size_per_type, n,
+                            self.evidence) for n in missing]
         self.shares.update({n: job.result() for n, job in zip(missing, jobs)})
 
     def _unreachable(self, top: int, k: int, target: float) -> None:
-        raise CovlibError(f"even {top} training examples cover less than {target:.0%} of the ID test items at "
-                          f"k={k}, {self.task} N={self.num_tokens} (seed {self.seed}): lower the share or k")
+        raise CovlibError(f"even {top} training examples give less than {target:.0%} of the ID test items evidence "
+                          f"{k} ({self.evidence}), {self.task} N={self.num_tokens} (seed {self.seed}): lower the "
+                          "share or k")
 
     def bracket(self, k: int, target: float) -> tuple[int, int]:
         """The tightest (fails, reaches) pair among the sizes probed so far (0 and the largest probe by default)."""

@@ -1,0 +1,191 @@
+"""Evidence a predictor can read without being fooled: k-coverage that counts only independent contexts, and, for
+chain of thought, the per-hop count of training examples that use each of an item's facts.
+
+The paper's k-equivalence counts shared contexts. Those k contexts can share one coincidence: in
+``b=f1(x1,x2,x3); t=f2(b,x4)`` two fragments (x2,x3) and (x2',x3') with f1(x1,x2,x3) = f1(x1,x2',x3') for one x1
+agree in every context (x1, x4) with that x1, so k contexts that all hold the same x1 make them k-equivalent though
+they differ for every other x1. ``independent_pair_evidence`` counts a pair's evidence as the fewest distinct values
+any one context position takes over its shared contexts: k independent contexts differ pairwise at every position,
+so no single value of any position stands behind two of them. Where the context is one position the two counts are
+the same; elsewhere the independent count is at most the paper's.
+
+With the bridge written out (chain of thought), each hop is a supervised look-up: its fact is a target the model is
+taught. An ID item's per-hop evidence is the fewest training examples that use any one of its hop facts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from covlib.coverage.exact import (
+    DENSE_BITS,
+    LOOKUP_CHUNK,
+    CoverageResult,
+    PairEvidence,
+    _check_training,
+    _pairs_within_groups,
+    coverage_sweep,
+    max_pairs,
+    pair_evidence,
+    proper_subsets,
+)
+from covlib.tasks.datasets import Dataset, decode
+from covlib.tasks.datasets import encode as encode_inputs
+
+EVIDENCE_KINDS = ("contexts", "sound", "independent", "hop facts")  # the paper's count, true equivalences only,
+# independent contexts, and chain of thought's per-hop fact count
+
+
+def _shared_contexts(frag: np.ndarray, ctx: np.ndarray, n_frag: int, n_ctx: int, lo: np.ndarray, hi: np.ndarray
+                     ) -> np.ndarray:
+    """How many contexts fragments lo[i] and hi[i] share in training (whatever the outputs there): the popcount of
+    the AND of their context bit sets when they fit in memory, else a look-up of the rarer fragment's contexts."""
+    if n_frag * n_ctx <= DENSE_BITS:
+        present = np.zeros((n_frag, n_ctx), dtype=bool)
+        present[frag, ctx] = True
+        bits = np.packbits(present, axis=1)
+        del present
+        shared = np.empty(len(lo), dtype=np.int64)
+        step = max(1, LOOKUP_CHUNK // bits.shape[1])
+        for begin in range(0, len(lo), step):
+            both = bits[lo[begin:begin + step]] & bits[hi[begin:begin + step]]
+            shared[begin:begin + step] = np.bitwise_count(both).sum(axis=1, dtype=np.int64)
+        return shared
+    item_key = frag * n_ctx + ctx
+    by_frag = np.argsort(item_key, kind="stable")
+    sorted_key, sorted_ctx = item_key[by_frag], ctx[by_frag]
+    frag_ids, frag_start, frag_deg = np.unique(frag[by_frag], return_index=True, return_counts=True)
+    slot_lo, slot_hi = np.searchsorted(frag_ids, lo), np.searchsorted(frag_ids, hi)
+    small_first = frag_deg[slot_lo] <= frag_deg[slot_hi]
+    small, other = np.where(small_first, slot_lo, slot_hi), np.where(small_first, hi, lo)
+    shared = np.zeros(len(lo), dtype=np.int64)
+    deg = frag_deg[small]
+    ends = np.cumsum(deg)
+    begin = 0
+    while begin < len(lo):
+        stop = max(int(np.searchsorted(ends, ends[begin] - deg[begin] + LOOKUP_CHUNK, side="right")), begin + 1)
+        d = deg[begin:stop]
+        pair = np.repeat(np.arange(begin, stop), d)
+        offset = np.arange(int(d.sum())) - np.repeat(np.cumsum(d) - d, d)
+        looked = other[pair] * n_ctx + sorted_ctx[frag_start[small[pair]] + offset]
+        pos = np.minimum(np.searchsorted(sorted_key, looked), len(sorted_key) - 1)
+        shared[begin:stop] = np.bincount(pair - begin, weights=sorted_key[pos] == looked, minlength=stop - begin)
+        begin = stop
+    return shared
+
+
+def independent_pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                              positions: tuple[int, ...]) -> PairEvidence:
+    """Every contradiction-free fragment pair over ``positions`` (the pairs of covlib.coverage.exact.pair_evidence),
+    its count the independent contexts: the fewest distinct values any context position takes over the pair's shared
+    contexts (all of which agree). Training inputs must be free of duplicates (covlib.coverage.exact does that)."""
+    inputs = np.asarray(train_inputs, dtype=np.int64)
+    answers = np.asarray(train_answers, dtype=np.int64)
+    m = inputs.shape[1]
+    rest = tuple(p for p in range(m) if p not in positions)
+    frag = encode_inputs(inputs[:, list(positions)], num_tokens)
+    ctx = encode_inputs(inputs[:, list(rest)], num_tokens)
+    n_frag, n_ctx = num_tokens ** len(positions), num_tokens ** len(rest)
+
+    # the agreeing records: two training inputs with one context and one output, one record per shared context
+    group = ctx * num_tokens + answers
+    order = np.argsort(group, kind="stable")
+    i, j = _pairs_within_groups(group[order], limit=max_pairs())
+    a, b = frag[order][i], frag[order][j]
+    record_ctx = ctx[order][i]
+    del i, j
+    keys, inverse, agree = np.unique(np.minimum(a, b) * n_frag + np.maximum(a, b), return_inverse=True,
+                                     return_counts=True)
+    inverse = inverse.ravel()
+    del a, b
+    lo, hi = keys // n_frag, keys % n_frag
+    keep = _shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree  # no shared context disagrees
+    count = agree.copy()
+    if len(rest) > 1 and len(keys):
+        kept = keep[inverse]
+        pair, context = inverse[kept], decode(record_ctx[kept], num_tokens, len(rest)).astype(np.int64)
+        for column in context.T:  # distinct values of this context position per pair
+            distinct = np.unique(pair * num_tokens + column) // num_tokens
+            count = np.minimum(count, np.bincount(distinct, minlength=len(keys)))
+    return PairEvidence(tuple(positions), lo[keep], hi[keep], count[keep])
+
+
+def all_independent_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int
+                             ) -> list[PairEvidence]:
+    """``independent_pair_evidence`` for every proper, non-empty P."""
+    inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
+    return [independent_pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(inputs.shape[1])]
+
+
+def independent_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                      queries: np.ndarray | None = None, max_k: int | None = None, min_k: int = 1) -> CoverageResult:
+    """k-cutoffs of ``queries`` (every input when None) when k-equivalence needs k independent shared contexts:
+    covlib.coverage.exact.coverage_sweep on ``all_independent_evidence``. Never above the paper's k-cutoff."""
+    inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
+    evidence = [independent_pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(inputs.shape[1])]
+    return coverage_sweep(inputs, answers, num_tokens, queries, max_k, evidence=evidence, min_k=min_k)
+
+
+def fact_uses(dataset: Dataset) -> dict[str, np.ndarray]:
+    """Per primitive table, how many training examples use each of its facts (flat index), counted over every hop
+    that reads the table (a table shared by two hops counts an example's use in either role)."""
+    task, same = dataset.task, dataset.config.same_functions
+    _, facts = task.evaluate(dataset.train_inputs, dataset.tables, same)
+    uses = {name: np.zeros(table.size, dtype=np.int64) for name, table in dataset.tables.items()}
+    for flat, name in zip(facts, task.table_of_hop(same)):
+        uses[name] += np.bincount(flat, minlength=uses[name].size)
+    return uses
+
+
+def hop_evidence(dataset: Dataset, queries: np.ndarray) -> np.ndarray:
+    """Each query's per-hop evidence: the fewest training examples that use any one of its hop facts (0 when some
+    fact of it is used by none)."""
+    task, same = dataset.task, dataset.config.same_functions
+    uses = fact_uses(dataset)
+    _, facts = task.evaluate(np.asarray(queries), dataset.tables, same)
+    per_hop = [uses[name][flat] for flat, name in zip(facts, task.table_of_hop(same))]
+    return np.min(np.stack(per_hop), axis=0) if per_hop else np.zeros(len(queries), dtype=np.int64)
+
+
+def true_classes(all_answers: np.ndarray, num_tokens: int, n_inputs: int, positions: tuple[int, ...]) -> np.ndarray:
+    """Per fragment over ``positions`` (its base-N id), the id of its true behaviour: two fragments share it when
+    they give the same output in every context of the whole input space. ``all_answers`` holds the task's output
+    for every input in code order (the truth, which a predictor has and the data does not show)."""
+    rest = tuple(p for p in range(n_inputs) if p not in positions)
+    grid = np.asarray(all_answers).reshape((num_tokens,) * n_inputs).transpose(positions + rest)
+    rows = np.ascontiguousarray(grid.reshape(num_tokens ** len(positions), -1))
+    _, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return inverse.ravel().astype(np.int64)
+
+
+def sound_evidence(evidence: list[PairEvidence], all_answers: np.ndarray, num_tokens: int, n_inputs: int
+                   ) -> list[PairEvidence]:
+    """The pairs of ``evidence`` whose fragments are truly equivalent (covlib.coverage.evidence.true_classes): the
+    k-equivalences the data shows that are real, none that a coincidence made."""
+    out = []
+    for ev in evidence:
+        truth = true_classes(all_answers, num_tokens, n_inputs, ev.positions)
+        real = truth[ev.left] == truth[ev.right]
+        out.append(PairEvidence(ev.positions, ev.left[real], ev.right[real], ev.count[real]))
+    return out
+
+
+def sound_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int, all_answers: np.ndarray,
+                queries: np.ndarray | None = None, max_k: int | None = None, min_k: int = 1,
+                independent: bool = False) -> CoverageResult:
+    """k-cutoffs of ``queries`` when only true equivalences count (the paper's evidence count, or the independent
+    count with ``independent``): the coverage no coincidence can inflate. Never above the paper's k-cutoff."""
+    inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
+    m = inputs.shape[1]
+    if independent:
+        evidence = [independent_pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(m)]
+    else:
+        evidence = [pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(m)]
+    return coverage_sweep(inputs, answers, num_tokens, queries, max_k,
+                          evidence=sound_evidence(evidence, all_answers, num_tokens, m), min_k=min_k)
+
+
+def space_answers(dataset: Dataset) -> np.ndarray:
+    """The task's output for every input of the space, in code order."""
+    N, m = dataset.config.num_tokens, dataset.task.n_inputs
+    codes = np.arange(N**m, dtype=np.int64)
+    return dataset.evaluate(decode(codes, N, m))["t"].astype(np.int64)
