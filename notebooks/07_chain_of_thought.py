@@ -45,18 +45,13 @@
 # commands are in `data/cot/COMMANDS.txt`; what is not in the cache yet is said, with its command.
 
 # %% tags=["parameters"]
-from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
-
 preset = "default"  # "smoke" (tests: tiny models and a miniature search, seconds), "default" (reads the cache), "paper"
 recompute = False  # True: train the four default models again here (about 10 CPU-minutes each) into data/cot/
 max_items = 2000  # test items per IICG selection and per decoding summary
 bootstrap_reps = 2000  # resamples for the exponents' intervals
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
-figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
-# your answers to the exercises (the end of the chapter); a check there says whether each is right
-my_bridge_wrong: Optional[float] = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding
-my_follows_bridge: Optional[float] = None  # exercise 2: share of the wrong-bridge type_2 items answering f2(b', x3)
+figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -154,8 +149,22 @@ display(ch07.slopes_view(ch07.slopes_table(cot_rule, with_paper=False)))
 cot_recheck = recheck[recheck["cot"]]
 rerun_hours = ch07.rerun_minutes(probes, cot_recheck, floor_steps) / 60
 display(Markdown(ch07.pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
-                 + "\n\n" + ch07.verdict_note(cot_verdicts) + "\n\n"
+                 + "\n\n"
                  + ch07.lower_end_note(ch07.lower_ends(cot_rule, probes, ch07.read_curves(table_path), floor_steps, ch07.reader_name))))
+
+# %% [markdown]
+# The verdicts follow the rule fixed in chapter 4 (section 4.8): the floor's exponent, with each cell's
+# $n_\text{req}$ estimated from every probe of it (replicates included), is **reproduced** when its 90%
+# interval lies within 0.25 of the paper's, **differs** when its 95% interval excludes the paper's value and
+# the estimate lies outside that margin, and is **inconclusive** otherwise. The paper's claim that chain of
+# thought flattens the law is tested as a paired difference of exponents on the same N and seeds.
+
+# %%
+rep = ch07.reproduce(ch07.read_probes(table_path, replicates=True), ch07.read_curves(table_path), experiments,
+                     floor_steps, bootstrap_reps)
+cot_book_verdicts = ch07.reproduction.book_verdicts(rep, ch07.searches.COT_RULE_EXPONENTS)
+display(ch07.reproduction.verdicts_view(rep))
+display(ch07.reproduction.claims_view(rep, only=("cot_flattens_twohop", "cot_flattens_threehop")))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
@@ -321,6 +330,7 @@ results = ch07.summary.recorded_metrics(fits, ratio_by_task, final_type0, decodi
                                         placeholder, ratios, nontree_summary, bounds, placeholder_floor)
 results |= ch07.rule_counts_metrics(recheck, floor_steps, list(ch07.searches.COT_RULE_EXPONENTS))
 results |= ch07.rule_metrics(cot_rule, cot_verdicts)
+results |= ch07.reproduction.metrics(rep)  # the verdicts of chapter 4's rule (they replace the earlier rule's)
 results |= ch07.data_ratios.floor_ratio_metrics(floor_ratios)
 metrics_file = record_metrics(results)  # the numbers above, for sweeps and the book's snapshot
 
@@ -332,39 +342,31 @@ display(Markdown(ch07.summary.summary_text(
     fits=fits, ratios=ratios, by_task=ratio_by_task, metrics=metrics, final_type0=final_type0, placeholder=placeholder,
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
     placeholder_floor=placeholder_floor, floor_fits=floor_fits, floor_ratio=floor_ratio_by_task["twohop"],
-    verdicts=ch07.verdicts_bullet(cot_verdicts, recheck, "section 7.1", tasks=list(ch07.searches.COT_RULE_EXPONENTS)))))
+    verdicts=ch07.verdicts_bullet(cot_book_verdicts, recheck, "chapter 4, section 4.8",
+                                  tasks=list(ch07.searches.COT_RULE_EXPONENTS)))))
 
 # %% [markdown]
 # ## Exercises
 #
 # 1. **Where does decoding fail?** For the CoT two-hop model, what share of the OOD items with an
 #    unseen first fact (type_2) does greedy decoding get wrong *at the bridge*, whatever answer follows? Compute it
-#    from `decoding` (its outcome columns) and set `my_bridge_wrong` in the parameters cell. Why is the answer
-#    after a wrong bridge
+#    from `decoding` (its outcome columns) and write it below. Why is the answer after a wrong bridge
 #    sometimes right?
 # 2. **Does the answer follow the bridge the model wrote?** On those type_2 items where the CoT two-hop model
 #    writes a wrong bridge $b'$, is its answer $f_2(b', x_3)$, the answer its own bridge leads to, or something
 #    else? `ch07.greedy.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
 #    `models["twohop_cot"]`, and `max_items` so that the items are those of `decoding`) and gives, per item, the
 #    true and the written bridge and answer and `t_of_written`, the answer the written bridge leads to. Keep
-#    the items whose written bridge is wrong and set `my_follows_bridge` to the share whose written answer equals
+#    the items whose written bridge is wrong and write below the share whose written answer equals
 #    `t_of_written`. Why is it not 1? (Hint: split those items by `last_fact_seen`, whether the model ever saw
 #    the fact $f_2(b', x_3)$.)
 
-# %% tags=["check"]
-print("Exercise 1:", ch07.greedy.check_bridge_wrong(my_bridge_wrong, ch07.greedy.bridge_wrong_share(decoding)))
-print("Exercise 2:", ch07.greedy.check_follows_written_bridge(my_follows_bridge, ch07.greedy.follows_written_bridge(
-    ch07.greedy.written_chains(*models["twohop_cot"][:3], split="type_2", max_items=max_items))
-    if "twohop_cot" in models else float("nan")))
+# %%
+my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding, e.g. 0.5
+my_follows_bridge = None  # exercise 2: share of the wrong-bridge type_2 items whose answer is f2(b', x3), e.g. 0.5
 
 # %% tags=["solution"]
-row = decoding[(decoding["model"] == "twohop_cot") & (decoding["split"] == "type_2")]
-if len(row):
-    wrong_bridge = row["bridge wrong, answer right"].iloc[0] + row["bridge wrong, answer wrong"].iloc[0]
-    print(f"Exercise 1: greedy decoding writes a wrong bridge on {wrong_bridge:.3f} of the type_2 items")
-if "twohop_cot" in models:
-    chains = ch07.greedy.written_chains(*models["twohop_cot"][:3], split="type_2", max_items=max_items)
-    wrong_chains = chains[chains["b_written"] != chains["b"]]
-    follows = wrong_chains["t_written"] == wrong_chains["t_of_written"]
-    print(f"Exercise 2: {follows.mean():.3f} of the {len(wrong_chains):,} wrong-bridge items answer f2(b', x3); by "
-          "whether the model saw that fact:", follows.groupby(wrong_chains["last_fact_seen"]).mean().round(3).to_dict())
+print("Exercise 1:", ch07.greedy.check_bridge_wrong(my_bridge_wrong, ch07.greedy.bridge_wrong_share(decoding)))
+truth_follows = (ch07.greedy.follows_written_bridge(ch07.greedy.written_chains(
+    *models["twohop_cot"][:3], split="type_2", max_items=max_items)) if "twohop_cot" in models else float("nan"))
+print("Exercise 2:", ch07.greedy.check_follows_written_bridge(my_follows_bridge, truth_follows))

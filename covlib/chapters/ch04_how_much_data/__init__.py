@@ -13,18 +13,19 @@ from covlib.chapters.ch04_how_much_data import (
     give_up_rule,
     longer_chains,
     model_comparison,
-    reproduction,
     searches,
     twohop_law,
     verdict_rule,
     views,
 )
 from covlib.chapters.ch04_how_much_data.searches import PRESETS
+from covlib.figures import reproduction
 from covlib.figures.required_data import estimates_chart
 from covlib.figures.text import fmt
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import authors_rule_cells, experiment_cells, floor_only_cells
 from covlib.search.probes import read_curves, read_probes
+from covlib.search.reproduction import reproduce
 from covlib.search.summary import bracket_pair, geometric_mean, seed_spread
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "give_up_rule",
     "longer_chains",
     "model_comparison",
+    "reproduce",
     "reproduction",
     "power_fit",
     "PRESETS",

@@ -14,6 +14,7 @@ from covlib.chapters.ch07_chain_of_thought import (
     summary,
     tables,
 )
+from covlib.figures import reproduction
 from covlib.figures.give_up_rule import (
     chosen_floor,
     exponents_view,
@@ -38,6 +39,7 @@ from covlib.search.experiments import (
 )
 from covlib.search.probes import read_curves, read_probes
 from covlib.search.recheck import floor_recheck, rerun_minutes
+from covlib.search.reproduction import reproduce
 from covlib.search.required_data import search
 from covlib.search.status import describe_cells, search_summary
 from covlib.search.summary import seed_spread
@@ -72,6 +74,8 @@ __all__ = [
     "read_curves",
     "read_probes",
     "reader_name",
+    "reproduce",
+    "reproduction",
     "rerun_minutes",
     "rule_counts_metrics",
     "rule_label",
