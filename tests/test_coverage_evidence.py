@@ -26,17 +26,32 @@ from covlib.tasks.graphs import TASKS, get_task
 
 
 def brute_classes(train: dict[tuple, int], N: int, m: int, k: int, independent: bool = False,
-                  truth: dict[tuple, int] | None = None) -> dict[tuple, int]:
+                  truth: dict[tuple, int] | None = None, pooled: bool = False) -> dict[tuple, int]:
     """Class of every fragment, keyed (P, fragment): fragments are joined when they share k contexts or more (k
-    independent ones: at least k distinct values at every context position) and disagree on none, and, with
-    ``truth`` (every input's true output), only when they give the same output in every context of X^m."""
+    independent ones: at least k distinct values at every context position; with ``pooled``, k contexts that differ
+    in their true behaviour) and disagree on none, and, with ``truth`` (every input's true output), only when they
+    give the same output in every context of X^m."""
     class_of = {}
     for r in range(1, m):
         for P in itertools.combinations(range(m), r):
             rest = [i for i in range(m) if i not in P]
+
+            def compose(frag: tuple, context: tuple, P=P, rest=rest) -> tuple:
+                x = [0] * m
+                for i, v in zip(P, frag):
+                    x[i] = v
+                for i, v in zip(rest, context):
+                    x[i] = v
+                return tuple(x)
+
+            def context_of(context: tuple, P=P) -> tuple:  # a context, or its true behaviour when pooled
+                if not pooled:
+                    return context
+                return tuple(truth[compose(f, context)] for f in itertools.product(range(N), repeat=len(P)))
+
             behaviour: dict[tuple, dict[tuple, int]] = {}
             for x, t in train.items():
-                behaviour.setdefault(tuple(x[i] for i in P), {})[tuple(x[i] for i in rest)] = t
+                behaviour.setdefault(tuple(x[i] for i in P), {})[context_of(tuple(x[i] for i in rest))] = t
             graph = nx.Graph()
             graph.add_nodes_from(itertools.product(range(N), repeat=len(P)))
             for a, b in itertools.combinations(behaviour, 2):
@@ -47,17 +62,8 @@ def brute_classes(train: dict[tuple, int], N: int, m: int, k: int, independent: 
                 if count < k:
                     continue
                 if truth is not None:
-                    def full(frag: tuple, P=P, rest=rest) -> list[int]:
-                        out = []
-                        for c in itertools.product(range(N), repeat=len(rest)):
-                            x = [0] * m
-                            for i, v in zip(P, frag):
-                                x[i] = v
-                            for i, v in zip(rest, c):
-                                x[i] = v
-                            out.append(truth[tuple(x)])
-                        return out
-                    if full(a) != full(b):
+                    contexts = list(itertools.product(range(N), repeat=len(rest)))
+                    if [truth[compose(a, c)] for c in contexts] != [truth[compose(b, c)] for c in contexts]:
                         continue
                 graph.add_edge(a, b)
             for i, comp in enumerate(nx.connected_components(graph)):
@@ -116,11 +122,12 @@ def test_independent_and_sound_coverage_match_their_brute_force(task_name, N, de
     independent = independent_sweep(inputs, answers, N, max_k=6)
     sound = sound_sweep(inputs, answers, N, everything_answers, max_k=6)
     both = sound_sweep(inputs, answers, N, everything_answers, max_k=6, independent=True)
+    pooled = sound_sweep(inputs, answers, N, everything_answers, max_k=6, pooled=True)
     assert (independent.cutoffs <= paper).all() and (sound.cutoffs <= paper).all()
     assert (both.cutoffs <= np.minimum(sound.cutoffs, independent.cutoffs)).all()
     for k in range(2, min(int(paper[paper < 6].max()), 5) + 1):
         for result, kind in ((independent, {"independent": True}), (sound, {"truth": truth}),
-                             (both, {"independent": True, "truth": truth})):
+                             (both, {"independent": True, "truth": truth}), (pooled, {"truth": truth, "pooled": True})):
             reference = brute_covered(train, N, m, k, **kind)
             fast = {x for x, c in zip(everything, result.covered(k).tolist()) if c}
             assert fast == reference, (k, kind.keys())
@@ -195,7 +202,7 @@ def test_a_crossing_of_hop_facts_is_bracketed_like_any_other():
     sound = shares_at("twohop", 12, 0, [2, 3], 300, 500, "sound")
     paper = shares_at("twohop", 12, 0, [2, 3], 300, 500, "contexts")
     assert all(sound[k] <= paper[k] for k in (2, 3))
-    with pytest.raises(CovlibError, match="choose one of contexts, sound, independent, hop facts"):
+    with pytest.raises(CovlibError, match="choose one of contexts, sound, independent, pooled, hop facts"):
         CoverageProbes("twohop", 8, 0, [3], evidence="bridges")
 
 

@@ -8,6 +8,7 @@ from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import repository_path
 from covlib.cli.task_option import add_task_options, task_of
+from covlib.coverage.evidence import EVIDENCE_KINDS
 from covlib.coverage.requirement import coverage_requirement, crossings
 from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.evidence_value import candidate_table
@@ -111,6 +112,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dataset seeds (median and range)")
     c.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
     c.add_argument("--per-seed", action="store_true", help="one row per seed (its crossing) instead of the summary")
+    c.add_argument("--evidence", default="contexts", choices=EVIDENCE_KINDS,
+                   help="what counts as evidence (covlib.coverage.evidence): contexts, the paper's k-coverage (the "
+                        "default); sound, k-coverage through true equivalences only; independent, counting independent "
+                        "contexts; hop facts, every hop fact in k training examples (chain of thought); --per-seed only")
     c.add_argument("--out", required=True,
                    help="CSV to write (task, N, k, target, eligible, n_train = median crossing, its min, max, seeds)")
 
@@ -171,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
             if len(table) and (table["N"] == N).any():
                 continue
             t0 = time.perf_counter()
-            part = (crossings(args.task, N, args.ks, args.targets, args.seeds, rel_tol=args.rel_tol) if args.per_seed
+            part = (crossings(args.task, N, args.ks, args.targets, args.seeds, rel_tol=args.rel_tol,
+                              evidence=args.evidence) if args.per_seed
                     else coverage_requirement(args.task, [N], args.ks, args.targets, args.seeds, rel_tol=args.rel_tol))
             table = pd.concat([table, part], ignore_index=True).sort_values([c for c in ("N", "seed", "k", "target") if c in part])
             write_text_atomic(out, table.to_csv(index=False, float_format="%.6g"))

@@ -31,8 +31,8 @@ from covlib.coverage.exact import (
 from covlib.tasks.datasets import Dataset, decode
 from covlib.tasks.datasets import encode as encode_inputs
 
-EVIDENCE_KINDS = ("contexts", "sound", "independent", "hop facts")  # the paper's count, true equivalences only,
-# independent contexts, and chain of thought's per-hop fact count
+EVIDENCE_KINDS = ("contexts", "sound", "independent", "pooled", "hop facts")  # the paper's count, true equivalences
+# only, independent contexts, true equivalences with contexts pooled by their own true class, chain of thought's per hop
 
 
 def _shared_contexts(frag: np.ndarray, ctx: np.ndarray, n_frag: int, n_ctx: int, lo: np.ndarray, hi: np.ndarray
@@ -73,6 +73,45 @@ def _shared_contexts(frag: np.ndarray, ctx: np.ndarray, n_frag: int, n_ctx: int,
     return shared
 
 
+def _agreeing_pairs(frag: np.ndarray, ctx: np.ndarray, answers: np.ndarray, n_frag: int, n_ctx: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fragment pairs that agree in some shared context (two training items with one context and one output):
+    (lo, hi, agree = shared agreeing contexts, keep = no shared context disagrees, and per agreeing record its
+    pair's index and its context)."""
+    group = ctx * (int(answers.max()) + 1 if len(answers) else 1) + answers
+    order = np.argsort(group, kind="stable")
+    i, j = _pairs_within_groups(group[order], limit=max_pairs())
+    a, b = frag[order][i], frag[order][j]
+    record_ctx = ctx[order][i]
+    del i, j
+    keys, inverse, agree = np.unique(np.minimum(a, b) * n_frag + np.maximum(a, b), return_inverse=True,
+                                     return_counts=True)
+    del a, b
+    lo, hi = keys // n_frag, keys % n_frag
+    keep = _shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree
+    return lo, hi, agree, keep, inverse.ravel(), record_ctx
+
+
+def pooled_pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
+                         positions: tuple[int, ...], context_class: np.ndarray) -> PairEvidence:
+    """pair_evidence with contexts counted up to their own true equivalence: ``context_class[c]`` is the true class
+    of context c (true_classes over the other positions), and two fragments share a context class when each occurs
+    with some context of it. Where no two contexts are truly equivalent this is the paper's count; in parallel
+    two-hop, contexts (x3, x4) of one bridge b2 count once, as a model that has resolved b2 may treat them."""
+    inputs = np.asarray(train_inputs, dtype=np.int64)
+    answers = np.asarray(train_answers, dtype=np.int64)
+    m = inputs.shape[1]
+    rest = tuple(p for p in range(m) if p not in positions)
+    frag = encode_inputs(inputs[:, list(positions)], num_tokens)
+    ctx = np.asarray(context_class, dtype=np.int64)[encode_inputs(inputs[:, list(rest)], num_tokens)]
+    n_frag, n_ctx = num_tokens ** len(positions), int(np.max(context_class)) + 1
+    # one item per (fragment, context class): truly equivalent contexts give one output, so nothing is lost
+    _, first = np.unique(frag * n_ctx + ctx, return_index=True)
+    frag, ctx, answers = frag[first], ctx[first], answers[first]
+    lo, hi, agree, keep, _, _ = _agreeing_pairs(frag, ctx, answers, n_frag, n_ctx)
+    return PairEvidence(tuple(positions), lo[keep], hi[keep], agree[keep])
+
+
 def independent_pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                               positions: tuple[int, ...]) -> PairEvidence:
     """Every contradiction-free fragment pair over ``positions`` (the pairs of covlib.coverage.exact.pair_evidence),
@@ -87,25 +126,14 @@ def independent_pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarra
     n_frag, n_ctx = num_tokens ** len(positions), num_tokens ** len(rest)
 
     # the agreeing records: two training inputs with one context and one output, one record per shared context
-    group = ctx * num_tokens + answers
-    order = np.argsort(group, kind="stable")
-    i, j = _pairs_within_groups(group[order], limit=max_pairs())
-    a, b = frag[order][i], frag[order][j]
-    record_ctx = ctx[order][i]
-    del i, j
-    keys, inverse, agree = np.unique(np.minimum(a, b) * n_frag + np.maximum(a, b), return_inverse=True,
-                                     return_counts=True)
-    inverse = inverse.ravel()
-    del a, b
-    lo, hi = keys // n_frag, keys % n_frag
-    keep = _shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree  # no shared context disagrees
+    lo, hi, agree, keep, inverse, record_ctx = _agreeing_pairs(frag, ctx, answers, n_frag, n_ctx)
     count = agree.copy()
-    if len(rest) > 1 and len(keys):
+    if len(rest) > 1 and len(lo):
         kept = keep[inverse]
         pair, context = inverse[kept], decode(record_ctx[kept], num_tokens, len(rest)).astype(np.int64)
         for column in context.T:  # distinct values of this context position per pair
             distinct = np.unique(pair * num_tokens + column) // num_tokens
-            count = np.minimum(count, np.bincount(distinct, minlength=len(keys)))
+            count = np.minimum(count, np.bincount(distinct, minlength=len(lo)))
     return PairEvidence(tuple(positions), lo[keep], hi[keep], count[keep])
 
 
@@ -171,12 +199,17 @@ def sound_evidence(evidence: list[PairEvidence], all_answers: np.ndarray, num_to
 
 def sound_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int, all_answers: np.ndarray,
                 queries: np.ndarray | None = None, max_k: int | None = None, min_k: int = 1,
-                independent: bool = False) -> CoverageResult:
-    """k-cutoffs of ``queries`` when only true equivalences count (the paper's evidence count, or the independent
-    count with ``independent``): the coverage no coincidence can inflate. Never above the paper's k-cutoff."""
+                independent: bool = False, pooled: bool = False) -> CoverageResult:
+    """k-cutoffs of ``queries`` when only true equivalences count (the paper's evidence count, the independent
+    count with ``independent``, or contexts pooled by their own true equivalence with ``pooled``): the coverage no
+    coincidence can inflate. Never above the paper's k-cutoff, except pooled, which can count more."""
     inputs, answers = _check_training(train_inputs, train_answers, num_tokens)
     m = inputs.shape[1]
-    if independent:
+    if pooled:
+        evidence = [pooled_pair_evidence(inputs, answers, num_tokens, p,
+                                         true_classes(all_answers, num_tokens, m, tuple(q for q in range(m) if q not in p)))
+                    for p in proper_subsets(m)]
+    elif independent:
         evidence = [independent_pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(m)]
     else:
         evidence = [pair_evidence(inputs, answers, num_tokens, p) for p in proper_subsets(m)]

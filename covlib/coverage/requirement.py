@@ -87,8 +87,9 @@ def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_siz
     generated at n_train ``n`` (a function of its arguments alone, so that a worker process can compute it).
 
     ``evidence`` (covlib.coverage.evidence): "contexts", k-coverage as the paper defines it; "sound", k-coverage
-    through true equivalences only; "independent", k-coverage counting independent contexts; "hop facts", every
-    hop fact of the item used by at least k training examples (chain of thought)."""
+    through true equivalences only; "independent", k-coverage counting independent contexts; "pooled", through
+    true equivalences with contexts counted up to their own true equivalence; "hop facts", every hop fact of the
+    item used by at least k training examples (chain of thought)."""
     ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
     data = coverage_inputs(ds)
     ids = data.test_types == "type_0"
@@ -98,9 +99,9 @@ def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_siz
     if check_evidence(evidence) == "hop facts":
         level = hop_evidence(ds, queries)
         return {k: float(np.mean(level >= k)) for k in ks}
-    if evidence == "sound":
+    if evidence in ("sound", "pooled"):
         result = sound_sweep(data.train_inputs, data.train_answers, data.num_tokens, space_answers(ds), queries,
-                             max_k=max(ks), min_k=min(ks))
+                             max_k=max(ks), min_k=min(ks), pooled=evidence == "pooled")
     elif evidence == "independent":
         result = independent_sweep(data.train_inputs, data.train_answers, data.num_tokens, queries, max_k=max(ks),
                                    min_k=min(ks))
@@ -205,22 +206,26 @@ def data_for_coverage(task: str, num_tokens: int, k: int = 3, target: float = 0.
 
 
 def crossings(task: str, num_tokens: int, ks: Sequence[int] = (3,), targets: Sequence[float] = (0.99,),
-              seeds: Sequence[int] = (0, 1, 2), test_size_per_type: int = 1000, rel_tol: float = 0.03) -> pd.DataFrame:
+              seeds: Sequence[int] = (0, 1, 2), test_size_per_type: int = 1000, rel_tol: float = 0.03,
+              evidence: str = "contexts") -> pd.DataFrame:
     """Every seed's crossing at every (k, target) of one N (the probes of one seed serve all its crossings;
     each seed after the first starts from the previous seed's crossing). One row per (seed, k, target); a
-    crossing that even the largest probe does not reach has n_train NaN."""
+    crossing that even the largest probe does not reach has n_train NaN. Evidence other than the paper's
+    ("contexts", whose cached crossings probed the whole pool first) steps from a guess instead: the largest probe
+    is generated only when nothing below it reaches the share."""
     rows, guesses = [], {}
+    top_first = evidence == "contexts"
     for seed in seeds:
-        probes = CoverageProbes(task, num_tokens, seed, ks, test_size_per_type)
+        probes = CoverageProbes(task, num_tokens, seed, ks, test_size_per_type, evidence)
         for k in ks:
             for target in targets:
                 try:
-                    row = probes.crossing(k, target, rel_tol, guesses.get((k, target)))
+                    row = probes.crossing(k, target, rel_tol, guesses.get((k, target)), top_first=top_first)
                 except CovlibError:  # unreachable below the largest probe
                     row = {"task": task, "N": num_tokens, "seed": seed, "k": k, "target": target, "n_train": np.nan,
                            "below": largest_probe(probes.eligible), "eligible": probes.eligible, "probes": 0}
                 guesses[(k, target)] = row["n_train"] if row["n_train"] == row["n_train"] else None
-                rows.append(row)
+                rows.append(row | {"evidence": evidence} if evidence != "contexts" else row)
     return pd.DataFrame(rows)
 
 
