@@ -24,7 +24,7 @@ from covlib.book.editions import (
     source_without_solutions,
     without_solutions,
 )
-from covlib.book.pagecheck import page_text
+from covlib.book.pagecheck import page_text, site_findings
 from covlib.book.runner import discover_chapters, run_book, run_chapters
 from covlib.book.site import (
     EDITIONS_CLASS,
@@ -327,6 +327,7 @@ def test_a_chapter_of_the_student_edition_has_no_solution_and_checks_answers_pas
     for cell in tagged(full, SOLUTION_TAG):
         for line in cell.source.splitlines():
             assert len(line.strip()) < 20 or re.sub(r"\s+", "", line) not in code, line
+    assert site_findings(site) == {} and "This is the student edition" in (site / "index.html").read_text()
     downloaded = site / "downloads" / chapter.name
     assert not tagged(jupytext.read(downloaded), SOLUTION_TAG) and tagged(jupytext.read(downloaded), CHECK_TAG)
 
@@ -342,3 +343,23 @@ def test_a_chapter_of_the_student_edition_has_no_solution_and_checks_answers_pas
     assert verdicts[round(truth, 2)].startswith("Exercise 1: right")
     assert verdicts[0.9].startswith("Exercise 1: wrong") and "too high" in verdicts[0.9]
     assert f"{truth:.3f}" not in verdicts[0.9] and f"{truth:.2f}" not in verdicts[0.9]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem[:2] for c in CHAPTERS])
+def test_every_check_can_judge_an_answer_at_the_smoke_preset(chapter: Path, smoke_book):
+    """As shipped (no answer given), each check of the smoke book says what to do: none says it cannot check,
+    for want of something the smoke preset does not compute."""
+    _, results = smoke_book
+    assert results[chapter.stem].status == "done", results[chapter.stem].error
+    assert set(check_verdicts(results[chapter.stem].output).values()) == {UNANSWERED}
+
+
+def check_verdicts(executed: Path) -> dict[str, str]:
+    """Each exercise's verdict in an executed chapter's check cells: {"Exercise 1": "no answer yet", ...}."""
+    notebook = json.loads(executed.read_text())
+    text = "".join("".join(out.get("text", "")) for cell in notebook["cells"] if CHECK_TAG in cell_tags(cell)
+                   for out in cell.get("outputs", []))
+    lines = [line.split(": ", 1) for line in text.splitlines() if line.startswith("Exercise")]
+    assert lines, f"{executed.name}: its check cells printed no verdict"
+    return {name: verdict_of(message) for name, message in lines}

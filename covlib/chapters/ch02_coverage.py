@@ -420,12 +420,12 @@ def check_half_k(answer: Any, table: pd.DataFrame, name: str = "my_half_k") -> s
     """Exercise 1: a reader's smallest k with fewer than half of the type_0 items covered. A wrong answer learns
     whether it is too high or too low, and why, from its own row of the table; never the right k."""
     how = "read the type_0 row of the coverage table of 2.3 from left to right (or move the chart's k slider)"
-    if answer is None:
-        return unanswered(name, how)
     truth = half_covered_k(table)
     if truth is None:
         return unchecked(f"at least half of the type_0 items stay covered up to k = {int(table['k'].max())}: raise "
                          "max_k to find where they fall below one half")
+    if answer is None:
+        return unanswered(name, how)
     value = as_number(answer)
     if value is None or not value.is_integer():
         return wrong(f"{name} is a whole number, a k, not {answer!r}.")

@@ -388,11 +388,11 @@ def check_first_group(answer: Any, metrics: pd.DataFrame, name: str = "my_first_
     answer learns whether its group reaches 50% at all; never which group is first."""
     how = ("for each k-cutoff group, find the first evaluated step at which its accuracy reaches 0.5 in the run at "
            "the edge of coverage (`edge`, the metrics of 3.5)")
-    if answer is None:
-        return unanswered(name, how)
     truth = first_groups(metrics)
     if not truth:
         return unchecked("no k-cutoff group reaches 50% accuracy in this run")
+    if answer is None:
+        return unanswered(name, how)
     value = read_answer(answer)
     if value in truth:
         return right_group(value, truth)

@@ -392,9 +392,8 @@ def iicg_peak_by_answer(model, dataset, tables: TaskTables, max_items: int | Non
 
 def check_iicg_peak(layer: Any, position: Any, model, dataset, tables: TaskTables, max_items: int | None = None,
                     names: tuple[str, str] = ("my_peak_layer", "my_peak_position")) -> str:
-    """Exercise 1: a reader's (layer, position) of the peak of IICG grouped by t on the ID test items."""
-    if layer is None or position is None:
-        return check_peak(layer, position, None, names)
+    """Exercise 1: a reader's (layer, position) of the peak of IICG grouped by t on the ID test items (the peak is
+    computed first, so that a check that cannot be made says so, answer or not)."""
     try:
         peak = iicg_peak_by_answer(model, dataset, tables, max_items)
     except CovlibError as exc:

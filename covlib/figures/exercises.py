@@ -72,11 +72,12 @@ def direction(value: float, truth: float) -> str:
 def check_number(answer: Any, truth: float, what: str, how: str, name: str, hint: str = "",
                  rel_tol: float = 0.0, abs_tol: float = 0.0, fmt: str = ".3f", missing: str | None = None) -> str:
     """The check of an answer that is one number: right within ``rel_tol``/``abs_tol`` of ``truth``; wrong with
-    whether it is too high or too low and ``hint``; never the truth unless the answer is right."""
-    if answer is None:
-        return unanswered(name, how)
+    whether it is too high or too low and ``hint``; never the truth unless the answer is right. A truth that could
+    not be computed (None, NaN) says so first, answer or not."""
     if truth is None or isinstance(truth, float) and math.isnan(truth):
         return unchecked(missing or f"{what} could not be computed here")
+    if answer is None:
+        return unanswered(name, how)
     value = as_number(answer)
     if value is None:
         return wrong(f"{name} is a number, not {answer!r}.")
@@ -97,11 +98,12 @@ def check_share(answer: Any, truth: float, what: str, run: str, missing: str | N
                 tol: float = 0.01, name: str = "the answer", hint: str = "") -> str:
     """The check of an answer that is a share in [0, 1]: right within ``tol`` of ``truth``; wrong says whether it is
     too high or too low (and that a share is not a percentage, when it looks like one), with ``hint``; ``run`` says
-    how to find it while the answer is None, ``missing`` why the truth could not be computed (NaN)."""
-    if answer is None:
-        return unanswered(name, run)
+    how to find it while the answer is None, ``missing`` why the truth could not be computed (NaN; said first,
+    answer or not)."""
     if truth is None or math.isnan(truth):
         return unchecked(missing or f"{what} could not be computed here")
+    if answer is None:
+        return unanswered(name, run)
     value = as_number(answer)
     if value is None:
         return wrong(f"the answer is a share between 0 and 1, a number, not {answer!r}.")
@@ -118,10 +120,10 @@ def check_choice(answer: Any, truth: Any, options: Sequence[Any], name: str, how
                  missing: str | None = None) -> str:
     """The check of an answer that is one of a few ``options``: right or wrong (with ``hint``), and the options when
     the answer is none of them; never which option is right unless the answer is."""
-    if answer is None:
-        return unanswered(name, how)
     if truth is None:
         return unchecked(missing or "the truth could not be computed here")
+    if answer is None:
+        return unanswered(name, how)
     value = read_answer(answer)
     if value == truth:
         return right(f"{truth}.")
