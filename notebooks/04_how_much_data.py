@@ -426,6 +426,7 @@ display(ch04.verdict_rule.history_verdicts_view(rule_exponents))
 # %%
 rep = ch04.reproduce(ch04.read_probes(table_path, replicates=True), probe_curves, experiments, floor_steps,
                      bootstrap_reps)
+display(Markdown(ch04.reproduction.noise_note(rep)))
 display(ch04.reproduction.noise_view(rep))
 display(ch04.reproduction.noise_by_cell_view(rep))
 

@@ -129,3 +129,45 @@ def test_a_paired_difference_cancels_what_both_series_share():
     assert paired["difference"] == pytest.approx(0.3, abs=1e-9)
     assert paired["ci95_low"] == pytest.approx(0.3, abs=1e-6) and paired["ci95_high"] == pytest.approx(0.3, abs=1e-6)
     assert unpaired["ci95_high"] - unpaired["ci95_low"] > 0.1
+
+
+def _reproduction(replicates: pd.DataFrame, claims: pd.DataFrame):
+    from covlib.search.replicates import flip_shares
+    from covlib.search.reproduction import Reproduction
+
+    verdicts = pd.DataFrame({"series": ["twohop"], "verdict": ["inconclusive"], "c": [2.15], "paper": [2.26],
+                             "ci90_low": [2.0], "ci90_high": [2.4], "ci95_low": [1.97], "ci95_high": [2.45],
+                             "n_values": [6], "seeds": [2]})
+    return Reproduction({}, pd.DataFrame(), verdicts, claims, replicates, flip_shares(replicates))
+
+
+def _claims(**diff):
+    from covlib.search.reproduction import CLAIMS
+
+    rows = []
+    for c in CLAIMS:
+        d = diff.get(c.name, 0.1)
+        rows.append({"claim": c.name, "text": c.text, "difference": d, "paired": True, "cells": 8, "n_values": 4,
+                     "ci90_low": d - 0.3, "ci90_high": d + 0.3, "ci95_low": d - 0.4, "ci95_high": d + 0.4,
+                     "verdict": "inconclusive"})
+    return pd.DataFrame(rows)
+
+
+def test_the_pattern_says_when_a_claims_estimate_runs_against_the_paper():
+    from covlib.figures.reproduction import pattern_note
+
+    empty = pd.DataFrame(columns=["replicate", "side", "changed", "N"])
+    text = pattern_note(_reproduction(empty, _claims(cot_flattens_twohop=-0.29)))
+    assert "runs the other way (two-hop below two-hop with CoT)" in text
+    assert "1 inconclusive" in text and "0 reproduced" in text
+
+
+def test_the_noise_note_handles_no_replicates_and_counts_by_source():
+    from covlib.figures.reproduction import noise_note
+
+    none = pd.DataFrame(columns=["replicate", "side", "changed", "N"])
+    assert "No replicate has run yet" in noise_note(_reproduction(none, _claims()))
+    some = pd.DataFrame({"replicate": ["init", "draw", "init", "draw"], "side": ["below", "below", "above", "above"],
+                         "changed": [True, False, False, False], "N": [12, 12, 40, 40]})
+    text = noise_note(_reproduction(some, _claims()))
+    assert "1 changed" in text and "1 of 2 with another initialisation" in text and "too few replicates" in text

@@ -169,8 +169,38 @@ def pattern_note(rep: Reproduction) -> str:
         row = rep.claims.set_index("claim").loc[claim.name]
         said += f"That {claim.text.split(' (')[0]}: {verdict_words(row['verdict'])}"
         said += (f" (difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
-                 f"{row['ci95_high']:+.2f}). " if np.isfinite(row["ci95_low"]) else
-                 " (too few shared values of N for an interval). ")
+                 f"{row['ci95_high']:+.2f})" if np.isfinite(row["ci95_low"]) else
+                 " (too few shared values of N for an interval)")
+        against = claim.sign and np.isfinite(row["difference"]) and np.sign(row["difference"]) == -claim.sign
+        if against and row["verdict"] == "inconclusive":  # the point estimate runs against the paper: say so
+            said += (f"; the book's estimate runs the other way ({series_name(claim.first)} "
+                     f"{'below' if claim.sign > 0 else 'above'} {series_name(claim.second)}), short of a contradiction")
+        said += ". "
+    return said.strip()
+
+
+def noise_note(rep: Reproduction) -> str:
+    """How often an outcome changed, by source, and whether the noise grows with N (the replicated cells at a
+    series' largest N against those at small N); says so when no replicate has run."""
+    r = rep.replicates
+    if not len(r):
+        return ("No replicate has run yet: the queue runs them (both ends of eight brackets, four replicates "
+                "each), and this section fills as they land.")
+    flips = rep.flips.set_index("source")
+    said = (f"Of {len(r)} replicates so far, {int(r['changed'].sum())} changed the outcome of the probe they repeat "
+            f"({flips.loc['all', 'share']:.0%}, 95% interval {flips.loc['all', 'ci_low']:.0%} to "
+            f"{flips.loc['all', 'ci_high']:.0%})")
+    parts = [f"{int(flips.loc[k, 'changed'])} of {int(flips.loc[k, 'replicates'])} with {label}"
+             for k, label in (("init", "another initialisation"), ("draw", "another draw of the training set"))
+             if k in flips.index]
+    said += (": " + " and ".join(parts) + ". ") if parts else ". "
+    largest = r["N"] >= 40
+    if largest.any() and (~largest).any():
+        big, small = r[largest]["changed"].mean(), r[~largest]["changed"].mean()
+        said += (f"At three-hop CoT's largest N (40) {big:.0%} changed, at the smaller N {small:.0%}: "
+                 + ("too few replicates to say whether the noise grows with N." if largest.sum() < 8 else
+                    ("the noise is larger at the largest N." if big > small else
+                     "the noise does not grow with N here.")))
     return said.strip()
 
 

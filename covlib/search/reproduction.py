@@ -230,8 +230,9 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
         out[f"verdict_{r['series']}"] = r["verdict"]
     for _, r in claims.iterrows():
         key = f"claim_{r['claim']}"
-        out |= {f"{key}_difference": float(r["difference"]), f"{key}_ci_low": float(r["ci95_low"]),
-                f"{key}_ci_high": float(r["ci95_high"]), f"{key}_verdict": r["verdict"]}
+        out |= {f"{key}_difference": float(r["difference"]), f"{key}_verdict": r["verdict"]}
+        if np.isfinite(r["ci95_low"]):  # no interval from fewer than 4 values of N
+            out |= {f"{key}_ci_low": float(r["ci95_low"]), f"{key}_ci_high": float(r["ci95_high"])}
     return out
 
 
