@@ -41,6 +41,8 @@
 # what is missing, and `covlib scaling search` resumes from it.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
+
 preset = "default"  # "smoke" (tests: a miniature search, seconds), "default" (reads the cache), "paper"
 recompute = False  # True: run the searches here (hours at the default preset; resumes from the table)
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
@@ -49,6 +51,9 @@ threshold = 0.99  # type_0 accuracy that counts as generalising (the paper's)
 bootstrap_reps = 2000  # resamples for the exponent's interval
 out_dir = ""  # where a recomputation keeps datasets and runs; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to exercise 1 (the end of the chapter); a check there says whether each is right
+my_ratio_measured: Optional[float] = None  # n_req at the largest N over n_req at the smallest
+my_ratio_predicted: Optional[float] = None  # (largest N / smallest N) ** c, c the fitted exponent
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -500,30 +505,32 @@ display(Markdown(ch04.findings.summary_bullets(
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Read the law off the data.** Using `twohop` (the table of finished cells above), what is
-#    the ratio of the required data at the largest $N$ to that at the smallest? What ratio does
-#    the fitted exponent predict? Put your two numbers in the cell below.
+# 1. **Read the law off the data.** Using `law` (the two-hop cells of the table above; a miniature
+#    search that finished fewer than two $N$ reads the book's shipped search instead) and its fit
+#    `law_fit`, what is the ratio of the required data at the largest $N$ to that at the smallest?
+#    What ratio does the fitted exponent predict? Set your two numbers, `my_ratio_measured` and
+#    `my_ratio_predicted`, in the parameters cell.
 # 2. **Coverage without training.** Change `k` in the second exercise cell to 2 and to 4: how
 #    does the coverage-predicted exponent move, and which theory value $2.5 - 0.5/k$ is closest?
 
 # %%
-my_ratio_measured = None  # your answer to exercise 1: n_req at the largest N / n_req at the smallest
-my_ratio_predicted = None  # (largest N / smallest N) ** c
+law, law_fit, law_source = ch04.exercises.law_cells(twohop, fit_twohop, bootstrap_reps)
+print(f"Exercise 1 reads {law_source}: {ch04.describe_exponent(law_fit)}")
+
+# %% tags=["check"]
+print("Exercise 1, measured:", ch04.exercises.check_measured_ratio(my_ratio_measured, law, law_fit))
+print("Exercise 1, predicted:", ch04.exercises.check_predicted_ratio(my_ratio_predicted, law, law_fit))
 
 # %% tags=["solution"]
-finished = twohop.dropna(subset=["n_req"]) if len(twohop) else twohop
-if len(finished) and finished["N"].nunique() >= 2 and fit_twohop:
+finished = law.dropna(subset=["n_req"]) if len(law) else law
+if len(finished) and finished["N"].nunique() >= 2 and law_fit:
     by_N = finished.groupby("N")["n_req"].mean()
-    truth_measured = by_N.iloc[-1] / by_N.iloc[0]
-    truth_predicted = (by_N.index[-1] / by_N.index[0]) ** fit_twohop["c"]
-    if my_ratio_measured is None:
-        print("Exercise 1: divide the mean n_req at the largest N by that at the smallest; then raise the ratio "
-              "of the N values to the fitted exponent.")
-    else:
-        ok = abs(my_ratio_measured / truth_measured - 1) < 0.05 and abs(my_ratio_predicted / truth_predicted - 1) < 0.05
-        print("Exercise 1:", "correct" if ok else f"not quite: measured {truth_measured:.2f}, predicted {truth_predicted:.2f}")
+    low_N, high_N = by_N.index[0], by_N.index[-1]
+    print(f"Exercise 1: mean n_req {by_N.iloc[0]:,.0f} at N = {low_N}, {by_N.iloc[-1]:,.0f} at N = {high_N}: measured "
+          f"ratio {by_N.iloc[-1] / by_N.iloc[0]:.2f}; the fitted c = {law_fit['c']:.2f} predicts ({high_N} / {low_N}) "
+          f"** c = {(high_N / low_N) ** law_fit['c']:.2f}")
 else:
-    print("Exercise 1 needs at least two finished values of N in the cache.")
+    print("Exercise 1 needs at least two finished values of N.")
 
 # %%
 k = 3  # exercise 2: try 2 and 4

@@ -45,6 +45,8 @@
 # commands are in `data/cot/COMMANDS.txt`; what is not in the cache yet is said, with its command.
 
 # %% tags=["parameters"]
+from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
+
 preset = "default"  # "smoke" (tests: tiny models and a miniature search, seconds), "default" (reads the cache), "paper"
 recompute = False  # True: train the four default models again here (about 10 CPU-minutes each) into data/cot/
 max_items = 2000  # test items per IICG selection and per decoding summary
@@ -52,6 +54,9 @@ bootstrap_reps = 2000  # resamples for the exponents' intervals
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
 figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+# your answers to the exercises (the end of the chapter); a check there says whether each is right
+my_bridge_wrong: Optional[float] = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding
+my_follows_bridge: Optional[float] = None  # exercise 2: share of the wrong-bridge type_2 items answering f2(b', x3)
 
 # %%
 # ruff: noqa: E402, B018  (notebook style: imports after the parameters cell, charts as last expressions)
@@ -350,23 +355,32 @@ display(Markdown(ch07.summary.summary_text(
 #
 # 1. **Where does decoding fail?** For the CoT two-hop model, what share of the OOD items with an
 #    unseen first fact (type_2) does greedy decoding get wrong *at the bridge*, whatever answer follows? Compute it
-#    from `decoding` (its outcome columns) and write it below. Why is the answer after a wrong bridge
+#    from `decoding` (its outcome columns) and set `my_bridge_wrong` in the parameters cell. Why is the answer
+#    after a wrong bridge
 #    sometimes right?
 # 2. **Does the answer follow the bridge the model wrote?** On those type_2 items where the CoT two-hop model
 #    writes a wrong bridge $b'$, is its answer $f_2(b', x_3)$, the answer its own bridge leads to, or something
 #    else? `ch07.greedy.written_chains` decodes a split of a CoT model (use the model, dataset and tables of
 #    `models["twohop_cot"]`, and `max_items` so that the items are those of `decoding`) and gives, per item, the
 #    true and the written bridge and answer and `t_of_written`, the answer the written bridge leads to. Keep
-#    the items whose written bridge is wrong and write below the share whose written answer equals
+#    the items whose written bridge is wrong and set `my_follows_bridge` to the share whose written answer equals
 #    `t_of_written`. Why is it not 1? (Hint: split those items by `last_fact_seen`, whether the model ever saw
 #    the fact $f_2(b', x_3)$.)
 
-# %%
-my_bridge_wrong = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding, e.g. 0.5
-my_follows_bridge = None  # exercise 2: share of the wrong-bridge type_2 items whose answer is f2(b', x3), e.g. 0.5
+# %% tags=["check"]
+print("Exercise 1:", ch07.greedy.check_bridge_wrong(my_bridge_wrong, ch07.greedy.bridge_wrong_share(decoding)))
+print("Exercise 2:", ch07.greedy.check_follows_written_bridge(my_follows_bridge, ch07.greedy.follows_written_bridge(
+    ch07.greedy.written_chains(*models["twohop_cot"][:3], split="type_2", max_items=max_items))
+    if "twohop_cot" in models else float("nan")))
 
 # %% tags=["solution"]
-print("Exercise 1:", ch07.greedy.check_bridge_wrong(my_bridge_wrong, ch07.greedy.bridge_wrong_share(decoding)))
-truth_follows = (ch07.greedy.follows_written_bridge(ch07.greedy.written_chains(
-    *models["twohop_cot"][:3], split="type_2", max_items=max_items)) if "twohop_cot" in models else float("nan"))
-print("Exercise 2:", ch07.greedy.check_follows_written_bridge(my_follows_bridge, truth_follows))
+row = decoding[(decoding["model"] == "twohop_cot") & (decoding["split"] == "type_2")]
+if len(row):
+    wrong_bridge = row["bridge wrong, answer right"].iloc[0] + row["bridge wrong, answer wrong"].iloc[0]
+    print(f"Exercise 1: greedy decoding writes a wrong bridge on {wrong_bridge:.3f} of the type_2 items")
+if "twohop_cot" in models:
+    chains = ch07.greedy.written_chains(*models["twohop_cot"][:3], split="type_2", max_items=max_items)
+    wrong_chains = chains[chains["b_written"] != chains["b"]]
+    follows = wrong_chains["t_written"] == wrong_chains["t_of_written"]
+    print(f"Exercise 2: {follows.mean():.3f} of the {len(wrong_chains):,} wrong-bridge items answer f2(b', x3); by "
+          "whether the model saw that fact:", follows.groupby(wrong_chains["last_fact_seen"]).mean().round(3).to_dict())
