@@ -14,8 +14,6 @@ from covlib.search.cells import Cell, ProbeRules
 from covlib.search.probes import one_rule_rows
 from covlib.search.recheck import BOOK_FLOOR, flip_counts, floor_from_probes, row_cells
 from covlib.search.verdicts import (
-    MAX_INTERVAL_WIDTH,
-    VERDICT_RULE,
     VERDICT_WORDS,
     exponents_for_reader,
     local_slopes,
@@ -268,32 +266,6 @@ def one_rule_note(probes: pd.DataFrame, floor: int, floor_only: Sequence[Cell] =
     return (f"{sentence_start(count_of(len(shared), 'probe'))} run under the floor trained on sets of at least "
             f"{smallest:,} examples, where 100 epochs at batch {ProbeRules.batch_size} outlast its {floor:,} steps: the floor "
             f"cannot act on them, so each ran exactly as under the authors' rule and counts under both ({where}).")
-
-
-def verdict_note(verdicts: pd.DataFrame) -> str:
-    """The verdict per exponent under the rule written once, with its reason, and which reproduced verdicts rest
-    on their interval alone (weak_slope_checks)."""
-    return (VERDICT_RULE + "\n\n" + "\n".join(
-        f"* {reader_name(r['exponent'])}: **{VERDICT_WORDS[r['verdict']]}** under "
-        f"{r['decided_by']}: {r['reason']}." for _, r in verdicts.iterrows()) + weak_slope_checks(verdicts))
-
-
-def weak_slope_checks(verdicts: pd.DataFrame) -> str:
-    """A sentence naming the reproduced verdicts whose local slope's brackets allow a range wider than the rule
-    lets an interval be: between close values of N that half of the rule could only have caught a law bending
-    sharply at its last N, so the verdict rests on the interval. "" when there is none."""
-    if "slope_range" not in verdicts:
-        return ""
-    weak = verdicts[(verdicts["verdict"] == "reproduced") & (verdicts["slope_range"] > MAX_INTERVAL_WIDTH)]
-    if not len(weak):
-        return ""
-    named = [f"{reader_name(r['exponent'])} ({r['slope_range']:.2f} wide)" for _, r in weak.iterrows()]
-    one = len(named) == 1
-    return (f"\n\nThe local-slope half of the rule is a weak check for {series(named)}: "
-            f"{'its brackets allow' if one else 'their brackets allow'} slopes over a range wider than the "
-            f"{MAX_INTERVAL_WIDTH:.0f} the rule lets an interval be, so between two close values of N it could only "
-            f"have caught a law bending sharply at its last N. {'That verdict rests' if one else 'Those verdicts rest'}"
-            " on the interval.")
 
 
 def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str, tasks: Sequence[str]) -> str:

@@ -29,15 +29,8 @@ VERDICT_WORDS = {"reproduced": "reproduced", "lower_small_n": "lower, consistent
 # power of N steeper or shallower, the size of the gaps the paper reports between tasks and between CoT and plain
 MAX_INTERVAL_WIDTH = 1.0
 
-VERDICT_RULE = (
-    "An exponent is **reproduced** when its 95% interval holds the paper's value and is at most "
-    f"{MAX_INTERVAL_WIDTH:.0f} wide (a wider one cannot tell the paper's law from one half a power of N steeper or "
-    "shallower, the size of the gaps the paper reports between tasks), and the local slope between "
-    "its two largest values of N agrees with it (the paper's value lies within the range of slopes the two "
-    "cells' brackets allow, over every pairing of seeds: each cell's n_req lies somewhere in its bracket); "
-    "**lower, consistent with small N** when it is not reproduced, lies below the paper's "
-    "value, and the local slope at its largest N is steeper than the fit (the law is still steepening where "
-    "the measurement ends); **not reproduced** otherwise, which includes a fit with no interval.")
+# The book's verdicts follow covlib.analyses.equivalence; this module's rule (the earlier one, in RULE_VERSIONS'
+# third version) stays to show what each earlier version says on today's fits (chapter 4, section 4.8)
 
 
 def rule_summary(cells: Sequence[Cell], probes: pd.DataFrame, give_up_floor: int = 0) -> pd.DataFrame:
@@ -143,7 +136,7 @@ def paper_local_slopes(required: Mapping[int, float] = REQUIRED_DATA_TWOHOP_AUTH
 
 def verdict(fit: dict | None, slopes: pd.DataFrame, paper: float, slope_range: str = "bracket",
             max_width: float = MAX_INTERVAL_WIDTH) -> tuple[str, str]:
-    """The verdict of VERDICT_RULE on one fit and its local slopes, with the reason in a phrase. ``slope_range``
+    """The verdict of the earlier rule (RULE_VERSIONS) on one fit and its local slopes, with the reason in a phrase. ``slope_range``
     ("bracket" or "seed") and ``max_width`` (inf: no cap) give the earlier versions of the rule (RULE_VERSIONS)."""
     if fit is None or np.isnan(paper):
         return "not_reproduced", "no fit" if fit is None else "no published exponent"

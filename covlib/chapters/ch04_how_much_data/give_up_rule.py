@@ -19,7 +19,6 @@ from covlib.figures.give_up_rule import (  # noqa: F401 (the notebook reaches th
     rule_counts_metrics,
     slopes_table,
     slopes_view,
-    verdict_note,
     verdicts_bullet,
 )
 from covlib.figures.longer_floor import (  # noqa: F401 (the notebook's)

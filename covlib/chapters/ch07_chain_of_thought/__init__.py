@@ -23,7 +23,6 @@ from covlib.figures.give_up_rule import (
     rule_counts_metrics,
     slopes_table,
     slopes_view,
-    verdict_note,
     verdicts_bullet,
 )
 from covlib.figures.patience import lower_end_note, lower_ends
@@ -91,7 +90,6 @@ __all__ = [
     "summary",
     "summary_exponent",
     "tables",
-    "verdict_note",
     "verdicts_bullet",
     "verdict_table",
 ]
