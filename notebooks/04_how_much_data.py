@@ -50,7 +50,7 @@ jobs = 2  # one-thread worker processes for recomputation
 threshold = 0.99  # type_0 accuracy that counts as generalising (the paper's)
 bootstrap_reps = 2000  # resamples for the exponent's interval
 out_dir = ""  # where a recomputation keeps datasets and runs; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to exercise 1 (the end of the chapter); a check there says whether each is right
 my_ratio_measured: Optional[float] = None  # n_req at the largest N over n_req at the smallest
 my_ratio_predicted: Optional[float] = None  # (largest N / smallest N) ** c, c the fitted exponent

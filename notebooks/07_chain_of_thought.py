@@ -53,7 +53,7 @@ max_items = 2000  # test items per IICG selection and per decoding summary
 bootstrap_reps = 2000  # resamples for the exponents' intervals
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 out_dir = ""  # where datasets and smoke runs go; "" means build/ of the repository
-figures_dir = ""  # where figures are saved; "" means papers_figures/ (the book runner passes its own)
+figures_dir = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answers to the exercises (the end of the chapter); a check there says whether each is right
 my_bridge_wrong: Optional[float] = None  # exercise 1: share of type_2 items with a wrong bridge under greedy decoding
 my_follows_bridge: Optional[float] = None  # exercise 2: share of the wrong-bridge type_2 items answering f2(b', x3)
@@ -154,8 +154,7 @@ display(ch07.slopes_view(ch07.slopes_table(cot_rule, with_paper=False)))
 cot_recheck = recheck[recheck["cot"]]
 rerun_hours = ch07.rerun_minutes(probes, cot_recheck, floor_steps) / 60
 display(Markdown(ch07.pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_steps, floor_quantile, floor_successes, rerun_hours)
-                 + "\n\n"
-                 + ch07.lower_end_note(ch07.lower_ends(cot_rule, probes, ch07.read_curves(table_path), floor_steps, ch07.reader_name))))
+                 + "\n\n" + ch07.lower_end_note(ch07.lower_ends(cot_rule, probes, ch07.read_curves(table_path), floor_steps, ch07.reader_name))))
 
 # %% [markdown]
 # The verdicts follow the rule fixed in chapter 4 (section 4.8): the floor's exponent, with each cell's
