@@ -35,16 +35,17 @@
 # * whether **bigger models** need less data, whether **another architecture** (a Mamba) needs
 #   the same, and how **longer chains** scale.
 #
-# Every training run here is minutes of CPU, and the whole experiment is hours, so the chapter
-# reads its results from a cache shipped with the book (`data/scaling/`), produced by the
-# commands in `data/scaling/COMMANDS.txt`. The cache may be partly filled: the chapter says
-# what is missing, and `covlib scaling search` resumes from it.
+# Every training run here is minutes of CPU, and the whole experiment days of CPU (the cell that
+# reads the cache sums its run-hours), so the chapter reads its results from a cache shipped with
+# the book (`data/scaling/`), produced by the commands in `data/scaling/COMMANDS.txt`. The cache
+# may be partly filled: the chapter says what is missing, and `covlib scaling search` resumes from
+# it.
 
 # %% tags=["parameters"]
 from typing import Optional  # papermill's parameter reader reads Optional[float], not float | None
 
 preset = "default"  # "smoke" (tests: a miniature search, seconds), "default" (reads the cache), "paper"
-recompute = False  # True: run the searches here (hours at the default preset; resumes from the table)
+recompute = False  # True: run the searches here (days of CPU at the default preset; resumes from the table)
 table = ""  # the probe table; "" means data/scaling/probes.csv (smoke: a fresh table under out_dir)
 jobs = 2  # one-thread worker processes for recomputation
 threshold = 0.99  # type_0 accuracy that counts as generalising (the paper's)
@@ -110,7 +111,7 @@ probes = ch04.read_probes(table_path)
 summaries = ch04.searches.experiment_summaries(cells_of, probes)
 own_probes, own_hours = ch04.searches.search_cost(summaries)
 print(f"{len(probes)} probes in {table_path.name} (chapters 4, 6 and 7 share it); this chapter's experiments: "
-      f"{own_probes} probes, {own_hours:.1f} run-hours of training (each one-thread run's wall time, summed; "
+      f"{own_probes} probes, {ch04.run_time(own_hours)} (each one-thread run's wall time, summed; "
       f"two or more ran at once on the two cores, so where more than two did this overstates the CPU time)")
 if chapter["describe_cache"]:
     print("\nregenerate with:\n" + ch04.repository_path("data/scaling/COMMANDS.txt").read_text())
@@ -204,13 +205,8 @@ display(Markdown(
 size_names = ch04.model_comparison.size_experiments(summaries)
 sizes, size_points = ch04.model_comparison.size_table(summaries, experiments, size_names, bootstrap_reps)
 display(ch04.views.sizes_view(sizes))
-if size_points:
-    size_chart = chapter.save(ch04.estimates_chart(size_points, "Required data by model size (two-hop)"),
-                              "04_required_data_by_size")
-    display(size_chart)
-else:
-    display(Markdown("No cell of these models is bracketed at this preset, so there is no estimate to plot; the "
-                     "table says how far each search got."))
+display(ch04.views.estimates_figure(chapter.save, size_points, "Required data by model size (two-hop)",
+                                    "04_required_data_by_size", ch04.views.NO_ESTIMATE.format("these models")))
 measured_sizes = sizes[sizes["cells finished"] > 0] if len(sizes) else sizes
 param_ratio = ch04.model_comparison.parameter_ratio(measured_sizes)
 
@@ -254,13 +250,10 @@ architectures, architecture_points = ch04.model_comparison.size_table(
     summaries, experiments, architecture_names, bootstrap_reps, shared_cells="twohop_mamba")
 display(ch04.views.architectures_view(architectures))
 architecture_ratios = ch04.model_comparison.size_ratios(summaries, experiments, architecture_names)
-if architecture_ratios:  # a figure only once the Mamba has a finished cell to set beside the transformer's
-    architecture_chart = chapter.save(ch04.estimates_chart(architecture_points, "Required data by architecture (two-hop)"),
-                                      "04_required_data_by_architecture")
-    display(architecture_chart)
-else:
-    display(Markdown("No cell is bracketed for both architectures at this preset, so there is nothing to set side "
-                     "by side; the table says how far each search got."))
+display(ch04.views.estimates_figure(  # a figure only once the Mamba has a cell finished beside the transformer's
+    chapter.save, architecture_points, "Required data by architecture (two-hop)", "04_required_data_by_architecture",
+    "No cell is bracketed for both architectures at this preset, so there is nothing to set side by side; the table "
+    "says how far each search got.", ready=bool(architecture_ratios)))
 architecture_note = ch04.model_comparison.architecture_note(architectures, architecture_ratios, spread,
                                                     reference=experiments["twohop"]["model"])
 architectures_by_rule = ch04.model_comparison.ratios_by_rule(cells_of, probes, experiments, architecture_names,
@@ -286,12 +279,8 @@ chain_fits = {name: ch04.summary_exponent(summaries.get(name, pd.DataFrame()), b
               for name in ch04.longer_chains.CHAIN_TASKS}
 chains, chain_points = ch04.longer_chains.chain_table(summaries, experiments, chain_fits)
 display(ch04.views.chains_view(chains))
-if chain_points:
-    chain_chart = chapter.save(ch04.estimates_chart(chain_points, "Required data by task"), "04_required_data_by_task")
-    display(chain_chart)
-else:
-    display(Markdown("No cell of these tasks is bracketed at this preset, so there is no estimate to plot; the "
-                     "table says how far each search got."))
+display(ch04.views.estimates_figure(chapter.save, chain_points, "Required data by task", "04_required_data_by_task",
+                                    ch04.views.NO_ESTIMATE.format("these tasks")))
 chain_note = ch04.longer_chains.chain_note(summaries, chain_fits, threshold)
 if chain_note and fit_twohop:
     display(Markdown(chain_note + f". Two-hop, for comparison: c = {fit_twohop['c']:.2f}."

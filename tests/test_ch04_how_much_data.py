@@ -236,7 +236,7 @@ def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
     assert "is inside that interval" in lines[0]
     assert "N^2.30, inside the measured interval" in lines[1]
     assert lines[2].startswith("* Model size: not measured yet")
-    assert "took 10 probes and 1.5 run-hours" in lines[3]
+    assert "took 10 probes, 1.5 run-hours, about 0.1 days of one CPU core," in lines[3]
     text = findings.summary_bullets(fit | {"c": 3.0, "c_low": 2.9, "c_high": 3.1}, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
     assert "is outside that interval" in text and "* sizes" in text and "Coverage predicts" not in text
     few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}

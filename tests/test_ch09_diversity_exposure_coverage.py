@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert as vlc
 from scipy import stats
 from test_coverage import covered_by_definition, twohop_answers
 
@@ -57,7 +59,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.coverage_range import (
     range_finding,
     range_summary,
 )
-from covlib.chapters.ch09_diversity_exposure_coverage.figures import pending_figure
+from covlib.chapters.ch09_diversity_exposure_coverage.figures import candidates_chart, contrast_chart, pending_figure
 from covlib.chapters.ch09_diversity_exposure_coverage.stats import (
     ACC,
     answer,
@@ -508,13 +510,17 @@ def test_a_contrast_is_read_per_point_of_the_coverage_it_moved():
     assert e["effect_per_coverage_point"] == pytest.approx(1.0)  # 20 pp of accuracy over 20 points of coverage
     welch = stats.ttest_ind([0.5, 0.6, 0.7], [0.3, 0.4, 0.5], equal_var=False).confidence_interval(0.95)
     assert e["effect_per_coverage_point_ci_low"] == pytest.approx(100 * welch.low / 20)
-    assert describe_effect("coverage", e).endswith(f"(95% interval {e['effect_per_coverage_point_ci_low']:+.2f} to "
-                                                   f"{e['effect_per_coverage_point_ci_high']:+.2f}).")
+    # the total beside the effect per point, each worded as what it is
+    assert describe_effect("coverage", e).endswith(f"accuracy differs by +20.00 pp in all, +1.00 pp per point of "
+                                                   f"3-coverage (95% interval {e['effect_per_coverage_point_ci_low']:+.2f}"
+                                                   f" to {e['effect_per_coverage_point_ci_high']:+.2f} per point).")
     flipped = effect_per_point([0.5, 0.6, 0.7], [0.3, 0.4, 0.5], -20.0)  # arms ordered against coverage
     assert flipped["effect"] == pytest.approx(-1.0) and flipped["ci_low"] < flipped["ci_high"]
     tiny = effect_numbers(_arms([0.5, 0.6], [0.5, 0.62], [0.999, 0.999], [0.9995, 0.9995]))
     assert abs(tiny["effect_per_coverage_point_ci_high"] - tiny["effect_per_coverage_point_ci_low"]) > 100
-    assert "too wide to say anything" in describe_effect("coverage", tiny)
+    said = describe_effect("coverage", tiny)  # under MIN_GAP: no effect per point, only the total
+    assert "did not move 3-coverage" in said and "per point" not in said and "in all" in said
+    assert f"{tiny['effect_per_coverage_point']:+.2f}" not in said
     none = effect_numbers(_arms([0.5, 0.6], [0.4, 0.5], [1.0, 1.0], [1.0, 1.0]))
     assert np.isnan(none["effect_per_coverage_point"]) and "did not move 3-coverage" in describe_effect("coverage", none)
     assert np.isnan(effect_numbers(runs)["surface_coverage_gap_between_arms"])
@@ -711,3 +717,31 @@ def test_each_contrasts_train_command_parses_to_its_own_plan_and_table():
         assert plan_named(args.plan) is plan
     with pytest.raises(CovlibError, match="unknown contrast 'k4'; choose one of: k3, k3_long, k3_wide"):
         train_command("k4")
+
+
+def _dot_positions(chart) -> list[tuple[float, float]]:
+    """Where a chart draws its dots (x, y in its plot's own coordinates), from the SVG vl-convert renders."""
+    svg = vlc.vegalite_to_svg(chart.to_dict())
+    groups = re.findall(r'<g class="mark-symbol role-mark[^"]*"[^>]*>(.*?)</g>', svg, flags=re.S)
+    return [(float(x), float(y)) for group in groups
+            for x, y in re.findall(r'transform="translate\(([-\d.]+),([-\d.]+)\)"', group)]
+
+
+def test_the_contrast_charts_keep_their_extreme_points_off_the_plots_edges():
+    """Values that end exactly on a nice number (0.76, 0.85) would sit on the plot's edge without padding."""
+    n = 40
+    rng = np.random.default_rng(0)
+    candidates = pd.DataFrame({"draw": range(n), "cov_8": np.r_[0.59, 0.73, rng.uniform(0.6, 0.72, n - 2)],
+                               "surf_9": np.r_[0.68, 0.76, rng.uniform(0.69, 0.75, n - 2)], "entropy_t": 1.0,
+                               "entropy_b": 1.0, "n_unique": 4500})
+    arms = {"coverage": {"low": [2], "high": [3]}, "surface": {"low": [4], "high": [1]}}
+    dots = _dot_positions(candidates_chart(candidates, "cov_8", "surf_9", arms))
+    assert len(dots) == n
+    xs, ys = [x for x, _ in dots], [y for _, y in dots]
+    assert min(xs) >= 5 and max(xs) <= 380 - 5 and min(ys) >= 5 and max(ys) <= 260 - 5
+    runs = pd.DataFrame({"experiment": ["coverage"] * 4 + ["surface"] * 4, "selection": ["low", "high"] * 4,
+                         "seed": [0, 0, 1, 1] * 2, "draw": range(8), "n_unique": 4500,
+                         ACC: [0.30, 0.85, 0.50, 0.60, 0.40, 0.70, 0.45, 0.55], "coverage_sel": 0.6,
+                         "surface_sel": 0.7})
+    ys = [y for _, y in _dot_positions(contrast_chart(runs))]
+    assert len(ys) == 8 and min(ys) >= 5 and max(ys) <= 240 - 5

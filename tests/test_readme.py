@@ -1,28 +1,30 @@
-"""The README's findings are the snapshot's numbers: written by covlib.book.readme, never by hand."""
+"""The README's findings are the snapshot's numbers, and its chapter table the experiments' definitions: written by
+covlib.book.readme, never by hand. No row or sentence of the findings may contradict a verdict the chapters record."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from covlib.analyses.equivalence import verdict_words
 from covlib.base import project
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
 from covlib.base.project import about_markdown
 from covlib.book.readme import (
     ABOUT_BLOCK,
+    CHAPTERS_BLOCK,
     END,
     START,
     TIMINGS,
     TIMINGS_BLOCK,
-    _below_paper,
-    _fivehop_saving,
-    _floor_patience,
-    _k3,
-    _mamba,
-    _nontree_cot,
-    _placeholder,
+    VERDICT_RULE,
+    _effect,
+    _prediction_rows,
+    _saving_verdict,
     block,
+    chapter_table,
     findings,
     findings_block,
     refresh_blocks,
@@ -30,22 +32,117 @@ from covlib.book.readme import (
     timings_text,
 )
 from covlib.book.snapshot import read_snapshot
+from covlib.chapters.ch06_path_ambiguity.searches import EXPERIMENTS as CH06_EXPERIMENTS
+from covlib.chapters.ch07_chain_of_thought.searches import EXPERIMENTS as CH07_EXPERIMENTS
+from covlib.chapters.ch09_diversity_exposure_coverage.stats import MIN_GAP
+from covlib.figures.text import run_time
+from covlib.search.experiments import BOOK_EXPERIMENTS
+from covlib.search.reproduction import CLAIMS
 
 SNAPSHOT = REPO / "tests" / "snapshots" / "metrics_default.json"
+README = REPO / "README.md"
+
+# the exponents as the findings name them (this test's own list, so that a label the generator swaps is caught)
+EXPONENT_NAMES = {"two-hop": "twohop", "three-hop": "threehop", "parallel two-hop": "parallel_twohop",
+                  "two-hop on a Mamba": "twohop_mamba", "two-hop with CoT": "twohop_cot",
+                  "three-hop with CoT": "threehop_cot", "five-hop with CoT": "fivehop_cot"}
+VERDICT_PHRASES = re.compile(r"\b(reproduced|inconclusive|differs|holds \(same sign\)|contradicted \(opposite sign\))")
+LABELS = re.compile(r"(?<![\w-])(" + "|".join(re.escape(label) for label in sorted(EXPONENT_NAMES, key=len,
+                                                                                        reverse=True))
+                    + r")(?![\w-])", flags=re.I)
+NOT_MEASURED = "not measured yet"
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The findings table: its claim (without the chapter link) -> its cells (claim, paper, book, verdict)."""
+    rows = {}
+    for line in text.splitlines():
+        if not line.startswith("| ") or line.startswith(("| the paper's claim", "|---")):
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        rows[re.sub(r" \(\[ch\. \d+\]\([^)]*\)\)$", "", cells[0])] = cells
+    return rows
+
+
+def contradictions(text: str, chapters: dict) -> list[str]:
+    """Every place where the findings ``text`` disagree with the verdicts the chapters record: an exponent's or a
+    claim's row whose verdict is not the metric's (or a row missing), and a sentence that names an exponent before a
+    verdict other than its own, or a verdict after no exponent at all."""
+    ch = {name[:2]: m for name, m in chapters.items()}
+    ch4, ch7 = ch.get("04", {}), ch.get("07", {})
+
+    def exponent_verdict(key: str) -> str:
+        m = ch7 if key.endswith("_cot") else ch4
+        return verdict_words(m[f"verdict_{key}"]) if f"verdict_{key}" in m else NOT_MEASURED
+
+    problems, rows = [], table_rows(text)
+    for label, key in EXPONENT_NAMES.items():
+        row = rows.get(f"{label}: required data ∝ N^c")
+        if row is None or row[3] != exponent_verdict(key):
+            problems.append(f"row of {label}: {row and row[3]!r}, the metric says {exponent_verdict(key)!r}")
+    for claim in CLAIMS:
+        m = ch4 if f"claim_{claim.name}_verdict" in ch4 else ch7
+        expected = verdict_words(m[f"claim_{claim.name}_verdict"]) if f"claim_{claim.name}_verdict" in m else NOT_MEASURED
+        row = rows.get(claim.text.split(" (")[0])
+        if row is None or row[3] != expected:
+            problems.append(f"row of claim {claim.name}: {row and row[3]!r}, the metric says {expected!r}")
+    for line in text.splitlines():
+        if line.startswith("|") or line == VERDICT_RULE:
+            continue
+        start = 0
+        for match in VERDICT_PHRASES.finditer(line):
+            segment = re.split(r"[.;:](?:\s|$)", line[start:match.start()])[-1]
+            named = [m.group(1).lower() for m in LABELS.finditer(segment)]
+            names = {label.lower(): key for label, key in EXPONENT_NAMES.items()}
+            if not named:
+                problems.append(f"{match.group(1)!r} names no exponent: ...{line[max(0, match.start() - 60):match.end()]}")
+            for label in named:
+                if exponent_verdict(names[label]) != match.group(1):
+                    problems.append(f"the findings say {label} {match.group(1)}; the metric says "
+                                    f"{exponent_verdict(names[label])}")
+            start = match.end()
+    return problems
 
 
 def test_the_readme_states_the_snapshots_numbers():
-    written = findings_block((REPO / "README.md").read_text(encoding="utf-8"))
+    written = findings_block(README.read_text(encoding="utf-8"))
     expected = findings(read_snapshot(SNAPSHOT)["chapters"])
     assert written == expected, ("README findings differ from the snapshot; rewrite them with "
-                                 "`covlib book --preset default --only 02 03 04 05 06 07 08 09 --snapshot "
-                                 "tests/snapshots/metrics_default.json --reason ...`")
+                                 "`python -m covlib.book.readme` (or `covlib book --snapshot`)")
+
+
+def test_the_findings_state_every_number_they_name():
+    text = findings(read_snapshot(SNAPSHOT)["chapters"])
+    assert not re.search(r"\bnan\b|n/a", text), "a metric the findings read is missing from the snapshot"
+
+
+def test_no_row_or_sentence_of_the_findings_contradicts_a_verdict():
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    text = findings_block(README.read_text(encoding="utf-8"))
+    assert contradictions(text, chapters) == []
+    assert len(table_rows(text)) >= len(EXPONENT_NAMES) + len(CLAIMS) + 5  # and non-tree, CoT, taxonomy, prediction
+
+
+def test_the_contradiction_check_finds_a_wrong_row_and_a_wrong_sentence():
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    text = findings(chapters)
+    parallel = next(line for line in text.splitlines() if line.startswith("| parallel two-hop: "))
+    wrong_row = text.replace(parallel, parallel.replace("| reproduced |", "| inconclusive |"))
+    assert any("row of parallel two-hop" in p for p in contradictions(wrong_row, chapters))
+    wrong_sentence = text + "\n* Chapter 7 finds two-hop with CoT reproduced; the rest inconclusive."
+    found = contradictions(wrong_sentence, chapters)
+    assert any("two-hop with cot reproduced" in p for p in found)
+    assert any("'inconclusive' names no exponent" in p for p in found)
+    undecided = {name: {k: v for k, v in m.items() if k != "verdict_fivehop_cot"} for name, m in chapters.items()}
+    assert any("five-hop with CoT" in p for p in contradictions(text, undecided))  # says differs, metric missing
+    assert contradictions(findings(undecided), undecided) == []  # the generator says "not measured yet" there
 
 
 def test_a_changed_number_changes_the_findings():
     chapters = read_snapshot(SNAPSHOT)["chapters"]
     ch4 = next(name for name in chapters if name.startswith("04"))
-    moved = {**chapters, ch4: {**chapters[ch4], "exponent_twohop": chapters[ch4]["exponent_twohop"] + 0.5}}
+    moved = {**chapters, ch4: {**chapters[ch4],
+                               "exponent_twohop_logistic": chapters[ch4]["exponent_twohop_logistic"] + 0.5}}
     assert findings(moved) != findings(chapters)
 
 
@@ -68,85 +165,10 @@ def test_the_seed_sentences_say_when_an_order_fails_in_some_seed():
                 "edge_acc_k3_sd": 0.01, "edge_acc_k_gt3_mean": 0.97, "edge_acc_k_gt3_sd": 0.005,
                 "edge_order_final_all_seeds": 1, "edge_order_learned_all_seeds": 0}
     text = findings({"03_x": chapter3})
-    assert "3 training seeds" in text and "k<3 70.0% ± 2.0%" in text
-    assert "rises with the k-cutoff in every seed" in text and "evidence not in every seed" in text
-
-
-def test_the_non_tree_cot_sentence_follows_the_searchs_verdict():
-    assert "not in the cache" in _nontree_cot({"nontree_cot_reachable": float("nan")})
-    assert "not in the cache" in _nontree_cot({})
-    assert "does not rescue" in _nontree_cot({"nontree_cot_reachable": 0})
-    assert "rescues it here" in _nontree_cot({"nontree_cot_reachable": 1})
-
-
-def test_the_five_hop_saving_is_a_ratio_a_bound_or_nothing():
-    nan = float("nan")
-    assert _fivehop_saving({}) == "" and _fivehop_saving({"data_ratio_fivehop_cot": nan}) == ""
-    assert _fivehop_saving({"data_ratio_fivehop_cot": 6.25}) == ", five-hop at its smallest N 6.2x"
-    assert "at least 14.2x" in _fivehop_saving({"data_ratio_fivehop_cot": nan, "data_ratio_fivehop_cot_at_least": 14.2})
-
-
-def test_the_longer_floor_sentence_waits_for_every_cell_and_then_gives_ratio_and_tilt():
-    from covlib.book.readme import _longer_floor
-    done = {"longer_floor_steps": 4000, "longer_floor_pairs_twohop": 11, "longer_floor_pending_twohop": 0,
-            "longer_floor_nreq_ratio_twohop": 0.84, "longer_floor_tilt_twohop": -0.04,
-            "longer_floor_tilt_twohop_ci_low": -0.21, "longer_floor_tilt_twohop_ci_high": 0.12}
-    assert _longer_floor({}) == "" and _longer_floor(done | {"longer_floor_pending_twohop": 3}) == ""
-    assert _longer_floor(done) == (" A floor twice as long (4,000 steps) gives two-hop 0.84 times the n_req (11 cells) "
-                                   "and moves its exponent by -0.04 (95% interval -0.21 to +0.12).")
-
-
-def test_the_cot_ratios_under_the_floor_name_only_tasks_with_a_pair():
-    from covlib.book.readme import _floor_ratios
-    assert _floor_ratios({}) == "" and _floor_ratios({"data_ratio_twohop_cot_floor_pairs": 0}) == ""
-    m = {"data_ratio_twohop_cot_floor": 2.77, "data_ratio_twohop_cot_floor_pairs": 9,
-         "data_ratio_threehop_cot_floor_pairs": 0, "data_ratio_fivehop_cot_floor": 9.7,
-         "data_ratio_fivehop_cot_floor_pairs": 1}
-    assert _floor_ratios(m) == "; under the step floor two-hop 2.8x (9 pairs), five-hop 9.7x (1 pair)"
-
-
-def test_the_mamba_sentence_waits_for_the_cache_and_then_states_the_ratio():
-    assert _mamba({}) == ""
-    pending = {"params_mamba": 474_496, "params_default": 801_792, "n_req_ratio_mamba_to_default": float("nan")}
-    assert "queued" in _mamba(pending) and "474,496 parameters against 801,792" in _mamba(pending)
-    one_n = {**pending, "n_req_ratio_mamba_to_default": 1.17, "exponent_twohop_mamba": float("nan")}
-    assert "its exponent not measured yet (it needs two values of N finished), 1.17x" in _mamba(one_n)
-    two_n = {**one_n, "n_req_ratio_mamba_to_default": 1.09, "exponent_twohop_mamba": 1.22,
-             "exponent_twohop_mamba_n_values": 2, "exponent_twohop_mamba_seeds": 1}
-    assert ("N^1.22 (2 values of N, 1 seed: too few for an interval or to set against the transformer's; chapter 4: "
-            "how far the seed gap alone moves it), 1.09x") in _mamba(two_n)
-    done = {**pending, "n_req_ratio_mamba_to_default": 1.31, "exponent_twohop_mamba": 2.2,
-            "exponent_twohop_mamba_ci_low": 1.9, "exponent_twohop_mamba_ci_high": 2.5,
-            "exponent_twohop_mamba_n_values": 4, "exponent_twohop_mamba_seeds": 1}
-    assert "N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed), 1.31x the transformer's data" in _mamba(done)
-    floor = {**done, "n_req_ratio_mamba_to_default_floor": 0.97}
-    assert "1.31x (0.97x under the floor) the transformer's data" in _mamba(floor)
-    assert "under the floor" not in _mamba({**done, "n_req_ratio_mamba_to_default_floor": float("nan")})
-    refit = {**floor, "exponent_twohop_mamba_floor": 2.4, "exponent_twohop_mamba_floor_ci_low": 2.1,
-             "exponent_twohop_mamba_floor_ci_high": 2.7, "exponent_twohop_mamba_floor_n_values": 4,
-             "exponent_twohop_mamba_floor_seeds": 2}
-    assert ("N^2.20 (95% interval 1.90 to 2.50; 4 values of N, 1 seed) under the authors' rule, N^2.40 (95% interval "
-            "2.10 to 2.70; 4 values of N, 2 seeds) under the floor, 1.31x (0.97x under the floor)") in _mamba(refit)
-
-
-def test_the_below_paper_sentence_says_what_the_floor_moved_once_an_exponent_finishes_under_it():
-    paper = {"twohop": 2.26, "threehop": 2.58}
-    authors = {"exponent_twohop": 2.11, "exponent_twohop_ci_low": 1.82, "exponent_twohop_ci_high": 2.38,
-               "exponent_threehop": 2.31, "exponent_threehop_floor": float("nan")}
-    assert _below_paper({"exponent_twohop": 2.40}, paper) == ""  # nothing below the paper: nothing to explain
-    waiting = _below_paper(authors, paper)
-    assert "2 of these 2 exponents lie below" in waiting and "no exponent has finished under it yet" in waiting
-    rose = _below_paper({**authors, "exponent_twohop_floor": 2.29, "exponent_twohop_floor_ci_low": 2.04,
-                         "exponent_twohop_floor_ci_high": 2.54}, paper)
-    assert ("two-hop 2.11 (95% interval 1.82 to 2.38) under the authors' rule, 2.29 (95% interval 2.04 to 2.54) "
-            "under the floor: up 0.18, from 0.15 below the paper's 2.26 to 0.03 above it") in rose
-    assert "without proving it (1 more still searching under the floor)" in rose
-    fell = _below_paper({**authors, "exponent_twohop_floor": 1.70}, paper)
-    assert "down 0.41, away from the paper's" in fell and "does not explain the whole gap" in fell
-    closer = _below_paper({**authors, "exponent_twohop_floor": 2.20}, paper)
-    assert "up 0.09, toward the paper's 2.26" in closer  # still below it
-    onto = _below_paper({**authors, "exponent_twohop_floor": 2.262}, paper)
-    assert "up 0.15, to the paper's 2.26;" in onto  # equal to two decimals: neither toward nor past it
+    assert "final ID accuracy is 70% for k<3, 90% for k=3, 97% for k>3 (the mean of 3 training seeds)" in text
+    assert "rising with the k-cutoff in every seed." in text
+    assert "rising with the k-cutoff not in every seed." in findings({"03_x": {**chapter3,
+                                                                              "edge_order_final_all_seeds": 0}})
 
 
 def test_the_readmes_timings_and_citation_come_from_their_one_place():
@@ -199,85 +221,89 @@ def test_the_readme_links_the_repository_only_once_it_has_an_address(tmp_path, m
         assert f"live at <{url}>:" in about and f"\\url{{{url}}}" in about
 
 
-def test_the_shared_operator_sentence_follows_the_reuse_numbers():
-    from covlib.book.readme import _per_point, _shared_operator
-
-    base = {"acc_own_role_atomic": 0.44, "acc_own_role_atomic_control": 0.07, "own_role_control_has_atomic": 0}
-    assert _shared_operator(base).endswith("the controls at equal data and steps are not measured yet.")
-    assert "for distinct tables without atomic facts" in _shared_operator(base)
-    run = base | {"acc_reuse_second_role": 0.20, "acc_reuse_second_role_control": 0.05, "n_reuse_second_role": 5000,
-                  "p_reuse_second_role": 1e-9, "seeds_reuse_second_role": 2, "own_role_control_has_atomic": 1}
-    run |= {"reuse_second_role_shown": 1, "p_reuse_second_role_max_seed": 1e-6}
-    assert _shared_operator(run).endswith("(2 seeds, one-sided p = 1e-09 pooled, p = 1e-06 in the weakest seed): "
-                                          "reuse shown.")
-    split = run | {"reuse_second_role_shown": 0, "p_reuse_second_role_max_seed": 0.14}
-    assert _shared_operator(split).endswith("p = 0.14 in the weakest seed): reuse not shown: the seeds disagree.")
-    assert _shared_operator(split | {"p_reuse_second_role": 0.4}).endswith("reuse not shown.")
-    no_control = run | {"acc_reuse_second_role_control": float("nan"), "p_reuse_second_role": float("nan")}
-    assert _shared_operator(no_control).endswith("the controls at equal data and steps are not measured yet.")
-    assert _per_point({"effect_per_coverage_point": float("nan")}, "") == "not estimable"
-    assert _per_point({"x_effect_per_coverage_point": 5.09, "x_effect_per_coverage_point_ci_low": -123.7,
-                       "x_effect_per_coverage_point_ci_high": 133.9}, "x_") == "+5.1 pp, 95% interval -124 to +134"
-    assert _per_point({"effect_per_coverage_point": -0.084, "effect_per_coverage_point_ci_low": -0.273,
-                       "effect_per_coverage_point_ci_high": 0.104}, "") == "-0.08 pp, 95% interval -0.27 to +0.10"
 
 
-def test_the_k3_clause_adds_the_longer_runs_once_they_are_cached():
-    m = {"contrast_sizes_qualifying": 2, "k3_coverage_gap_between_arms": 13.78, "k3_effect_per_coverage_point": -0.08,
-         "k3_effect_per_coverage_point_ci_low": -0.27, "k3_effect_per_coverage_point_ci_high": 0.10}
-    assert _k3(m).endswith("per point.") and "+13.8 points" in _k3(m)
-    longer = {**m, "k3_long_steps": 8000, "k3_long_best_type0_high": 0.178, "k3_long_best_type0_low": 0.16}
-    assert ("trained 8,000 steps, its first pair reaches at best 17.8% (high arm) and 16.0% (low arm): more steps do "
-            "not lift the models off the floor") in _k3(longer)
-    assert "leave the floor" in _k3({**longer, "k3_long_best_type0_high": 0.7, "k3_long_off_floor": True})
-    assert "among 1,000 random sets moved it by +13.8" in _k3({**m, "k3_candidates": 1000})
+def test_the_chapter_table_is_written_from_the_experiments_definitions():
+    text = README.read_text(encoding="utf-8")
+    assert block(text, CHAPTERS_BLOCK) == chapter_table(), (
+        "README's chapter table differs from the experiments' definitions; run `python -m covlib.book.readme`")
+    rows = {line.split(" | ")[0].strip("| `"): line for line in chapter_table().splitlines()[2:]}
+    assert len(rows) == 10
+    defined = ([("04", e) for e in BOOK_EXPERIMENTS.values()] + [("06", e) for e in CH06_EXPERIMENTS.values()]
+               + [("07", e) for e in CH07_EXPERIMENTS.values()])
+    for chapter, e in defined:  # each experiment's N range and seeds, in its chapter's row
+        row = next(line for stem, line in rows.items() if stem.startswith(chapter))
+        Ns = sorted(e["N"])
+        span = (f"N = {Ns[0]}-{Ns[-1]} over {len(Ns)} values and {len(e['seeds'])} seed" if len(Ns) > 1 else
+                f"N = {Ns[0]} with {len(e['seeds'])} seed")
+        assert span in row, (chapter, span)
+    mamba = BOOK_EXPERIMENTS["twohop_mamba"]
+    assert "4-layer width-128 Mamba" in rows["04_how_much_data"] and mamba["model"] == "mamba-L4-d128"
 
 
-def test_the_k3_clause_reads_the_wider_selection_as_a_contrast_at_the_floor_or_off_it():
-    m = {"contrast_sizes_qualifying": 2, "k3_coverage_gap_between_arms": 13.78, "k3_effect_per_coverage_point": -0.08,
-         "k3_effect_per_coverage_point_ci_low": -0.27, "k3_effect_per_coverage_point_ci_high": 0.10,
-         "k3_wide_coverage_gap_between_arms": float("nan")}
-    assert _k3(m).endswith("per point.")  # not trained yet: nothing said of it
-    wide = {**m, "k3_wide_candidates": 10000, "k3_wide_coverage_gap_between_arms": 17.61,
-            "k3_wide_effect_per_coverage_point": 0.05, "k3_wide_effect_per_coverage_point_ci_low": -0.1,
-            "k3_wide_effect_per_coverage_point_ci_high": 0.2, "k3_wide_runs_per_arm": 6, "k3_wide_acc_high": 0.171,
-            "k3_wide_acc_low": 0.162, "k3_wide_at_floor": True}
-    assert ("Chosen among 10,000 random sets, the arms moved 3-coverage by +17.6 points and accuracy by +0.05 pp, 95% "
-            "interval -0.10 to +0.20 per point (6 runs per arm, at 17.1% and 16.2% ID accuracy): at the floor") in _k3(wide)
-    assert _k3({**wide, "k3_wide_at_floor": False}).endswith("ID accuracy).")
+def test_a_chapter_table_follows_a_changed_experiment(monkeypatch):
+    monkeypatch.setitem(BOOK_EXPERIMENTS, "parallel_twohop", {**BOOK_EXPERIMENTS["parallel_twohop"],
+                                                              "N": [10, 40], "seeds": [0, 1, 2]})
+    assert "parallel two-hop N = 10-40 over 2 values and 3 seeds" in chapter_table()
 
 
-def test_the_placeholder_sentence_gives_its_cells_spread_and_says_when_it_is_undecided():
-    m = {"placeholder_saving_share": 0.053, "placeholder_saving_share_n_values": 3, "placeholder_saving_share_seeds": 2,
-         "placeholder_saving_share_give_up_floor": 2000, "placeholder_saving_share_min": -0.07,
-         "placeholder_saving_share_max": 0.27}
-    assert _placeholder(m) == ("the placeholder's own searches get 5% of CoT's data saving (3 values of N, 2 seeds, the "
-                               "step floor; cells from -7% to +27%). ")
-    ci = {**m, "placeholder_saving_share_ci_low": -0.11, "placeholder_saving_share_ci_high": 0.17}
-    assert "cells from -7% to +27%, mean's 95% interval -11% to +17%). " in _placeholder(ci)
-    assert "+27%). " in _placeholder({**ci, "placeholder_saving_share_ci_low": float("nan")})
-    few = _placeholder({**m, "placeholder_saving_share_n_values": 2, "placeholder_saving_share_give_up_floor": 0})
-    assert "(2 values of N, 2 seeds, the authors' give-up rule; cells" in few and "too few cells" in few
-    assert _placeholder({}) == ""
+def test_the_readme_says_how_long_the_searches_took_in_one_unit():
+    """The README says the searches took days of CPU; chapter 4's recorded run-hours say how many."""
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    hours = next(m for name, m in chapters.items() if name.startswith("04"))["cpu_hours"]
+    text = README.read_text(encoding="utf-8")
+    assert "took days of CPU" in text and hours >= 24
+    assert run_time(hours) in findings_block(text)
+    assert run_time(47.1266) == "47.1 run-hours, about 2.0 days of one CPU core"
 
 
-def test_the_floor_patience_sentence_waits_for_floor_probes_and_then_reads_their_end():
-    assert _floor_patience({}) == ""
-    assert _floor_patience({"floor_hazard_last_window": float("nan"), "floor_near_misses": 0}) == ""
-    said = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20})
-    assert said.endswith("3% reached it there; 20 failures under it ended within a point of the threshold, so a longer "
-                         "floor would likely flip a few more.")
-    climbing = _floor_patience({"floor_hazard_last_window": 0.0316, "floor_near_misses": 20, "floor_failures_climbing": 60})
-    assert "and 60 were still climbing when they gave up, so n_req is the data needed within that patience" in climbing
+def test_an_effect_per_point_is_worded_per_point_with_its_total_and_never_for_a_tiny_gap():
+    m = {"k3_coverage_gap_between_arms": 17.63, "k3_effect_per_coverage_point": 0.0586,
+         "k3_effect_per_coverage_point_ci_low": -0.0433, "k3_effect_per_coverage_point_ci_high": 0.1605}
+    assert _effect(m, "k3_") == ("accuracy moved by +1.03 pp in all, +0.06 pp per point of 3-coverage (95% interval "
+                                 "-0.04 to +0.16 per point)")
+    tiny = {"coverage_gap_between_arms": -0.055, "effect_per_coverage_point": 5.09,
+            "effect_per_coverage_point_ci_low": -123.7, "effect_per_coverage_point_ci_high": 133.9}
+    assert abs(tiny["coverage_gap_between_arms"]) < MIN_GAP
+    assert _effect(tiny, "") == f"under {MIN_GAP} points: too little to read an effect of 3-coverage"
+    assert _effect({}, "") == "no effect estimable"
+    chapters = read_snapshot(SNAPSHOT)["chapters"]
+    nine = findings_block(README.read_text(encoding="utf-8")).split("[Chapter 9]")[1].split("\n")[0]
+    m9 = next(m for name, m in chapters.items() if name.startswith("09"))
+    for prefix in ("", "surface_", "k3_", "k3_wide_"):  # every contrast the README names
+        effect = m9[f"{prefix}effect_per_coverage_point"]
+        if abs(m9[f"{prefix}coverage_gap_between_arms"]) < MIN_GAP:
+            assert f"{effect:+.1f}" not in nine and f"{effect:+.2f}" not in nine
+        else:
+            assert f"{effect:+.2f} pp per point" in nine
+            assert f"{effect * m9[f'{prefix}coverage_gap_between_arms']:+.2f} pp in all" in nine
 
 
-def test_the_two_hop_requirement_at_the_papers_n_is_set_beside_the_papers():
-    from covlib.book.readme import _largest_n
+def test_cot_saving_is_set_against_the_papers_range():
+    assert _saving_verdict({}) == NOT_MEASURED
+    assert _saving_verdict({"data_ratio_twohop_cot": 2.4, "data_ratio_twohop_cot_min": 1.7,
+                            "data_ratio_twohop_cot_max": 2.9, "data_ratio_twohop_cot_floor": 2.8}).startswith("smaller")
+    assert _saving_verdict({"data_ratio_twohop_cot": 6.0}) == "within the paper's range for two-hop"
+    assert _saving_verdict({"data_ratio_twohop_cot": 4.0, "data_ratio_twohop_cot_max": 6.0}).startswith("overlaps")
 
-    assert _largest_n({}) == "the authors' models need 27,000 examples at N = 50"
-    at_50 = {"n_req_ratio_to_paper_N50": 0.94, "n_req_twohop_N70": float("nan")}
-    assert _largest_n(at_50) == ("the authors' models need 27,000 examples at N = 50, this book's 25,380 (0.94 of "
-                                 "theirs, under the authors' rule)")
-    assert _largest_n({**at_50, "n_req_twohop_N70": 47_123.4}).endswith("; 50,000 at N = 70, this book's 47,123")
-    one_seed = _largest_n({**at_50, "n_req_twohop_N70": 47_123.4, "n_req_twohop_N70_seeds": 1})
-    assert one_seed.endswith("this book's 47,123 (1 seed)")  # a single seed's requirement says so
+
+def test_the_prediction_rows_read_whatever_chapter_10_records():
+    rows = _prediction_rows({})
+    assert [r.book for r in rows] == [NOT_MEASURED, NOT_MEASURED]  # out of sample, and preregistered
+    oos = _prediction_rows({"predict_oos_within_115_share": 0.4, "predict_oos_within_125_share": 0.6,
+                            "predict_oos_cells": 30, "predict_preregistered_tasks": 2,
+                            "predict_preregistered_cells_measured": 0})
+    assert oos[0].book == "40% of 30 cells within 1.15x of their prediction, 60% within 1.25x"
+    assert oos[1].book == "predictions for 2 tasks committed; not measured yet" and oos[1].verdict == NOT_MEASURED
+    measured = _prediction_rows({"predict_preregistered_tasks": 2, "predict_preregistered_cells_measured": 4,
+                                 "predict_preregistered_ratio_min": 0.8, "predict_preregistered_ratio_max": 1.3})
+    assert measured[1].book == "4 cells of 2 tasks measured: measured / predicted 0.80-1.30"
+    head = _prediction_rows({"predict_rule": "2 x the data", "predict_rule_fitted_on": "twohop",
+                             "predict_ratio_twohop_min": 0.9, "predict_ratio_twohop_max": 1.1,
+                             "predict_ratio_threehop_min": 1.3, "predict_ratio_threehop_max": 1.9,
+                             "predict_within_115_share": 0.5})[0]
+    assert "two-hop 0.90-1.10 (in sample)" in head.book
+    assert head.verdict == "within 1.15x on no set but its own; not on three-hop"
+    # a rule fitted on every task (no predict_rule_fitted_on) has no "fitted on one task" row
+    assert len(_prediction_rows({"predict_rule": "x", "predict_ratio_authors_min": 0.8,
+                                 "predict_ratio_authors_max": 1.1})) == 2

@@ -18,11 +18,13 @@ import nbformat
 import pandas as pd
 import pytest
 from browser import chromium, serve, visit
+from bs4 import BeautifulSoup
 
 from covlib.base import project
 from covlib.base.errors import CovlibError
 from covlib.base.project import LICENSE_NAME, about_markdown, repository_html, repository_markdown
 from covlib.book.pagecheck import describe, page_text, site_findings
+from covlib.book.readme import findings, site_link
 from covlib.book.runner import discover_chapters
 from covlib.book.site import (
     ABOUT_TAG,
@@ -33,6 +35,7 @@ from covlib.book.site import (
     count_charts,
     downloaded_notebook,
     downloaded_source,
+    landing_findings,
     landing_page,
     prepare_notebook,
 )
@@ -265,6 +268,59 @@ def test_chart_outputs_become_live_html_with_their_png_beside():
     assert json.loads(payload.group(1)) == spec and "https://" not in page
     width = int.from_bytes(png[16:20], "big")
     assert 'src="charts/01_x-1.png"' in page and f'width="{round(width / PNG_SCALE)}"' in page
+
+
+def test_the_landing_page_opens_with_what_the_book_finds(tmp_path: Path):
+    """Above "Run it yourself": the README's table of claims and verdicts, from the metrics the site's own chapters
+    recorded, linking the chapter pages that are built (and only those)."""
+    snapshot = json.loads((Path(__file__).parent / "snapshots" / "metrics_default.json").read_text())["chapters"]
+    for stem in ("04_how_much_data", "07_chain_of_thought"):
+        (tmp_path / stem).mkdir()
+        (tmp_path / stem / "metrics.json").write_text(json.dumps(snapshot[stem]))
+    found = landing_findings(tmp_path, "default", ["04_how_much_data", "07_chain_of_thought"])
+    assert found.endswith(findings({s: snapshot[s] for s in ("04_how_much_data", "07_chain_of_thought")},
+                                   link=site_link, stems={"04": "04_how_much_data", "07": "07_chain_of_thought"}))
+    assert "| parallel two-hop: required data ∝ N^c ([ch. 4](04_how_much_data.ipynb)) |" in found
+    assert "06_path_ambiguity.ipynb" not in found and "notebooks/" not in found  # no link to a page not built
+    page = landing_page([("04_how_much_data", "4. How much data", "")], [], "default", found=found)
+    assert page.index("## What the book finds") < page.index("| the paper's claim |") < page.index("## Run it yourself")
+    assert landing_findings(tmp_path / "none", "default", []) == ""  # no metrics recorded: no section
+    assert "## What the book finds" not in landing_page([("04_how_much_data", "4. How much data", "")], [], "default")
+    smoke = landing_findings(tmp_path, "smoke", ["04_how_much_data"])
+    assert "these numbers test the code, not the paper" in smoke
+
+
+@pytest.mark.slow
+def test_a_search_snippet_starts_at_the_pages_own_text(synthetic_site: Path):
+    """Sphinx's search reads a result's snippet from the page's main element, which in this theme opens with the
+    theme switcher ("System Settings Light Dark") and a print-only title: covlib-search.js reads the article."""
+    search = (synthetic_site / "search.html").read_text(encoding="utf-8")
+    ours, theirs = search.index('src="_static/covlib-search.js'), search.index('src="_static/searchtools.js')
+    assert "defer" in search[search.rindex("<script", 0, ours):ours] and ours < theirs  # deferred: runs after it
+    assert "covlib-search.js" not in (synthetic_site / "01_live.html").read_text(encoding="utf-8")
+    script = (synthetic_site / "_static" / "covlib-search.js").read_text(encoding="utf-8")
+    assert 'querySelector(\'[role="main"]\')' in script and 'querySelector("article")' in script
+    page = BeautifulSoup((synthetic_site / "01_live.html").read_text(encoding="utf-8"), "html.parser")
+    main = page.select_one('[role="main"]')
+    article = main.select_one("article")
+    assert "System Settings" in main.get_text()  # what the snippet began with
+    for chrome in article.select(".covlib-downloads, .headerlink, summary"):
+        chrome.decompose()
+    text = " ".join(article.get_text().split())
+    assert "System Settings" not in text and text.startswith("1. Two live charts A scatter and bars")
+
+
+@pytest.mark.slow
+def test_the_search_shows_snippets_from_the_pages_text(browser_context, synthetic_served: str):
+    for word in ("live", "scatter"):  # in the title (the snippet began with the theme switcher), and in the text
+        seen = visit(browser_context, synthetic_served)
+        assert seen.page.goto(f"{synthetic_served}/search.html?q={word}", wait_until="load").ok
+        seen.page.wait_for_selector("ul.search li p.context", timeout=15_000)
+        snippet = " ".join(seen.page.locator("ul.search li p.context").first.inner_text().split())
+        assert "System Settings" not in snippet and "Download this chapter" not in snippet, snippet
+        assert snippet.startswith("1. Two live charts A scatter and bars"), snippet
+        assert seen.errors == [] and seen.external == []
+        seen.page.close()
 
 
 def test_a_build_without_executed_chapters_is_a_clear_error(tmp_path: Path):

@@ -57,3 +57,10 @@ def test_a_count_agrees_with_its_noun():
     assert count_of(1, "size") == "1 size" and count_of(2, "size") == "2 sizes" and count_of(0, "size") == "0 sizes"
     assert count_of(1, "lower end is", "lower ends are") == "1 lower end is"
     assert count_of(1200, "probe") == "1,200 probes"
+
+
+def test_run_time_is_stated_in_run_hours_and_days_of_one_core():
+    from covlib.figures.text import run_time
+
+    assert run_time(47.1266) == "47.1 run-hours, about 2.0 days of one CPU core"
+    assert run_time(6.0) == "6.0 run-hours, about 0.2 days of one CPU core"

@@ -33,7 +33,9 @@ from covlib.book.editions import (
     for_edition,
     source_without_solutions,
 )
+from covlib.book.readme import findings, site_link
 from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
+from covlib.book.snapshot import read_metrics
 from covlib.figures.live import PNG_SCALE, chart_title
 
 TITLE = "The Coverage Principle, as a book you can rerun"
@@ -87,6 +89,8 @@ def _chart_scripts(app, pagename, templatename, context, doctree):
     if "covlib-chart" in context.get("body", ""):
         app.add_js_file({bundle!r}, loading_method="defer")
         app.add_js_file("covlib-charts.js", loading_method="defer")
+    if pagename == "search":  # deferred: it runs after searchtools.js, before the search does
+        app.add_js_file({search!r}, loading_method="defer")
 
 
 def setup(app):
@@ -118,6 +122,26 @@ window.covlibCharts = (() => {
     console.error(`chart ${chart.id} could not be drawn: ${error}`);
     return null;
   })));
+})();
+'''
+
+# Sphinx's search shows the start of a page's main element as each result's snippet. In this theme that element opens
+# with the article's header (the theme switcher's "System Settings Light Dark") and a print-only copy of the title:
+# the snippet is read from the article alone, without the download line and the folds' labels ("Show code cell
+# source"), so that it starts at the page's own text.
+SEARCH_JS_FILE = "covlib-search.js"
+SEARCH_JS = '''"use strict";
+(() => {
+  if (typeof Search === "undefined" || typeof Search.htmlToText !== "function") return;
+  const pageText = Search.htmlToText;
+  Search.htmlToText = (htmlString, anchor) => {
+    const page = new DOMParser().parseFromString(htmlString, "text/html");
+    const main = page.querySelector('[role="main"]');
+    const article = main && main.querySelector("article");
+    if (article) main.replaceChildren(article);
+    page.querySelectorAll(".covlib-downloads, summary").forEach((chrome) => chrome.remove());
+    return pageText(page.documentElement.outerHTML, anchor);
+  };
 })();
 '''
 
@@ -312,10 +336,27 @@ def editions_html(edition: str, other_href: str | None) -> str:
     return f'<div class="{EDITIONS_CLASS}"><p>{text}{other}</p></div>'
 
 
+def landing_findings(metrics_dir: Path, preset: str, stems: Iterable[str]) -> str:
+    """What the executed chapters found (covlib.book.readme.findings: the table of the paper's claims against the
+    book's verdicts, and a sentence or two per chapter) from the metrics they recorded in ``metrics_dir``, linking
+    the chapter pages ``stems``; "" when no chapter recorded any."""
+    try:
+        metrics = read_metrics(metrics_dir)
+    except CovlibError:
+        return ""
+    lead = (f"What the chapters on this site found at the `{preset}` preset, claim by claim, against the paper; the "
+            "README states the same at the default preset, and each chapter gives the long figures behind a row.")
+    if preset == "smoke":
+        lead += (" At the smoke preset the models and searches are miniatures: these numbers test the code, not the "
+                 "paper.")
+    return f"{lead}\n\n{findings(metrics, link=site_link, stems={stem[:2]: stem for stem in stems})}"
+
+
 def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], preset: str, edition: str = "full",
-                 other_href: str | None = None) -> str:
-    """index.md: what the book is, how to run it, its two editions (``other_href`` links the other one when it is
-    built), the chapters (file stem, title, one line), a path for a 90-minute class, and downloads."""
+                 other_href: str | None = None, found: str = "") -> str:
+    """index.md: what the book is, what it found (``found``, landing_findings), how to run it, its two editions
+    (``other_href`` links the other one when it is built), the chapters (file stem, title, one line), a path for a
+    90-minute class, and downloads."""
     lines = [f"# {TITLE}", "",
              "An interactive companion to *The Coverage Principle: A Framework for Understanding Compositional "
              "Generalization* (Chang, Park, Cho et al., [arXiv 2505.20278](https://arxiv.org/abs/2505.20278)). "
@@ -323,6 +364,7 @@ def landing_page(chapters: list[tuple[str, str, str]], missing: list[str], prese
              "generalises to the inputs its training data *covers*, and the data it needs grows as a power of the "
              "number of tokens, $n_\\text{req} \\propto N^c$. Each chapter reproduces one part of the paper with "
              "small models trained on a laptop CPU, and sets its measured numbers beside the paper's.", "",
+             *(["## What the book finds", "", found, ""] if found else []),
              "## Run it yourself", "",
              "Every chapter is a notebook you can open, rerun and change. On a machine with Python 3.10 or newer:", "",
              "```bash", "make book    # run every chapter at the default preset into build/",
@@ -437,6 +479,7 @@ def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list
     static, extra = source / "_static", source / "_extra"
     static.mkdir(parents=True)
     summaries = []
+    found = landing_findings(chapters[0][1].parent / "metrics", preset, [c.stem for c, _ in chapters]) if chapters else ""
     for chapter, executed in chapters:
         notebook = read_executed(executed, preset)
         summaries.append((chapter.stem, *chapter_summary(notebook)))
@@ -446,12 +489,14 @@ def write_sources(source: Path, chapters: list[tuple[Path, Path]], missing: list
             (extra / relative).parent.mkdir(parents=True, exist_ok=True)
             (extra / relative).write_bytes(content)
     write_downloads(extra / "downloads", chapters, preset, edition)
-    (source / "index.md").write_text(landing_page(summaries, missing, preset, edition, other_href), encoding="utf-8")
-    (source / "conf.py").write_text(CONF.format(title=TITLE, bundle=BUNDLE), encoding="utf-8")
+    (source / "index.md").write_text(landing_page(summaries, missing, preset, edition, other_href, found),
+                                     encoding="utf-8")
+    (source / "conf.py").write_text(CONF.format(title=TITLE, bundle=BUNDLE, search=SEARCH_JS_FILE), encoding="utf-8")
     (source / "favicon.svg").write_text(FAVICON, encoding="utf-8")
     (static / BUNDLE).write_text(vega_bundle(), encoding="utf-8")
     (static / "covlib-charts.js").write_text(CHARTS_JS, encoding="utf-8")
     (static / "covlib-charts.css").write_text(CHARTS_CSS, encoding="utf-8")
+    (static / SEARCH_JS_FILE).write_text(SEARCH_JS, encoding="utf-8")
 
 
 def site_dir(build_dir: str | os.PathLike, preset: str, edition: str = "full") -> Path:

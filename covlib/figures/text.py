@@ -86,6 +86,12 @@ def count_of(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
+def run_time(hours: float) -> str:
+    """Training time in one unit wherever the book states it (chapter 4, the README): "47.1 run-hours, about 2.0
+    days of one CPU core" (run-hours: each one-thread run's wall time, summed)."""
+    return f"{hours:.1f} run-hours, about {hours / 24:.1f} days of one CPU core"
+
+
 def sentence_start(text: str) -> str:
     """``text`` with its first letter capitalised, to open a sentence (the rest as it is: "two-hop, CoT" stays so)."""
     return text[:1].upper() + text[1:]

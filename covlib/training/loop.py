@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import time
@@ -151,6 +152,19 @@ def _prepare_run_dir(run_dir: Path, config_doc: dict, resume: bool) -> bool:
     return False
 
 
+def _one_process_per_run_dir(train_fn: Callable[..., TrainResult]) -> Callable[..., TrainResult]:
+    """``train_fn(dataset_dir, run_dir, ...)`` run under ``run_dir``'s lock: one process trains a run folder at a time
+    (chapters run side by side)."""
+
+    @functools.wraps(train_fn)
+    def locked(dataset_dir: str | os.PathLike, run_dir: str | os.PathLike, *args, **kwargs) -> TrainResult:
+        with folder_lock(run_dir):
+            return train_fn(dataset_dir, run_dir, *args, **kwargs)
+
+    return locked
+
+
+@_one_process_per_run_dir
 def train(
     dataset_dir: str | os.PathLike,
     run_dir: str | os.PathLike,
@@ -169,23 +183,7 @@ def train(
     run folder holding a checkpoint continues from it (a finished run is returned as it is,
     unless ``steps`` grew); without it, a folder that already holds a run is an error.
     ``callback(step, metrics_or_None)`` runs after every step (metrics at evaluation steps);
-    raising from it aborts the run like a kill (tests use this)."""
-
-    with folder_lock(run_dir):  # one process trains a run folder at a time (chapters run side by side)
-        return _train(dataset_dir, run_dir, preset, overrides, resume, progress, callback, device)
-
-
-def _train(
-    dataset_dir: str | os.PathLike,
-    run_dir: str | os.PathLike,
-    preset: str = "default",
-    overrides: dict | None = None,
-    resume: bool = False,
-    progress: bool = True,
-    callback: Callable[[int, dict | None], None] | None = None,
-    device: torch.device | str | None = None,
-) -> TrainResult:
-
+    raising from it aborts the run like a kill (tests use this). One process trains a run folder at a time."""
     cfg = make_config(preset, overrides)
     tc = cfg.train
     device = torch.device(device) if device is not None else get_device()

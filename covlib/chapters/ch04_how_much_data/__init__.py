@@ -21,7 +21,7 @@ from covlib.chapters.ch04_how_much_data import (
 from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures import reproduction
 from covlib.figures.required_data import estimates_chart
-from covlib.figures.text import fmt
+from covlib.figures.text import fmt, run_time
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import authors_rule_cells, experiment_cells, floor_only_cells
 from covlib.search.probes import read_curves, read_probes
@@ -54,6 +54,7 @@ __all__ = [
     "read_probes",
     "readable_path",
     "repository_path",
+    "run_time",
     "searches",
     "seed_spread",
     "summary_exponent",

@@ -8,6 +8,7 @@ import numpy as np
 from covlib.analyses.fits import describe_exponent, has_interval
 from covlib.base.paper import EXPONENTS, theory_exponent
 from covlib.figures.give_up_rule import reader_name
+from covlib.figures.text import run_time
 
 
 def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str, dict | None],
@@ -39,7 +40,6 @@ def summary_bullets(fit_twohop: dict | None, c3: float, chain_fits: Mapping[str,
                    "Model size: not measured yet at this cache (section 4.3 names the commands), so no claim is made.")
     if verdicts:
         bullets.append(verdicts)
-    bullets.append(f"Compute: this chapter's searches took {own_probes} probes and {own_hours:.1f} run-hours of "
-                   "training on this machine (one-thread runs, two or more at a time on two cores; the wall time of each "
-                   "run, summed).")
+    bullets.append(f"Compute: this chapter's searches took {own_probes} probes, {run_time(own_hours)}, on this "
+                   "machine (one-thread runs, two or more at a time on two cores; the wall time of each run, summed).")
     return "\n".join(f"* {b}" for b in bullets)

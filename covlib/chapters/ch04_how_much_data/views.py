@@ -1,13 +1,29 @@
 """What the reader sees: each table chapter 4 shows, with headers that say what a column is."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
+import altair as alt
 import pandas as pd
+from IPython.display import Markdown
 
 from covlib.chapters.ch04_how_much_data.searches import cache_status
 from covlib.figures.give_up_rule import reader_name
+from covlib.figures.required_data import estimates_chart
 from covlib.figures.tables import ReaderTable, reader_table
+
+NO_ESTIMATE = ("No cell of {} is bracketed at this preset, so there is no estimate to plot; the table says how far "
+               "each search got.")
+
+
+def estimates_figure(save: Callable[[alt.TopLevelMixin, str], alt.TopLevelMixin], points: Sequence, title: str,
+                     name: str, none_note: str, ready: bool = True) -> alt.TopLevelMixin | Markdown:
+    """A comparison's required-data chart (covlib.figures.required_data.estimates_chart of ``points``), saved as
+    ``name`` by ``save`` and returned to show; where there is nothing to plot yet (no points, or not ``ready``), the
+    note that says so."""
+    if points and ready:
+        return save(estimates_chart(points, title), name)
+    return Markdown(none_note)
 
 PROBE_COLUMNS = {"task": "task", "N": "N", "model": "model", "seed": "seed", "n_train": "training examples",
                  "success": "reached the threshold", "stopped": "stopped by",

@@ -120,8 +120,10 @@ def candidates_chart(candidates: pd.DataFrame, cov_col: str, surf_col: str, arms
         alt.Chart(data, title=f"Candidate training sets of {int(candidates['n_unique'].iloc[0]):,}")
         .mark_circle(size=40)
         .encode(
-            x=alt.X(f"{cov_col}:Q", title=cov_title, scale=alt.Scale(zero=False)),
-            y=alt.Y(f"{surf_col}:Q", title=surf_title, scale=alt.Scale(zero=False)),
+            # padding keeps the extreme sets, the ones the contrasts select, off the plot's edges (a nice domain
+            # can end at them)
+            x=alt.X(f"{cov_col}:Q", title=cov_title, scale=alt.Scale(zero=False, padding=10)),
+            y=alt.Y(f"{surf_col}:Q", title=surf_title, scale=alt.Scale(zero=False, padding=10)),
             color=alt.Color("selected:N", title=None, scale=alt.Scale(
                 domain=["not selected", "coverage: low", "coverage: high", "surface: low", "surface: high"],
                 range=["#d0d0d0", "#9ecae1", "#08519c", "#fdae6b", "#a63603"])),

@@ -440,8 +440,9 @@ def effect_numbers(runs: pd.DataFrame) -> dict[str, float]:
 
 
 def describe_effect(name: str, numbers: dict[str, float], prefix: str = "") -> str:
-    """One contrast read as a contrast of exact 3-coverage: how far its arms differ in it, and the effect per
-    point with its interval (which says nothing when the gap is under MIN_GAP points)."""
+    """One contrast read as a contrast of exact 3-coverage: how far its arms differ in it, and the accuracy difference
+    in all with the effect per point beside it. Under MIN_GAP points the selection did not move 3-coverage, and no
+    effect per point is given (divided by so small a gap it is noise)."""
     gap = numbers[f"{prefix}coverage_gap_between_arms"]
     if gap != gap:
         return f"The {name} contrast has no runs in both arms yet."
@@ -449,13 +450,12 @@ def describe_effect(name: str, numbers: dict[str, float], prefix: str = "") -> s
     head = f"The {name} contrast's arms differ by {gap:+.2f} points of exact 3-coverage of the ID test"
     if effect != effect:
         return f"{head}: the selection did not move 3-coverage, so this contrast says nothing about its effect."
-    per_point = (f"per point of 3-coverage, accuracy moves {effect:+.2f} pp (95% interval "
-                 f"{numbers[f'{prefix}effect_per_coverage_point_ci_low']:+.2f} to "
-                 f"{numbers[f'{prefix}effect_per_coverage_point_ci_high']:+.2f})")
     if abs(gap) < MIN_GAP:
-        return (f"{head}, under {MIN_GAP} points: {per_point}, an interval too wide to say anything about an effect "
-                "of 3-coverage in either direction.")
-    return f"{head}; {per_point}."
+        return (f"{head}, under {MIN_GAP} points: the selection did not move 3-coverage, so this contrast says "
+                f"nothing about its effect (accuracy differs by {effect * gap:+.2f} pp in all).")
+    return (f"{head}; accuracy differs by {effect * gap:+.2f} pp in all, {effect:+.2f} pp per point of 3-coverage "
+            f"(95% interval {numbers[f'{prefix}effect_per_coverage_point_ci_low']:+.2f} to "
+            f"{numbers[f'{prefix}effect_per_coverage_point_ci_high']:+.2f} per point).")
 
 
 FLOOR_ACCURACY = 0.5  # mean ID accuracy of both arms below this: the runs have not learned the task at this budget
