@@ -10,7 +10,7 @@ from covlib.base.paths import repository_path
 from covlib.cli.task_option import add_task_options, task_of
 from covlib.coverage.evidence import EVIDENCE_KINDS
 from covlib.coverage.requirement import coverage_requirement, crossings
-from covlib.search.cells import POLICIES, Cell, ProbeRules, SearchRules
+from covlib.search.cells import PLACEHOLDER_SLOPE, POLICIES, Cell, ProbeRules, SearchRules
 from covlib.search.evidence_value import candidate_table
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_curves, read_probes
@@ -50,8 +50,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         s.add_argument("--weight-decay", type=float, default=0.1)
         s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
         s.add_argument("--policy", choices=POLICIES, default=SearchRules().policy,
-                       help="how the next n_train is chosen: bisect (step by 1.6, then bisect; the default) or guided "
-                            "(also reads how close a failure came); recorded in every probe row")
+                       help="how the next n_train is chosen: bisect (step by 1.6, then bisect; the default), guided "
+                            "(also reads how close a failure came) or psi (each probe where it teaches most about "
+                            "n_req per expected CPU-minute, until the logistic estimate's 90%% interval is at most "
+                            "1.3x wide; pairs of probes for two workers); recorded in every probe row")
+        s.add_argument("--psi-slope", type=float, default=PLACEHOLDER_SLOPE, metavar="S",
+                       help="psi: the slope of success against log n_train it assumes (default %(default).1f, a "
+                            "placeholder until replicates measure it)")
         if name == "search":
             s.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
             s.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
@@ -133,6 +138,10 @@ def _add_bracket_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="store_true", help="train the probes (default: only report)")
 
 
+def _search_rules(args: argparse.Namespace) -> SearchRules:
+    return SearchRules(policy=args.policy, psi_slope=args.psi_slope)
+
+
 def _rules(args: argparse.Namespace):
     if args.give_up_floor < 0:
         raise CovlibError(f"--give-up-floor {args.give_up_floor}: a step floor is 0 (the authors' rule) or more steps")
@@ -191,13 +200,13 @@ def run(args: argparse.Namespace) -> int:
     cells = [Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
              for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
-        states = search_states(cells, read_probes(args.table), SearchRules(policy=args.policy), step_cap=args.step_cap,
+        states = search_states(cells, read_probes(args.table), _search_rules(args), step_cap=args.step_cap,
                                give_up_floor=rules.give_up_floor)
         print(summarise(states).to_string(index=False))
         return 0
 
     slurm = SlurmOptions(partition=args.partition, time_min=args.time_min, cpus=args.cpus)
-    result = search(cells, args.table, args.work, rules, SearchRules(policy=args.policy), jobs=args.jobs,
+    result = search(cells, args.table, args.work, rules, _search_rules(args), jobs=args.jobs,
                        max_probes=args.max_probes, log=lambda line: print(line, flush=True),
                        executor=args.executor, slurm=slurm)
     print(result.summary().to_string(index=False))

@@ -1,6 +1,7 @@
 """What a search is made of: its cells (task, N, model, seed), their state, its rules and probes."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,10 @@ class ProbeRules:
                 "weight_decay": self.weight_decay, "checkpoint_every": 500, "eval_types": self.eval_types}
 
 
-POLICIES = ("bisect", "guided")  # the search policies SearchRules.policy may name; "bisect" is the original
+POLICIES = ("bisect", "guided", "psi")  # the search policies SearchRules.policy may name; "bisect" is the original
+# the slope of success against log n_train (P = logistic(s (log n - log n_req))) the "psi" policy assumes until
+# replicate probes measure it: success rises from 10% to 90% over a factor of 1.3 in n_train, the bracket ratio
+PLACEHOLDER_SLOPE = 2 * math.log(9) / math.log(1.3)
 
 
 @dataclass(frozen=True)
@@ -69,10 +73,18 @@ class SearchRules:
     # how close the failures came (their best ID accuracy) and starts just above the first guess
     policy: str = "bisect"
     close_accuracy: float = 0.95  # "guided": a failure at least this accurate is within one bracket_ratio of n_req
+    # "psi" (covlib.search.psi): places each probe where it most narrows the posterior of n_req per expected CPU-minute
+    # and stops once the logistic estimate's 90% interval is at most bracket_ratio wide, or after max_probes probes
+    psi_slope: float = PLACEHOLDER_SLOPE
+    max_probes: int = 16
+    pairs: bool = True  # "psi": propose two probes of a cell at a time, for the two workers
+    psi_criterion: str = "information"  # "psi": what a probe is worth (covlib.search.psi.design): or "entropy"
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise CovlibError(f"unknown search policy {self.policy!r}; choose one of: {', '.join(POLICIES)}")
+        if not self.psi_slope > 0:
+            raise CovlibError(f"psi_slope {self.psi_slope}: the slope of success against log n_train must be positive")
 
     def largest_n(self, eligible: int) -> int:
         """The largest n_train a search tries: the ID-eligible inputs less those kept to test."""
@@ -117,6 +129,7 @@ class CellState:
     low: int | None = None  # largest failing n below the smallest success
     high: int | None = None  # smallest succeeding n
     inversions: int = 0  # failures above the smallest success (non-monotone evidence)
+    pair: tuple[int, ...] = ()  # "psi": the probes it proposes to run together (next_n first)
 
     @property
     def estimate(self) -> float | None:

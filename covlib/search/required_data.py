@@ -26,6 +26,7 @@ from covlib.search.probes import (
     read_probes,
     rule_rows,
 )
+from covlib.search.psi import PRIOR_SD, ProbeCosts, PsiPrior, costs_for, fit_probe_costs, interval_ratio, psi_state
 from covlib.search.summary import summarise
 from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset
 from covlib.training.loop import train
@@ -35,7 +36,8 @@ from covlib.training.shapes import model_overrides, model_params
 
 
 def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int,
-               step_cap: int | None = None, reopened: Sequence[int] = ()) -> CellState:
+               step_cap: int | None = None, reopened: Sequence[int] = (), prior: PsiPrior | None = None,
+               costs: ProbeCosts | None = None, pending: Sequence[int] = ()) -> CellState:
     """Where the search of one cell stands, and which n_train to probe next (a pure function of its rows).
 
     With ``step_cap`` (the cap of the probes to come), a failure that stopped at a lower cap, before the
@@ -43,7 +45,11 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
     ends on it: raising the cap keeps every decided probe and reopens only the undecided ones it rests on.
     ``reopened`` are sizes whose failures another give-up rule decided (rule_rows): below the smallest
     success, with no failure of this rule beneath it, the largest of them is probed again before the search
-    steps down, so that a step floor reruns a bracket's lower end first and walks on down only if it flips."""
+    steps down, so that a step floor reruns a bracket's lower end first and walks on down only if it flips.
+
+    The "psi" policy (covlib.search.psi.psi_state) reads ``prior`` (else a wide one around ``start``), ``costs``
+    (the cell's series' CPU-minutes model; else every probe costs alike) and ``pending``, the sizes of the cell now
+    running, and proposes pairs of probes (``pair`` of the state)."""
     most = rules.largest_n(eligible)
     rows = rows[rows["n_train"] <= most] if len(rows) else rows  # probes past the cap (older rules) are ignored
     ok = rows.loc[rows["success"], "n_train"].astype(int).tolist()
@@ -55,6 +61,10 @@ def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules
         capped = longest[~longest["success"] & (longest["stopped"] == "steps")
                          & (longest["step_cap"].astype(int) < step_cap)]
         undecided = set(capped["n_train"].astype(int))
+    if rules.policy == "psi":
+        if prior is None:
+            prior = PsiPrior(start if start and start > 0 else float(np.sqrt(rules.min_n * most)), PRIOR_SD["start"])
+        return psi_state(cell, rows, eligible, rules, prior, costs or ProbeCosts(), pending, sorted(undecided))
     state = CellState(cell, rows, eligible, None, "searching")
     guided = rules.policy == "guided"
     if not ok and not bad:
@@ -125,7 +135,13 @@ def starting_size(task: str, N: int, seed: int, coverage_k: int = 3, coverage_ta
 
 
 def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules(), give_up_floor: int = 0) -> int:
-    """Where a cell's search starts: the estimate of a finished search of the same task, N, seed and
+    """Where a cell's search starts (first_guess_source without its source)."""
+    return first_guess_source(cell, table, rules, give_up_floor)[0]
+
+
+def first_guess_source(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRules(),
+                       give_up_floor: int | None = 0) -> tuple[int, str]:
+    """Where a cell's search starts, and where that guess comes from ("model", "seed", "law", "cot" or "coverage"): the estimate of a finished search of the same task, N, seed and
     target style with another model (the paper finds the requirement does not move with model size,
     so this saves the probes that walk up from coverage); else that of the same model with other seeds
     (a second seed lands near the first); else the power law through the same model's finished estimates
@@ -136,19 +152,20 @@ def first_guess(cell: Cell, table: pd.DataFrame, rules: SearchRules = SearchRule
     The start changes how many probes a search takes, never the bracket it ends with. Only the probes that
     count under the give-up rule with ``give_up_floor`` are read (rule_rows)."""
     table = _under_rule(table, give_up_floor)
+    source = "model"
     estimates = _finished_estimates(table, cell, rules) if len(table) else []
     if not estimates and len(table):
-        estimates = _other_seed_estimates(table, cell, rules)
+        estimates, source = _other_seed_estimates(table, cell, rules), "seed"
     if estimates:
-        return int(round(np.exp(np.mean(np.log(estimates)))))
+        return int(round(np.exp(np.mean(np.log(estimates))))), source
     law = _law_estimate(table, cell, rules) if len(table) else None
     if law is not None:
-        return min(max(rules.min_n, int(round(law))), eligible_count(cell.task, cell.N, cell.seed, cell.cot))
+        return min(max(rules.min_n, int(round(law))), eligible_count(cell.task, cell.N, cell.seed, cell.cot)), "law"
     if cell.cot:
         plain = _finished_estimates(table, dataclasses.replace(cell, cot=False), rules, same_model=True) if len(table) else []
         base = plain[0] if plain else starting_size(cell.task, cell.N, cell.seed, cot=True)
-        return max(rules.min_n, int(round(base / COT_START_DIVISOR)))
-    return starting_size(cell.task, cell.N, cell.seed, cot=cell.cot)
+        return max(rules.min_n, int(round(base / COT_START_DIVISOR))), "cot"
+    return starting_size(cell.task, cell.N, cell.seed, cot=cell.cot), "coverage"
 
 
 COT_START_DIVISOR = 5.0
@@ -186,19 +203,28 @@ def _law_estimate(table: pd.DataFrame, cell: Cell, rules: SearchRules) -> float 
 
 
 def _bracket_estimates(rows: pd.DataFrame, cell: Cell, by: str, rules: SearchRules) -> list[float]:
-    """The estimate of each finished search among ``rows``, one per value of ``by`` (model or seed)."""
+    """The estimate of each finished search among ``rows``, one per value of ``by`` (model or seed): finished by the
+    bracket rule, or, for a search the psi policy ran, by psi's (its interval at most bracket_ratio wide)."""
     estimates = []
+    bracket = dataclasses.replace(rules, policy="bisect")
     for value, group in rows.groupby(by):
         other = dataclasses.replace(cell, **{by: int(value) if by == "seed" else value})
-        state = next_probe(other, group.sort_values("n_train"), int(group["eligible"].iloc[0]), rules, 0)
+        group = group.sort_values("n_train")
+        state = next_probe(other, group, int(group["eligible"].iloc[0]), bracket, 0)
+        psi = "policy" in group and bool((group["policy"] == "psi").any())
+        if psi and state.status == "searching" and state.low is not None and interval_ratio(
+                np.log(group["n_train"].astype(float)), group["success"].astype(bool), rules.psi_slope
+        ) <= rules.bracket_ratio:
+            state.status = "bracketed"
         if state.status == "bracketed":
             estimates.append(state.estimate)
     return estimates
 
 
-def _under_rule(table: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
-    """The rows of a whole probe table that count under the give-up rule with ``give_up_floor``."""
-    if not len(table):
+def _under_rule(table: pd.DataFrame, give_up_floor: int | None) -> pd.DataFrame:
+    """The rows of a whole probe table that count under the give-up rule with ``give_up_floor`` (None: the table is
+    already read under its rule)."""
+    if not len(table) or give_up_floor is None:
         return table
     parts = [rule_rows(rows, give_up_floor)[0] for _, rows in table.groupby(["task", "N", "model", "seed", "cot"])]
     return pd.concat(parts) if parts else table.iloc[:0]
@@ -211,11 +237,21 @@ def cell_step_cap(cell: Cell, step_cap: int | None) -> int | None:
 
 
 def cell_state(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None, step_cap: int | None,
-               give_up_floor: int = 0) -> CellState:
+               give_up_floor: int = 0, pending: Sequence[int] = (), prior: PsiPrior | None = None,
+               costs: dict | None = None) -> CellState:
     """One cell's state under the give-up rule with ``give_up_floor`` (its reopened failures guide the walk),
-    its probes capped at cell_step_cap."""
+    its probes capped at cell_step_cap. Under the "psi" policy: ``pending`` sizes of the cell now running, its
+    ``prior`` (else psi_prior) and ``costs`` (fit_probe_costs of the table under the rule, else fitted here)."""
     step_cap = cell_step_cap(cell, step_cap)
     rows, reopened = rule_rows(cell_rows(table, cell, None), give_up_floor)
+    if rules.policy == "psi":
+        if prior is None:
+            prior = psi_prior(cell, table, rules, cell.start, give_up_floor)
+        model = costs_for(costs if costs is not None else fit_probe_costs(_under_rule(table, give_up_floor)), cell)
+        anyrows = rows if len(rows) else reopened
+        eligible = int(anyrows["eligible"].iloc[0]) if len(anyrows) else eligible_count(cell.task, cell.N, cell.seed,
+                                                                                        cell.cot)
+        return next_probe(cell, rows, eligible, rules, int(prior.centre), step_cap, (), prior, model, pending)
     if start is None and not len(rows) and not len(reopened):
         start = first_guess(cell, table, rules, give_up_floor)
     anyrows = rows if len(rows) else reopened
@@ -231,8 +267,24 @@ def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules
     """The state of every cell given the probe table (starting sizes from ``starts`` or the cell; with
     ``step_cap``, failures a lower cap stopped are reopened as next_probe says), under the give-up rule
     with ``give_up_floor`` (0: the authors' rule)."""
-    return [cell_state(cell, table, rules, cell.start or (starts or {}).get(cell.key()), step_cap, give_up_floor)
-            for cell in cells]
+    if rules.policy != "psi":
+        return [cell_state(cell, table, rules, cell.start or (starts or {}).get(cell.key()), step_cap, give_up_floor)
+                for cell in cells]
+    ruled = _under_rule(table, give_up_floor)  # once for every cell's prior and the cost model
+    costs = fit_probe_costs(ruled)
+    return [cell_state(cell, table, rules, None, step_cap, give_up_floor,
+                       prior=psi_prior(cell, ruled, rules, cell.start, None), costs=costs) for cell in cells]
+
+
+def psi_prior(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None = None,
+              give_up_floor: int | None = 0) -> PsiPrior:
+    """The "psi" policy's prior of a cell's n_req: around ``start`` where one is given (wide), else around
+    first_guess_source's guess with the width of its source (covlib.search.psi.PRIOR_SD); ``give_up_floor`` None:
+    ``table`` is already read under the rule."""
+    if start:
+        return PsiPrior(float(start), PRIOR_SD["start"], "start")
+    n, source = first_guess_source(cell, table, rules, give_up_floor)
+    return PsiPrior(float(n), PRIOR_SD[source], source)
 
 
 def run_probe(probe: Probe) -> dict:
@@ -289,8 +341,10 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
 
     With ``jobs`` > 1, probes run in a pool of one-thread worker processes, and a worker that
     finishes takes the next probe of any cell at once (no waiting for a round to end). A cell is
-    never probed twice at the same time, so every probe uses all the evidence of its cell; nor by two searches
-    of one table in different processes (covlib.search.claims): a cell another search is probing is left to it.
+    never probed twice at the same time, so every probe uses all the evidence of its cell (except under the "psi"
+    policy, which proposes pairs: a worker that no other cell can use runs the partner of a cell's running probe);
+    nor by two searches of one table in different processes (covlib.search.claims): a cell another search is
+    probing is left to it.
     With ``executor="slurm"`` (``slurm``: covlib.training.pool.SlurmOptions), each round submits the next
     probe of every unfinished cell as one job array; the table needs a file system the tasks share."""
     if executor == "slurm":
@@ -299,14 +353,25 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     _check_rules(probe_rules, table, cells)
     backfill_curves(table, work_dir)
     starts: dict[tuple, int] = {}
+    priors: dict[tuple, PsiPrior] = {}  # "psi": each cell's prior, found once per call (coverage's guess takes time)
+    psi = search_rules.policy == "psi"
+    costs = fit_probe_costs(_under_rule(read_probes(table), probe_rules.give_up_floor)) if psi else None
+    slots = 2 if psi and search_rules.pairs else 1  # probes of one cell at a time
 
     floor = probe_rules.give_up_floor
 
-    def next_of(cell: Cell) -> Probe | None:
+    def next_of(cell: Cell, pending: Sequence[int] = ()) -> Probe | None:
         probes = read_probes(table)
-        if cell.start is None and cell.key() not in starts and not len(cell_rows(probes, cell, None)):
-            starts[cell.key()] = first_guess(cell, probes, search_rules, floor)
-        state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap, floor)
+        if psi:
+            if cell.key() not in priors:
+                priors[cell.key()] = psi_prior(cell, probes, search_rules, cell.start, floor)
+            state = cell_state(cell, probes, search_rules, None, probe_rules.step_cap, floor, pending,
+                               priors[cell.key()], costs)
+        else:
+            if cell.start is None and cell.key() not in starts and not len(cell_rows(probes, cell, None)):
+                starts[cell.key()] = first_guess(cell, probes, search_rules, floor)
+            state = cell_state(cell, probes, search_rules, cell.start or starts.get(cell.key()), probe_rules.step_cap,
+                               floor)
         if state.next_n is None:
             return None
         return Probe(cell, state.next_n, state.eligible, rules_for(cell, probe_rules), table, str(work_dir),
@@ -315,15 +380,16 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
     claims = CellClaims(table, floor)
     left_to_others: set[tuple] = set()
 
-    def claimed_next(cell: Cell) -> Probe | None:
+    def claimed_next(cell: Cell, pending: Sequence[int] = ()) -> Probe | None:
         """The cell's next probe, claimed for this search; None where it has none or another search holds it
-        (claimed before the table is read, so that the other's last row is in it)."""
+        (claimed before the table is read, so that the other's last row is in it). ``pending``: the sizes of the
+        cell this search is running (psi's pairs); the claim stays while any runs."""
         if not claims.take(cell):
             left_to_others.add(cell.key())
             return None
         left_to_others.discard(cell.key())
-        probe = next_of(cell)
-        if probe is None:
+        probe = next_of(cell, pending)
+        if probe is None and not pending:
             claims.release(cell)
         return probe
 
@@ -358,29 +424,37 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
             from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
             from multiprocessing import get_context
 
-            busy: dict = {}  # future -> cell
+            busy: dict = {}  # future -> probe
+
+            def running(cell: Cell) -> list[int]:
+                return [p.n_train for p in busy.values() if p.cell == cell]
+
             with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
                 while True:
                     while len(busy) < jobs and (max_probes is None or launched < max_probes):
-                        probe = next((p for c in cells if c not in busy.values() and c not in broken
+                        probe = next((p for c in cells if not running(c) and c not in broken
                                       and (p := claimed_next(c)) is not None), None)
+                        if probe is None and slots > 1:  # no other cell has a probe to run: the partner of one running
+                            probe = next((p for c in cells if 0 < len(running(c)) < slots and c not in broken
+                                          and (p := claimed_next(c, running(c))) is not None), None)
                         if probe is None:
                             break
                         if log:
                             log(f"start {probe.cell.label()} n={probe.n_train}")
-                        busy[pool.submit(run_probe, probe)] = probe.cell
+                        busy[pool.submit(run_probe, probe)] = probe
                         launched += 1
                     if not busy:
                         break
                     finished, _ = wait(busy, return_when=FIRST_COMPLETED)
                     for fut in finished:
-                        cell = busy.pop(fut)
+                        cell = busy.pop(fut).cell
                         try:
                             report(fut.result())
                         except Exception as exc:  # noqa: BLE001  (recorded; the search goes on)
                             crashed(cell, exc)
                         finally:
-                            claims.release(cell)
+                            if not running(cell):
+                                claims.release(cell)
     finally:
         claims.release_all()
     if log and left_to_others:
@@ -403,8 +477,10 @@ def _search_on_slurm(cells, table: str, work_dir, probe_rules, search_rules, max
             states = states[: max_probes - launched]
         if not states:
             break
-        probes = [Probe(s.cell, s.next_n, s.eligible, rules_for(s.cell, probe_rules), table, str(work_dir),
-                        search_rules.policy) for s in states]
+        probes = [Probe(s.cell, n, s.eligible, rules_for(s.cell, probe_rules), table, str(work_dir),
+                        search_rules.policy) for s in states for n in (s.pair or (s.next_n,))]
+        if max_probes is not None:  # psi's pairs may pass the round's share
+            probes = probes[: max_probes - launched]
         if log:
             log("submitting " + "; ".join(f"{p.cell.label()} n={p.n_train}" for p in probes))
         jobs = [Job(run_probe, {"probe": p}, str(p.run_dir()), p.cell.label()) for p in probes]
