@@ -1,118 +1,146 @@
-"""Chapter 10: the rule fitted on two-hop's cells, its test on other tasks, the reader's task, the exercise."""
+"""Chapter 10: the rule fitted on the floor's cells and scored out of sample, the coincidence and drift readings, the
+preregistered predictions, the reader's task, the exercise."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from covlib.chapters.ch10_how_much_data_will_my_task_need import reader, readings, rule
+from covlib.chapters.ch10_how_much_data_will_my_task_need import reader, readings, rule, views
+from covlib.coverage.rule import Rule
 
 
-def fake_ratios() -> pd.DataFrame:
-    """Two sets of cells and two candidates: on two-hop, candidate (3, 0.9) gives ratios 1.8-2.2 (spread 1.22)
-    and (4, 0.99) gives 0.9-1.5 (spread 1.67); three-hop sits 1.5x higher at every candidate."""
-    rows = []
-    for label, scale in (("two-hop", 1.0), ("three-hop", 1.5)):
-        for i, (N, n_req) in enumerate(((20, 1000.0), (30, 3000.0), (40, 6000.0))):
-            for k, target, ratio in ((3, 0.9, (1.8, 2.0, 2.2)[i]), (4, 0.99, (0.9, 1.2, 1.5)[i])):
-                rows.append({"set": label, "task": "x", "N": N, "seed": 0, "n_req": n_req, "k": k, "target": target,
-                             "crossing": n_req / (ratio * scale), "rule": rule.rule_name(0)})
-    frame = pd.DataFrame(rows)
-    return frame.assign(ratio=frame["n_req"] / frame["crossing"])
+def fake_cells() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Measured cells of three tasks (two plain, one CoT) and one architecture series, and crossings at every
+    candidate: n_req = 1.4 x the crossing at (90%, m = 2 at 90%), and 2.5 x elsewhere."""
+    cells, crossings = [], []
+    for series, (task, cot, model) in {"two-hop": ("twohop", False, "L4-d128"),
+                                       "three-hop": ("threehop", False, "L4-d128"),
+                                       "two-hop, CoT": ("twohop", True, "L4-d128"),
+                                       "three-hop, CoT": ("threehop", True, "L4-d128"),
+                                       "two-hop, Mamba": ("twohop", False, "mamba-L4-d128")}.items():
+        for N in (10, 20, 30):
+            for seed in (0, 1):
+                n_req = 50.0 * N**2 * (1.1 if "Mamba" in series else 1.0) * (1 + 0.05 * seed)
+                cells.append({"series": series, "task": task, "cot": cot, "model": model, "N": N, "seed": seed,
+                              "n_req": n_req, "n_req_logistic": n_req, "low": n_req / 1.05, "high": n_req * 1.05,
+                              "pool_share": 0.2, "pool_limited": False})
+    for task, cot in (("twohop", False), ("threehop", False), ("twohop", True), ("threehop", True)):
+        levels = range(1, 5) if cot else range(2, 6)
+        for N in (10, 20, 30):
+            for seed in (0, 1):
+                for level in levels:
+                    for target in (0.9, 0.95, 0.99):
+                        right = (target == 0.9) and (level == (2 if cot else rule.plain_k(task)))
+                        n_req = 50.0 * N**2 * (1 + 0.05 * seed)
+                        crossings.append({"task": task, "cot": cot, "N": N, "seed": seed, "level": level,
+                                          "target": target, "crossing": n_req / (1.4 if right else 2.5 * N / 10)})
+    return pd.DataFrame(cells), pd.DataFrame(crossings)
 
 
-def test_the_rule_is_fitted_on_two_hop_alone_and_centres_its_spread():
-    ratios = fake_ratios()
-    fitted = rule.fit_rule(ratios)
-    assert (fitted["k"], fitted["target"]) == (3, 0.9)
-    assert fitted["factor"] == pytest.approx(np.sqrt(1.8 * 2.2)) and fitted["spread"] == pytest.approx(2.2 / 1.8)
-    # three-hop's numbers do not move the rule
-    moved = ratios.copy()
-    moved.loc[moved["set"] == "three-hop", "crossing"] /= 10
-    assert rule.fit_rule(moved)["factor"] == fitted["factor"]
-    tested = rule.apply_rule(ratios, fitted)
-    two = tested[tested["set"] == "two-hop"]["ratio"]
-    assert two.min() * two.max() == pytest.approx(1.0)  # centred on 1
-    ranges = rule.ratio_ranges(tested, 1.15).set_index("set")
-    assert ranges.loc["two-hop", "within"] == 3 and ranges.loc["three-hop", "within"] == 0
-    assert ranges.loc["three-hop", "ratio_min"] == pytest.approx(1.5 * 1.8 / fitted["factor"])
-    text = rule.where_it_misses(ranges.reset_index(), 1.15)
-    assert "two-hop: every one of its 3 cells" in text and "three-hop (3 cells, N = 20-40): 0 within" in text
-    assert "more data than the rule says" in text
-    assert ranges.loc["two-hop", "drift"] == pytest.approx(np.polyfit(np.log([20, 30, 40]),
-                                                                      np.log([1.8, 2.0, 2.2]), 1)[0])
-    assert "drifts as N^+0.29: the measured data grows faster" in text
+def test_the_rule_is_scored_out_of_sample_and_in_sample_apart():
+    cells, crossings = fake_cells()
+    result = rule.evaluate(cells, crossings)
+    fitted, oos, ins = result["rule"], result["oos"], result["in_sample"]
+    assert (fitted.plain_share, fitted.cot_level, fitted.cot_share) == (0.9, 2, 0.9)
+    assert fitted.factor == pytest.approx(1.4) and fitted.cells == 24
+    assert len(oos) == len(ins) == 24 and set(oos["series"]) == {"two-hop", "three-hop", "two-hop, CoT",
+                                                                 "three-hop, CoT"}
+    assert np.allclose(oos["ratio"], 1.0) and np.allclose(ins["ratio"], 1.0)
+    arch = result["architecture"]  # the Mamba: by the rule fitted without two-hop, labelled apart
+    assert set(arch["series"]) == {"two-hop, Mamba"} and np.allclose(arch["ratio"], 1.1)
+    assert result["waiting"].empty
+    summary = rule.series_summary(oos).set_index("series")
+    assert summary.loc["two-hop", "within_115"] == 6 and summary.loc["two-hop", "rule"] == "k = 3, 90%, x1.40"
+    assert summary.loc["two-hop, CoT", "rule"] == "m = 2, 90%, x1.40"
+    assert "Every task's median lies within 1.25x" in rule.where_it_misses(summary.reset_index())
+    assert "100% of 24 cells lie within 1.25x" in rule.oos_sentence(oos, ins, fitted) and "met." in \
+        rule.oos_sentence(oos, ins, fitted)
 
 
-def test_no_two_hop_cell_gives_no_rule_and_says_so():
-    assert rule.fit_rule(fake_ratios().query("set == 'three-hop'")) == {}
-    assert rule.describe_rule({}).startswith("no rule")
-    assert rule.authors_ratios({}).empty
+def test_a_cell_without_crossings_waits_and_a_missing_prediction_counts_as_a_miss():
+    cells, crossings = fake_cells()
+    late = crossings[~((crossings["task"] == "threehop") & (crossings["N"] == 30))]  # plain and CoT
+    result = rule.evaluate(cells, late)
+    assert sorted(result["waiting"]["N"].tolist()) == [30, 30, 30, 30] and len(result["oos"]) == 20
+    unreachable = crossings.assign(crossing=crossings["crossing"].where(~((crossings["task"] == "threehop")
+                                                                         & ~crossings["cot"] & (crossings["N"] == 30)
+                                                                         & (crossings["target"] == 0.9))))
+    scored = rule.evaluate(cells, unreachable)
+    three = scored["oos"][scored["oos"]["series"] == "three-hop"]
+    assert three["ratio"].isna().sum() == 2 and len(three) == 6 and rule.accuracy(scored["oos"])["within_125"] < 1
 
 
-def test_probes_are_read_under_one_give_up_rule():
-    probes = pd.DataFrame({"n_train": [1, 2, 3], "give_up_floor": [0, 2000, np.nan]})
-    assert rule.probes_under_rule(probes, 0)["n_train"].tolist() == [1, 3]
-    assert rule.probes_under_rule(probes, 2000)["n_train"].tolist() == [2]
-    old = probes.drop(columns="give_up_floor")
-    assert len(rule.probes_under_rule(old, 0)) == 3 and rule.probes_under_rule(old, 2000).empty
-    assert rule.rule_name(0) != rule.rule_name(2000)
+def test_misses_and_drifts_are_named_with_their_direction():
+    summary = pd.DataFrame([{"series": "parallel two-hop", "cells": 6, "N": "10-30", "median": 0.7, "drift": -0.3,
+                             "unpredicted": 0}, {"series": "five-hop, CoT", "cells": 4, "N": "6-9", "median": 1.6,
+                                                 "drift": 0.05, "unpredicted": 1}])
+    text = rule.where_it_misses(summary)
+    assert "parallel two-hop (6 cells, N = 10-30): it needs 0.70x the prediction (median): less data" in text
+    assert "drifts as N^-0.30: the measured data grows slower" in text
+    assert "five-hop, CoT" in text and "more data than its evidence says" in text and "1 cell(s) without" in text
+
+
+def test_the_drift_table_sets_each_explanation_beside_the_measurement():
+    cells = pd.DataFrame({"series": "parallel two-hop", "N": [10, 10, 20, 20, 30, 30], "seed": [0, 1] * 3,
+                          "n_req": [1000.0, 1000, 3000, 3000, 6000, 6000], "pool_share": [0.5, 0.5, 0.2, 0.2, 0.1, 0.1]})
+    table = pd.DataFrame({"series": "parallel two-hop", "N": [10, 20, 30], "seed": 0, "level": 3, "target": 0.99,
+                          "crossing": [500.0, 500 * 2**2.8, 500 * 3**2.8]})
+    drift = rule.drift_explained(cells, table, Rule(plain_share=0.99, cot_level=2, cot_share=0.9, factor=1.0))
+    exp = drift.set_index("quantity")["exponent"]
+    assert exp["measured n_req (the floor)"] == pytest.approx(np.polyfit(np.log([10, 20, 30]), np.log([1000, 3000, 6000]), 1)[0])
+    assert exp.filter(like="crossing the rule reads").iloc[0] == pytest.approx(2.8)
+    assert "grows as N^1.63, the crossing the rule reads as N^2.80" in rule.drift_sentence(drift)
+    assert "Leaving out" not in rule.drift_sentence(drift)  # two N under a quarter of the pool: no exponent
+
+
+def test_the_preregistered_predictions_are_read_with_their_measurements_or_said_to_wait():
+    predictions = pd.DataFrame({"task": ["b=f(x1,x2); t=f(b,x3)"] * 2, "N": [25, 30], "n_pred": [5000.0, 6500.0],
+                                "n_low": [4900.0, 6400.0], "n_high": [5100.0, 6600.0], "seed_0": [4950.0, 6450.0],
+                                "seed_1": [5050.0, 6550.0], "eligible": [7756, 13325]})
+    empty = readings.measured_preregistered(predictions, table="data/predict/none_such.csv")
+    assert empty.empty
+    text = readings.preregistered_sentence(predictions, empty)
+    assert "2 predictions for 1 tasks" in text and "None is measured yet" in text
+    shown = readings.preregistered_table(predictions, empty)
+    assert shown["measured"].isna().all() and views.preregistered_view(shown).text.iloc[0, 6] == ""
+    measured = pd.DataFrame({"task": ["b=f(x1,x2); t=f(b,x3)"] * 2, "N": [25, 25], "seed": [0, 1],
+                             "predicted": [4950.0, 5050.0], "n_req": [5445.0, 5050.0], "ratio": [1.1, 1.0]})
+    both = readings.preregistered_table(predictions, measured)
+    assert both.loc[0, "measured"] == pytest.approx(5247.5) and np.isnan(both.loc[1, "measured"])
+    assert "measured / predicted 1.00-1.10, 100% within 1.25x" in readings.preregistered_sentence(predictions, measured)
+    metrics = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
+                                       pd.DataFrame(), pd.DataFrame(), predictions, measured)
+    assert metrics["predict_preregistered_tasks"] == 1 and metrics["predict_preregistered_ratio_max"] == 1.1
+    none = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
+                                    pd.DataFrame(), pd.DataFrame(), predictions, empty)
+    assert np.isnan(none["predict_preregistered_ratio_min"]) and none["predict_rule_floor"] == 1
+
+
+def test_the_metrics_hold_every_task_and_the_exercise_check_fails_on_a_wrong_answer():
+    cells, crossings = fake_cells()
+    result = rule.evaluate(cells, crossings)
+    m = readings.chapter_metrics(result["rule"], result["oos"], result["in_sample"], result["architecture"],
+                                 pd.DataFrame(), readings.read_preregistered().iloc[:0], pd.DataFrame())
+    assert m["predict_oos_cells"] == 24 and m["predict_oos_within_115_share"] == 1.0
+    assert m["predict_oos_median_ratio_twohop"] == 1.0 and np.isnan(m["predict_oos_median_ratio_fivehop"])
+    assert m["predict_cot_rule"].startswith("every hop fact used by at least 2 training examples")
+    assert m["predict_ratio_twohop_mamba_max"] == 1.1
+    oos = result["oos"]
+    truth = readings.raw_within_share(oos)
+    assert truth == 0.0  # the raw ratio is 1.4 everywhere
+    assert readings.check_raw_within(truth, truth).startswith("right")
+    assert readings.check_raw_within(1.0, truth).startswith("wrong") and f"{truth:.3f}" not in \
+        readings.check_raw_within(1.0, truth)
+    assert readings.check_raw_within(None, truth).startswith("no answer")
 
 
 def test_the_shipped_cells_and_crossings_meet():
-    cells = rule.measured_cells()
-    assert set(cells["set"]) >= {"two-hop", "three-hop", "two-hop, CoT"}
-    ratios = rule.cell_ratios(cells, rule.read_crossings())
-    assert (ratios["ratio"] > 0).all() and len(ratios[ratios["set"] == "two-hop"])
-    # two-hop's N = 50 is read at the cap its experiment raised there, as chapter 4 reads it
-    from covlib.search.experiments import experiment_cells
-    assert {c.N: c.step_cap for c in experiment_cells(rule.TEST_SETS["two-hop"])}[50] == 12000
-
-
-def test_the_exercise_check_fails_on_a_wrong_answer():
-    ratios = fake_ratios()
-    fitted = rule.fit_rule(ratios)
-    truth = readings.raw_within_share(ratios, fitted, 1.15)
-    assert truth == 0.0  # raw ratios 1.8-2.2 are all outside 1.15x
-    assert readings.check_raw_within(truth, truth, 1.15).startswith("right")
-    assert readings.check_raw_within(1.0, truth, 1.15).startswith("wrong")
-    assert f"{truth:.3f}" not in readings.check_raw_within(1.0, truth, 1.15)
-    assert readings.check_raw_within(None, truth, 1.15).startswith("no answer")
-
-
-def test_metrics_and_findings_name_every_set():
-    ratios = fake_ratios()
-    fitted = rule.fit_rule(ratios)
-    tested = rule.apply_rule(ratios, fitted)
-    ranges = rule.ratio_ranges(tested, 1.15)
-    authors = pd.DataFrame({"N": [50, 200], "ratio": [0.9, 1.3], "seconds": [3.0, 90.0], "cpu_seconds": [2.0, 40.0],
-                            "seeds": [3, 1]})
-    m = readings.chapter_metrics(fitted, ranges, tested, authors, 1.15, 40.0, rule.describe_rule(fitted))
-    assert m["predict_rule_fitted_on"] == "twohop" and m["predict_within_115_share"] == pytest.approx(0.5)
-    assert m["predict_ratio_twohop_min"] < 1 < m["predict_ratio_twohop_max"] and m["predict_ratio_authors_max"] == 1.3
-    assert m["predict_seconds_twohop_N200"] == 40.0 and "threehop" in " ".join(m)
-    text = readings.findings(m["predict_rule"], ranges, tested, authors, 1.15)
-    assert "within 1.15x: 50% of 6" in text and "N = 50, 200" in text
-    with_authors = pd.concat([ranges, ranges.iloc[:1].assign(set="authors' two-hop (GPT-2)")], ignore_index=True)
-    assert readings.findings(m["predict_rule"], with_authors, tested, authors, 1.15).count("authors' two-hop") == 1
-    note = rule.authors_note(authors, fitted)
-    assert "40 CPU seconds" in note and "3 dataset seeds at N = 50; 1 dataset seed at N = 200" in note
-    assert "not predicted yet" in rule.authors_note(authors.iloc[:0], fitted) and "--k 3 --share 0.9" in \
-        rule.authors_note(authors.iloc[:0], fitted)
-
-
-def test_the_probe_sentence_covers_success_failure_and_a_prediction_beyond_the_pool():
-    ok = {"n_train": 500, "success": True, "steps": 900, "stopped": "early_stop", "best_type0": 0.995}
-    assert "enough here" in reader.probe_sentence(ok, 480.0)
-    assert "overestimates" in reader.probe_sentence(ok, 900.0)
-    bad = {"n_train": 500, "success": False, "steps": 3000, "stopped": "steps", "best_type0": 0.42}
-    text = reader.probe_sentence(bad, 500.0)
-    assert "42.0%" in text and "step cap" in text and "longer training" in text
-    assert "as the rule expects" in reader.probe_sentence(bad, 900.0)
-    early = {**bad, "stopped": "gave_up", "steps": 250, "give_up_floor": 0}
-    assert "the authors' give-up rule ended it (chapter 4 finds" in reader.probe_sentence(early, 900.0)
-    floored = reader.probe_sentence({**early, "steps": 2400, "give_up_floor": 2000}, 900.0)
-    assert "the give-up rule with its 2,000-step floor ended it after 2,400 steps" in floored and "chapter 4" not in floored
+    cells = rule.label_cells(rule.book_cells()["floor"], {**rule.SERIES, **rule.ARCHITECTURES})
+    assert set(cells["series"]) >= {"two-hop", "three-hop", "two-hop, CoT", "two-hop, Mamba"}
+    table, waiting = rule.fit_table(cells[cells["series"].isin(list(rule.SERIES))], rule.read_crossings())
+    assert len(table) and (table["crossing"].dropna() > 0).all()
+    assert set(table["series"]) >= {"two-hop", "three-hop", "parallel two-hop", "two-hop, CoT", "three-hop, CoT"}
 
 
 def test_a_readers_coverage_grows_with_the_data():
@@ -120,21 +148,6 @@ def test_a_readers_coverage_grows_with_the_data():
     wide = growth.pivot(index="n_train", columns="k", values="covered")
     assert (wide[1] >= wide[3]).all()  # deeper coverage is harder
     assert wide[3].iloc[-1] > wide[3].iloc[0]
-
-
-def test_the_depth_reading_names_deeper_and_shallower_tasks():
-    ratios = fake_ratios()
-    fitted = rule.fit_rule(ratios)  # k = 3 at 90%; the fake table has only that k at 90%
-    extra = ratios[ratios["k"] == 3].assign(k=5)
-    extra = extra.assign(crossing=extra["crossing"] * np.where(extra["set"] == "three-hop", 1.5, 3.0))
-    both = pd.concat([ratios, extra], ignore_index=True)
-    both = both.assign(ratio=both["n_req"] / both["crossing"])
-    depth = rule.depth_each_set_needs(both, fitted).set_index("set")
-    assert depth.loc["two-hop", "k"] == 3 and depth.loc["three-hop", "k"] == 5
-    assert depth.loc["three-hop", "factor at the rule's k"] == pytest.approx(1.5 * (1.8 * 2.0 * 2.2) ** (1 / 3))
-    text = rule.depth_sentence(depth.reset_index(), fitted)
-    assert "two-hop at the rule's own k = 3" in text and "deeper coverage for three-hop (k = 5" in text
-    assert "shallower" not in text
 
 
 def test_the_check_probe_goes_to_the_nearest_predicted_N_or_nowhere():
@@ -145,8 +158,6 @@ def test_the_check_probe_goes_to_the_nearest_predicted_N_or_nowhere():
 
 
 def test_the_chapters_tables_read_as_a_reader_expects():
-    from covlib.chapters.ch10_how_much_data_will_my_task_need import views
-
     prediction = pd.DataFrame({"N": [8, 12], "n_pred": [np.nan, 1086.4], "n_low": [np.nan, 1059.8],
                                "n_high": [np.nan, 1114.1], "eligible": [254, 850], "probes": [9, 9],
                                "seconds": [0.12, 0.31], "cpu_seconds": [0.1, 0.3]})
@@ -154,7 +165,47 @@ def test_the_chapters_tables_read_as_a_reader_expects():
     assert list(table.text.columns) == ["N (tokens)", "predicted n_req (examples)", "lowest seed", "highest seed",
                                         "ID pool (inputs)", "datasets generated", "wall seconds"]
     assert table.text.iloc[1, 1:4].tolist() == ["1,086", "1,060", "1,114"] and table.text.iloc[0, 1] == ""
-    depth = pd.DataFrame({"set": ["two-hop"], "k": [3], "typical ratio": [0.98], "range": ["0.90-1.11"],
-                          "factor at the rule's k": [1.97], "at the edge": [False], "cells": [10]})
-    assert views.depth_view(depth).text.iloc[0, 5] == "no"  # a word, never False
     assert views.findings_markdown("Rule: 2 x.\ntwo-hop: 10 cells.\n") == "* Rule: 2 x.\n* two-hop: 10 cells."
+
+
+def test_a_sweep_over_the_readers_task_records_it():
+    prediction = pd.DataFrame({"N": [8, 10], "n_pred": [np.nan, 700.4]})
+    growth = pd.DataFrame({"n_train": [100, 100, 400, 400], "k": [2, 3, 2, 3], "covered": [0.5, 0.2, 0.99, 0.9]})
+    row = {"n_train": 700, "eligible": 2000, "success": False, "best_type0": 0.6}
+    m = reader.reader_metrics("b=f1(x2,x3); t=f2(x1,b)", False, prediction, growth, 3, (10, 700.4), row)
+    assert m["reader_task"] == "b = f1(x2,x3); t = f2(x1,b)" and m["reader_predicted_n_req"] == {8: None, 10: 700}
+    assert m["reader_covered_share"] == 0.9 and m["reader_covered_at_n_train"] == 400
+    assert m["reader_probe_position"] == "at" and m["reader_probe_success"] is False
+    assert "reader_probe_N" not in reader.reader_metrics({"b": "f1(x1,x2)", "t": "f2(b,x3)"}, True, prediction, growth,
+                                                         2, None, None)
+
+
+@pytest.mark.parametrize("success", [True, False])
+@pytest.mark.parametrize("n_train,predicted,eligible,where", [
+    (400, 500.4, 5000, "below"), (500, 500.4, 5000, "at"), (501, 500.6, 5000, "at"), (600, 500.0, 5000, "above"),
+    (3151, 3400.0, 4151, "capped"),  # the largest probe the pool allows: 4,151 less 1,000 kept to test
+])
+def test_the_probe_is_read_against_the_whole_size_it_was_trained_at(success, n_train, predicted, eligible, where):
+    row = {"n_train": n_train, "eligible": eligible, "success": success, "steps": 900 if success else 3000,
+           "stopped": "early_stop" if success else "gave_up", "best_type0": 0.995 if success else 0.42,
+           "give_up_floor": 2000}
+    assert reader.probe_position(n_train, predicted, eligible) == where
+    text = reader.probe_sentence(row, predicted)
+    expected = {(True, "at"): "the prediction is enough here", (True, "below"): "the rule overestimates",
+                (True, "capped"): "the rule overestimates", (True, "above"): "neither confirms nor refutes",
+                (False, "at"): "The task needs more than the rule predicts.",
+                (False, "below"): "as the rule expects of a training set below its prediction",
+                (False, "capped"): "as the rule expects of a training set below its prediction",
+                (False, "above"): "the rule underestimates it"}[success, where]
+    assert expected in text
+    assert ("the most the ID pool allows" in text) == (where == "capped")
+    assert f"{n_train:,} training examples" in text
+
+
+def test_a_failure_at_the_predicted_size_is_not_read_as_expected():
+    """A failure at exactly the predicted size (the pool holds more) says the task needs more, not that the size was
+    below the prediction."""
+    row = {"n_train": 3151, "eligible": 4885, "success": False, "steps": 2400, "stopped": "gave_up",
+           "best_type0": 0.6, "give_up_floor": 2000}
+    text = reader.probe_sentence(row, 3151.4)
+    assert "needs more than the rule predicts" in text and "pool" not in text and "as the rule expects" not in text

@@ -15,6 +15,7 @@ from covlib.coverage.evidence import (
     hop_evidence,
     independent_pair_evidence,
     independent_sweep,
+    population_hop_evidence,
     sound_sweep,
     space_answers,
     true_classes,
@@ -190,15 +191,36 @@ def test_hop_evidence_is_the_fewest_uses_of_any_of_an_items_facts():
         assert sum(int(u.sum()) for u in fact_uses(ds).values()) == len(ds.train_inputs) * len(task.hops)
 
 
+@pytest.mark.parametrize("name,same", [("twohop", False), ("parallel_twohop", False), ("twohop", True)])
+def test_population_hop_evidence_covers_every_id_input_not_in_training(name, same, monkeypatch):
+    N = 6
+    ds = generate(DatasetConfig(name, N, 60 if name == "twohop" else 200, seed=2, test_size_per_type=0,
+                                same_functions=same))
+    task = ds.task
+    everything = np.array(list(itertools.product(range(N), repeat=task.n_inputs)))
+    _, facts = task.evaluate(everything, ds.tables, same)
+    tables = task.table_of_hop(same)
+    eligible = np.all([ds.seen_split[t].reshape(-1)[f] for f, t in zip(facts, tables)], axis=0)
+    train = {tuple(x) for x in ds.train_inputs.tolist()}
+    outside = np.array([tuple(x) not in train for x in everything.tolist()])
+    expected = hop_evidence(ds, everything[eligible & outside])
+    assert sorted(population_hop_evidence(ds).tolist()) == sorted(expected.tolist())
+    assert len(expected) == ds.eligible_count - len(train)
+    import covlib.coverage.evidence as evidence  # a space too large to keep: labelled chunk by chunk
+
+    kept = population_hop_evidence(ds).tolist()
+    monkeypatch.setattr(evidence, "space_facts", lambda *args: None)
+    assert population_hop_evidence(ds, chunk=50).tolist() == kept
+
+
 def test_a_crossing_of_hop_facts_is_bracketed_like_any_other():
     cell = CoverageProbes("threehop", 10, 0, [2, 3], test_size_per_type=300, evidence="hop facts")
     row = cell.crossing(3, 0.9, rel_tol=0.0, top_first=False)
     assert row["n_train"] - row["below"] == 1
     assert cell.share(row["n_train"], 3) >= 0.9 > cell.share(row["below"], 3)
-    ds = generate(DatasetConfig("threehop", 10, row["n_train"], seed=0, test_size_per_type=300))
-    ids = ds.test_types == "type_0"
+    ds = generate(DatasetConfig("threehop", 10, row["n_train"], seed=0, test_size_per_type=0))
     assert shares_at("threehop", 10, 0, [3], 300, row["n_train"], "hop facts")[3] == \
-        pytest.approx(np.mean(hop_evidence(ds, ds.test_inputs[ids]) >= 3))
+        pytest.approx(np.mean(population_hop_evidence(ds) >= 3))
     sound = shares_at("twohop", 12, 0, [2, 3], 300, 500, "sound")
     paper = shares_at("twohop", 12, 0, [2, 3], 300, 500, "contexts")
     assert all(sound[k] <= paper[k] for k in (2, 3))

@@ -196,7 +196,7 @@ def test_folder_names_follow_the_authors():
         (dict(task="twohop", num_tokens=10, n_train=0), "at least 1"),
         (dict(task="twohop", num_tokens=10, n_train=10, seen_ratio=1.5), "seen_ratio"),
         (dict(task="nontree", num_tokens=5, n_train=10, same_functions=True), "arities"),
-        (dict(task="fivehop", num_tokens=60, n_train=10, cot=True), "smaller --num-tokens"),
+        (dict(task="fivehop", num_tokens=60, n_train=10, cot=True), r"smaller num_tokens \(N\)"),
     ],
 )
 def test_bad_configs_are_refused_with_a_clear_message(kwargs, message):

@@ -120,12 +120,52 @@ def test_predict_function_and_cli_agree(capsys):
     assert row["n_pred"] == 2 * raw["n_train"]
     assert cell.share(raw["n_train"], 2) >= 0.9 > cell.share(raw["below"], 2)
     assert row["n_low"] <= row["n_pred"] <= row["n_high"] and row["seconds"] > 0
-    assert main(["predict", "--task", "twohop", "--N", "12", "--k", "2", "--share", "0.9", "--seeds", "1",
+    assert main(["predict", "--task", "twohop", "--N", "12", "--raw", "--k", "2", "--share", "0.9", "--seeds", "1",
                  "--factor", "2", "--test-size", "300", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert f"{row['n_pred']:,.0f}" in out and "total" in out
     assert main(["predict", "--task", "twohop", "--N", "12", "--jobs", "0"]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_predict_applies_a_fitted_rule_and_prints_it_with_its_accuracy(tmp_path, capsys):
+    from covlib.coverage.predict import predict_with_rule
+    from covlib.coverage.rule import Rule, save_rule
+
+    rule = Rule(plain_share=0.9, cot_level=2, cot_share=0.9, factor=1.5, fitted_on=["two-hop", "three-hop"], cells=4,
+                provenance={"protocol": "the give-up floor of 2,000 steps", "commit": "abc1234"},
+                accuracy={"cells": 4, "within_115": 0.5, "within_125": 0.75, "median_ratio": {"two-hop": 1.02}})
+    path = tmp_path / "rule.json"
+    save_rule(rule, path)
+    plain = predict_with_rule("twohop", [12], rule, seeds=(0,), test_size_per_type=300)
+    bare = predict_requirement("twohop", [12], k=3, share=0.9, seeds=(0,), test_size_per_type=300, evidence="sound")
+    assert plain["n_pred"].iloc[0] == pytest.approx(1.5 * bare["n_pred"].iloc[0])  # k = depth + 1 = 3, sound
+    cot = predict_with_rule("twohop", [12], rule, cot=True, seeds=(0,), test_size_per_type=300)
+    hops = predict_requirement("twohop", [12], k=2, share=0.9, seeds=(0,), test_size_per_type=300, evidence="hop facts")
+    assert cot["n_pred"].iloc[0] == pytest.approx(1.5 * hops["n_pred"].iloc[0]) and cot["seed_0"].iloc[0] > 0
+    assert main(["predict", "--task", "twohop", "--N", "12", "--seeds", "1", "--test-size", "300", "--jobs", "1",
+                 "--rule", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "fitted on 4 cells of 2 tasks under the give-up floor of 2,000 steps (commit abc1234)" in out
+    assert "k = 3 (depth 2 + 1)" in out and "75% of 4 cells within 1.25x, 50% within 1.15x" in out
+    assert f"{plain['n_pred'].iloc[0]:,.0f}" in out
+    assert main(["predict", "--task", "twohop", "--N", "12", "--seeds", "1", "--test-size", "300", "--jobs", "1",
+                 "--rule", str(path), "--cot"]) == 0
+    assert "every hop fact in at least 2 training examples" in capsys.readouterr().out
+
+
+def test_every_predict_error_names_the_flags_of_predict(tmp_path, capsys):
+    assert main(["predict", "--task", "twohop", "--N", "12", "--k", "2"]) == 2
+    assert "--k set the bare crossing: add --raw" in capsys.readouterr().err
+    assert main(["predict", "--task", "twohop", "--N", "12", "--raw", "--cot"]) == 2
+    assert "--raw takes no --rule or --cot" in capsys.readouterr().err
+    assert main(["predict", "--task", "twohop", "--N", "12", "--rule", str(tmp_path / "none.json")]) == 2
+    assert "no fitted rule at" in capsys.readouterr().err
+    assert main(["predict", "--task", "threehop", "--N", "500", "--raw"]) == 2
+    err = capsys.readouterr().err
+    assert "use a smaller num_tokens (N) (option --N)" in err and "--num-tokens" not in err
+    assert main(["generate", "threehop", "--num-tokens", "500", "--n-train", "5", "--out", str(tmp_path)]) == 2
+    assert "(option --num-tokens)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", list(FORMULAS))

@@ -33,13 +33,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# a library parameter some commands set under another name: the number of tokens is --num-tokens to `covlib
+# generate`, --N (a list of sizes) to predict and scaling
+SAME_PARAMETER = {"num_tokens": ("num_tokens", "N")}
+
+
 def option_of(parser: argparse.ArgumentParser, command: str, dest: str) -> str | None:
     """The option of ``command`` that sets the parameter ``dest`` (``n_train`` -> ``--n-train``), or None."""
     for action in parser._actions:  # argparse keeps its subcommands here, and no public way to reach them
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            for option in action.choices[command]._actions:
-                if option.dest == dest and option.option_strings:
-                    return max(option.option_strings, key=len)
+            for name in SAME_PARAMETER.get(dest, (dest,)):
+                for option in action.choices[command]._actions:
+                    if option.dest == name and option.option_strings:
+                        return max(option.option_strings, key=lambda o: (len(o), o))
     return None
 
 

@@ -1,4 +1,4 @@
-"""`covlib predict`: coverage's predicted required data per N, before any training."""
+"""`covlib predict`: the training data a task will need, by the book's fitted rule, before any training."""
 from __future__ import annotations
 
 import argparse
@@ -9,18 +9,32 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
+from covlib.base.paths import repository_path
 from covlib.cli.task_option import add_task_options, task_of
-from covlib.coverage.predict import predict_requirement
+from covlib.coverage.evidence import EVIDENCE_KINDS
+from covlib.coverage.predict import predict_requirement, predict_with_rule
+from covlib.coverage.rule import RULE_FILE, Rule, load_rule
+
+RAW_ONLY = ("k", "share", "factor", "evidence")  # options that set the bare crossing, read with --raw only
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_task_options(p)
     p.add_argument("--N", type=int, nargs="+", required=True, help="token-set sizes")
-    p.add_argument("--k", type=int, default=3, help="evidence threshold of coverage (default 3)")
-    p.add_argument("--share", type=float, default=0.99, help="share of ID test items to cover (default 0.99)")
+    p.add_argument("--cot", action="store_true",
+                   help="chain of thought: the bridges are written out, so the rule reads each hop's fact count")
+    p.add_argument("--rule", default=None, metavar="FILE",
+                   help=f"the fitted rule to apply (default: the book's, {RULE_FILE}, fitted in chapter 10)")
+    p.add_argument("--raw", action="store_true",
+                   help="no rule: the bare crossing, the data at which --share of the ID test items have evidence "
+                        "--k (with --factor, default 1)")
+    p.add_argument("--k", type=int, default=None, help="with --raw: evidence threshold (default 3)")
+    p.add_argument("--share", type=float, default=None, help="with --raw: share of ID test items (default 0.99)")
+    p.add_argument("--factor", type=float, default=None, help="with --raw: multiply the crossing by this (default 1)")
+    p.add_argument("--evidence", default=None, choices=EVIDENCE_KINDS,
+                   help="with --raw: what counts as evidence (default contexts, the paper's k-coverage; sound, "
+                        "through true equivalences only; hop facts, every hop fact in k training examples)")
     p.add_argument("--seeds", type=int, default=3, help="dataset seeds 0..S-1: median and range (default 3)")
-    p.add_argument("--factor", type=float, default=1.0,
-                   help="calibration: multiply the crossing by this (chapter 10 fits it on two-hop; default 1)")
     p.add_argument("--rel-tol", type=float, default=0.03, help="bisection stops once the bracket is this tight")
     p.add_argument("--out", default=None, help="also write the table to this CSV (rows of other N and rules are kept)")
     p.add_argument("--test-size", type=int, default=1000, help="ID test items per dataset whose coverage is read")
@@ -29,15 +43,48 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "round and the other seeds run side by side; 1 runs everything here, one probe at a time)")
 
 
+def rule_header(rule: Rule, task: str, cot: bool) -> list[str]:
+    """The rule and its out-of-sample accuracy, as the command prints them above its answer."""
+    provenance, accuracy = rule.provenance, rule.accuracy
+    lines = [f"{task}{' (chain of thought)' if cot else ''}: the book's rule, fitted on {rule.cells} cells of "
+             f"{len(rule.fitted_on)} tasks under {provenance.get('protocol', 'an unknown protocol')}"
+             + (f" (commit {provenance['commit']})" if provenance.get("commit") else ""),
+             f"  n_req = {rule.describe(task, cot)}"]
+    if accuracy.get("cells"):
+        lines.append(f"  out of sample (each task predicted by the rule fitted without it): "
+                     f"{accuracy['within_125']:.0%} of {accuracy['cells']} cells within 1.25x, "
+                     f"{accuracy['within_115']:.0%} within 1.15x; median measured / predicted per task "
+                     + ", ".join(f"{name} {ratio:.2f}" for name, ratio in accuracy.get("median_ratio", {}).items()))
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     task = task_of(args)
-    if args.seeds < 1 or args.k < 1 or not 0 < args.share <= 1 or args.factor <= 0 or args.test_size < 1 or args.jobs < 1:
-        raise CovlibError("--seeds, --k, --test-size and --jobs must be at least 1, --share in (0, 1], --factor positive")
+    if args.seeds < 1 or args.test_size < 1 or args.jobs < 1:
+        raise CovlibError("--seeds, --test-size and --jobs must be at least 1")
+    given = [f"--{name}" for name in RAW_ONLY if getattr(args, name) is not None]
+    if given and not args.raw:
+        raise CovlibError(f"{', '.join(given)} set the bare crossing: add --raw (without it the book's rule decides "
+                          "the evidence, its level and share, and the factor)")
+    if args.raw and (args.rule or args.cot):
+        raise CovlibError("--raw takes no --rule or --cot: give the evidence with --evidence (hop facts for chain of "
+                          "thought) and its level with --k")
     start = time.perf_counter()
-    table = predict_requirement(task, args.N, args.k, args.share, list(range(args.seeds)), args.factor, args.rel_tol,
-                                args.test_size, jobs=args.jobs)
-    print(f"{task}: training examples at which {args.share:.0%} of the ID test items are {args.k}-covered"
-          + (f", times {args.factor:g}" if args.factor != 1 else "") + f" (median and range over {args.seeds} seeds)")
+    seeds = list(range(args.seeds))
+    if args.raw:
+        k, share = args.k if args.k is not None else 3, args.share if args.share is not None else 0.99
+        factor, evidence = args.factor if args.factor is not None else 1.0, args.evidence or "contexts"
+        if k < 1 or not 0 < share <= 1 or factor <= 0:
+            raise CovlibError("--k must be at least 1, --share in (0, 1], --factor positive")
+        table = predict_requirement(task, args.N, k, share, seeds, factor, args.rel_tol, args.test_size,
+                                    jobs=args.jobs, evidence=evidence)
+        print(f"{task}: training examples at which {share:.0%} of the ID test items have evidence {k} ({evidence})"
+              + (f", times {factor:g}" if factor != 1 else "") + f" (median and range over {args.seeds} seeds)")
+    else:
+        rule = load_rule(args.rule or repository_path(RULE_FILE))
+        table = predict_with_rule(task, args.N, rule, args.cot, seeds, args.rel_tol, args.test_size, jobs=args.jobs)
+        print("\n".join(rule_header(rule, task, args.cot)))
+        print(f"(median and range over {args.seeds} dataset seeds)")
     print(f"{'N':>6}{'predicted':>12}{'range':>22}{'ID pool':>12}{'seconds':>10}")
     for _, r in table.iterrows():
         if r["n_pred"] != r["n_pred"]:
@@ -47,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
               f"{r['seconds']:>10.1f}")
     print(f"total {time.perf_counter() - start:.1f} s")
     if args.out:
-        keep = ["task", "N", "k", "share", "seeds"]
         old = pd.read_csv(args.out) if Path(args.out).is_file() else table.iloc[:0]
+        keep = [c for c in ("task", "N", "k", "share", "seeds", "evidence", "cot") if c in old and c in table]
         old = old.merge(table[keep], on=keep, how="left", indicator=True)
         old = old[old["_merge"] == "left_only"].drop(columns="_merge")
         both = pd.concat([old, table], ignore_index=True).sort_values(["task", "k", "share", "N"])

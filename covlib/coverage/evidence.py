@@ -28,7 +28,7 @@ from covlib.coverage.exact import (
     pair_evidence,
     proper_subsets,
 )
-from covlib.tasks.datasets import Dataset, decode
+from covlib.tasks.datasets import Dataset, DatasetConfig, decode, generate, space_facts
 from covlib.tasks.datasets import encode as encode_inputs
 
 EVIDENCE_KINDS = ("contexts", "sound", "independent", "pooled", "hop facts")  # the paper's count, true equivalences
@@ -222,3 +222,48 @@ def space_answers(dataset: Dataset) -> np.ndarray:
     N, m = dataset.config.num_tokens, dataset.task.n_inputs
     codes = np.arange(N**m, dtype=np.int64)
     return dataset.evaluate(decode(codes, N, m))["t"].astype(np.int64)
+
+
+def population_hop_evidence(dataset: Dataset, chunk: int = 1 << 22) -> np.ndarray:
+    """The per-hop evidence of every ID input not in training: every input whose hop facts all lie in the seen
+    split (the inputs training could have drawn), less the training inputs. Exact, over the whole population, so its
+    share is not conditioned on the facts the training set happens to use (the ID test type is: at a tiny training
+    set every type_0 item has each of its facts used once)."""
+    task, same, N = dataset.task, dataset.config.same_functions, dataset.config.num_tokens
+    m = task.n_inputs
+    uses = fact_uses(dataset)
+    tables = task.table_of_hop(same)
+    train = np.sort(encode_inputs(dataset.train_inputs, N))
+    pool = space_facts(task, dataset.tables, same, N)
+    space = N**m
+    parts = []
+    for begin in range(0, space, chunk):
+        codes = np.arange(begin, min(begin + chunk, space), dtype=np.int64)
+        facts = ([f[begin:begin + len(codes)] for f in pool] if pool is not None else
+                 task.evaluate(decode(codes, N, m), dataset.tables, same)[1])
+        eligible = np.ones(len(codes), dtype=bool)
+        level = np.full(len(codes), np.iinfo(np.int64).max, dtype=np.int64)
+        for flat, name in zip(facts, tables):
+            eligible &= dataset.seen_split[name].reshape(-1)[flat]
+            level = np.minimum(level, uses[name][flat])
+        pos = np.minimum(np.searchsorted(train, codes), len(train) - 1)
+        eligible &= train[pos] != codes
+        parts.append(level[eligible])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def coincidences_by_type(task: str, num_tokens: int, n_train: int, seed: int = 0, k: int = 3,
+                         test_size_per_type: int = 500) -> dict:
+    """How far coincidences inflate coverage in one dataset: the share of its ID (type_0) and OOD (every other type)
+    test items k-covered by the paper's definition and through true equivalences only (OOD items can only be
+    reached by coincidence: one of their facts is unseen)."""
+    ds = generate(DatasetConfig(task, num_tokens, n_train, seed=seed, test_size_per_type=test_size_per_type))
+    answers = ds.evaluate(ds.train_inputs)["t"]
+    paper = coverage_sweep(ds.train_inputs, answers, num_tokens, ds.test_inputs, max_k=k, min_k=k).covered(k)
+    sound = sound_sweep(ds.train_inputs, answers, num_tokens, space_answers(ds), ds.test_inputs, max_k=k,
+                        min_k=k).covered(k)
+    ids, ood = ds.test_types == "type_0", ~np.isin(ds.test_types, ["type_0", "train_inferred"])
+    share = lambda covered, mask: float(covered[mask].mean()) if mask.any() else float("nan")  # noqa: E731
+    return {"task": ds.task.graph, "N": num_tokens, "n_train": n_train, "seed": seed, "k": k,
+            "id_paper": share(paper, ids), "id_sound": share(sound, ids), "ood_paper": share(paper, ood),
+            "ood_sound": share(sound, ood), "id_items": int(ids.sum()), "ood_items": int(ood.sum())}

@@ -10,7 +10,13 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.annotate import coverage_by_k, coverage_inputs
-from covlib.coverage.evidence import EVIDENCE_KINDS, hop_evidence, independent_sweep, sound_sweep, space_answers
+from covlib.coverage.evidence import (
+    EVIDENCE_KINDS,
+    independent_sweep,
+    population_hop_evidence,
+    sound_sweep,
+    space_answers,
+)
 from covlib.coverage.exact import coverage_sweep
 from covlib.tasks.datasets import DatasetConfig, generate
 
@@ -89,16 +95,18 @@ def shares_at(task: str, num_tokens: int, seed: int, ks: Sequence[int], test_siz
     ``evidence`` (covlib.coverage.evidence): "contexts", k-coverage as the paper defines it; "sound", k-coverage
     through true equivalences only; "independent", k-coverage counting independent contexts; "pooled", through
     true equivalences with contexts counted up to their own true equivalence; "hop facts", every hop fact of the
-    item used by at least k training examples (chain of thought)."""
+    item used by at least k training examples (chain of thought), read over every ID input not in training rather
+    than the ID test items (which are conditioned on the facts training uses)."""
+    if check_evidence(evidence) == "hop facts":  # exact over the whole ID population, no test sample
+        ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=0))
+        level = population_hop_evidence(ds)
+        return {k: float(np.mean(level >= k)) if len(level) else 0.0 for k in ks}
     ds = generate(DatasetConfig(task, num_tokens, n, seed=seed, test_size_per_type=test_size_per_type))
     data = coverage_inputs(ds)
     ids = data.test_types == "type_0"
     if not ids.any():  # no type_0 item at all (non-tree at small n): nothing is covered
         return {k: 0.0 for k in ks}
     queries = data.test_inputs[ids]
-    if check_evidence(evidence) == "hop facts":
-        level = hop_evidence(ds, queries)
-        return {k: float(np.mean(level >= k)) for k in ks}
     if evidence in ("sound", "pooled"):
         result = sound_sweep(data.train_inputs, data.train_answers, data.num_tokens, space_answers(ds), queries,
                              max_k=max(ks), min_k=min(ks), pooled=evidence == "pooled")

@@ -79,7 +79,7 @@ class Rule:
         plain = (f"{self.factor:.2f} x the data at which {self.plain_share:.0%} of the ID test items are "
                  "k-covered through true equivalences, k = depth + 1")
         chain = (f"{self.factor:.2f} x the data at which {self.cot_share:.0%} of the ID test items have every hop "
-                 f"fact in at least {self.cot_level} training examples")
+                 f"fact in at least {self.cot_level} training example{'s' if self.cot_level != 1 else ''}")
         if task is None:
             return f"{plain} (no chain of thought); {chain} (chain of thought)"
         evidence, level, _ = self.evidence(task, bool(cot))
@@ -112,17 +112,17 @@ def load_rule(path: str | Path) -> Rule:
 
 def _candidate_rows(table: pd.DataFrame, plain_share: float, level: int, cot_share: float) -> pd.DataFrame:
     """The rows a candidate reads: plain cells at k = depth + 1 and plain_share, CoT cells at m and cot_share."""
-    cot = table["cot"].astype(bool)
-    k_of = table["task"].map(lambda t: plain_k(t))
-    plain = ~cot & (table["level"] == k_of) & np.isclose(table["target"], plain_share)
-    chain = cot & (table["level"] == level) & np.isclose(table["target"], cot_share)
+    cot = table["cot"].to_numpy(bool)
+    k_of = table["task"].map({t: plain_k(t) for t in table["task"].unique()}).to_numpy()
+    level_of, target = table["level"].to_numpy(), table["target"].to_numpy(float)
+    plain = ~cot & (level_of == k_of) & np.isclose(target, plain_share)
+    chain = cot & (level_of == level) & np.isclose(target, cot_share)
     return table[plain | chain]
 
 
-def _weighted_log_fit(rows: pd.DataFrame) -> tuple[float, float]:
-    """(log factor, weighted mean squared deviation) of log(n_req / crossing), each series weighing one."""
-    log_ratio = np.log(rows["n_req"].to_numpy(float) / rows["crossing"].to_numpy(float))
-    weight = 1.0 / rows.groupby("series")["series"].transform("size").to_numpy(float)
+def _weighted_log_fit(log_ratio: np.ndarray, series: np.ndarray) -> tuple[float, float]:
+    """(log factor, weighted mean squared deviation) of the log ratios, each series (integer codes) weighing one."""
+    weight = 1.0 / np.bincount(series)[series]
     centre = float(np.sum(weight * log_ratio) / np.sum(weight))
     return centre, float(np.sum(weight * (log_ratio - centre) ** 2) / np.sum(weight))
 
@@ -133,23 +133,30 @@ def fit_rule(table: pd.DataFrame, exclude: Sequence[str] = (), shares: Sequence[
     candidate (plain share, m, CoT share) whose crossings every fitting cell has, scored by the weighted mean
     squared log ratio after its factor; the best one. None when no candidate has cells of both kinds."""
     fit = table[~table["series"].isin(list(exclude)) & ~table["pool_limited"].astype(bool)]
+    if not len(fit):
+        return None
     cells = fit.drop_duplicates(["series", "N", "seed"])
-    plain_cells = int((~cells["cot"].astype(bool)).sum())
-    cot_cells = int(cells["cot"].astype(bool).sum())
+    n_cells = len(cells)
+    cot = fit["cot"].to_numpy(bool)
+    k_of = fit["task"].map({t: plain_k(t) for t in fit["task"].unique()}).to_numpy()
+    level_of, target = fit["level"].to_numpy(), fit["target"].to_numpy(float)
+    log_ratio = np.log(fit["n_req"].to_numpy(float) / fit["crossing"].to_numpy(float))
+    series = pd.factorize(fit["series"])[0]
+    plain_at = {share: ~cot & (level_of == k_of) & np.isclose(target, share) for share in shares}
     best = None
     for plain_share in shares:
         for level in levels:
             for cot_share in shares:
-                rows = _candidate_rows(fit, plain_share, level, cot_share)
-                usable = rows.dropna(subset=["crossing"])
-                if len(usable) != len(rows) or len(rows) != plain_cells + cot_cells or not len(rows):
+                mask = plain_at[plain_share] | (cot & (level_of == level) & np.isclose(target, cot_share))
+                if mask.sum() != n_cells or np.isnan(log_ratio[mask]).any():
                     continue
-                centre, loss = _weighted_log_fit(rows)
+                centre, loss = _weighted_log_fit(log_ratio[mask], pd.factorize(series[mask])[0])
                 if best is None or loss < best[0] - 1e-12:
-                    best = (loss, plain_share, level, cot_share, centre, rows)
+                    best = (loss, plain_share, level, cot_share, centre, mask)
     if best is None:
         return None
-    loss, plain_share, level, cot_share, centre, rows = best
+    loss, plain_share, level, cot_share, centre, mask = best
+    rows = fit[mask]
     return Rule(plain_share=float(plain_share), cot_level=int(level), cot_share=float(cot_share),
                 factor=float(math.exp(centre)), fitted_on=sorted(rows["series"].unique()), cells=len(rows),
                 provenance={"loss": loss})
@@ -173,9 +180,11 @@ def leave_one_task_out(table: pd.DataFrame, series: Sequence[str] | None = None)
     frames = []
     for held in (series if series is not None else sorted(table["series"].unique())):
         rule = fit_rule(table, exclude=[held])
-        if rule is None:
-            continue
-        part = apply_rule(table[table["series"] == held], rule)
+        mine = table[table["series"] == held]
+        others = table[(table["series"] != held) & ~table["pool_limited"].astype(bool)]
+        if rule is None or not (others["cot"].astype(bool) == bool(mine["cot"].iloc[0])).any():
+            continue  # no other task of its kind (with or without chain of thought) to fit its evidence on
+        part = apply_rule(mine, rule)
         frames.append(part.assign(plain_share=rule.plain_share, cot_level=rule.cot_level, cot_share=rule.cot_share,
                                   factor=rule.factor))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -74,7 +74,8 @@ class DatasetConfig:
         if self.num_tokens**task.n_inputs > MAX_SPACE:
             raise CovlibError(
                 f"{task.name} with N={self.num_tokens} has {self.num_tokens ** task.n_inputs:.2e} inputs, more "
-                f"than the {MAX_SPACE:.1e} covlib enumerates exactly; use a smaller --num-tokens"
+                f"than the {MAX_SPACE:.1e} covlib enumerates exactly; use a smaller num_tokens (N)",
+                parameter="num_tokens",
             )
 
     @property

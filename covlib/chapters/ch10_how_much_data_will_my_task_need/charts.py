@@ -7,32 +7,32 @@ import pandas as pd
 from covlib.figures.style import legend_highlight
 
 
-def ratio_chart(tested: pd.DataFrame, band: float, factor: float) -> alt.LayerChart:
-    """Every cell's measured n_req over the rule's prediction against N, one colour per set, with the band of
-    ``band``x around 1. A slider rescales the rule's factor (at ``factor`` the points are the rule's own); the
-    legend picks out a set."""
-    data = tested.assign(raw=tested["n_req"] / (tested["predicted"] / factor))[
-        ["set", "N", "seed", "n_req", "predicted", "raw", "rule"]]
-    scale = alt.param(name="factor", value=round(factor, 2),
-                      bind=alt.binding_range(min=0.5, max=4.0, step=0.01, name="factor on coverage's crossing: "))
-    pick, opacity = legend_highlight("set")
+def ratio_chart(cells: pd.DataFrame, bands: tuple[float, float]) -> alt.LayerChart:
+    """Every cell's measured n_req over its prediction against N, one colour per task, filled for the tasks predicted
+    out of sample (each by the rule fitted without it), hollow for the architecture tests and the preregistered
+    tasks; green bands at 1.15x and 1.25x. Click the legend to pick a task; drag and scroll to pan and zoom."""
+    data = cells.dropna(subset=["ratio"])[["series", "kind", "N", "seed", "n_req", "predicted", "ratio"]]
+    pick, opacity = legend_highlight("series")
     x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10))
-    band_rect = alt.Chart(pd.DataFrame({"lo": [1 / band], "hi": [band]})).mark_rect(color="#c8e6c9", opacity=0.5).encode(
-        y=alt.Y("lo:Q"), y2="hi:Q", tooltip=[alt.Tooltip("lo:Q", title="band from", format=".3f"),
-                                             alt.Tooltip("hi:Q", title="band to", format=".3f")])
+    rects = [alt.Chart(pd.DataFrame({"lo": [1 / b], "hi": [b], "band": [f"within {b:g}x"]})).mark_rect(
+        color="#c8e6c9", opacity=0.35).encode(y=alt.Y("lo:Q"), y2="hi:Q", tooltip=[alt.Tooltip("band:N")])
+        for b in sorted(bands, reverse=True)]
     one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(color="#2e7d32").encode(y="y:Q")
-    points = alt.Chart(data).transform_calculate(ratio="datum.raw / factor", shown_pred="datum.predicted / "
-                                                 f"{factor} * factor").mark_point(filled=True, size=70).encode(
+    points = alt.Chart(data).mark_point(size=70).encode(
         x, alt.Y("ratio:Q", title="measured n_req / predicted", scale=alt.Scale(type="log")),
-        alt.Color("set:N", title="task (click to pick)"), alt.Shape("set:N", title="task (click to pick)"), opacity=opacity,
-        tooltip=[alt.Tooltip("set:N", title="task"), alt.Tooltip("N:Q"), alt.Tooltip("seed:O"),
-                 alt.Tooltip("n_req:Q", title="measured n_req", format=",.0f"),
-                 alt.Tooltip("shown_pred:Q", title="predicted", format=",.0f"),
-                 alt.Tooltip("ratio:Q", title="measured / predicted", format=".2f"),
-                 alt.Tooltip("rule:N", title="give-up rule")]).add_params(pick, scale)
-    return alt.layer(band_rect, one, points).properties(
-        width=520, height=320, title=alt.Title("Measured over predicted training data, per task",
-                                               subtitle=f"green band: within {band:g}x; line: measured = predicted"))
+        alt.Color("series:N", title="task (click to pick)"),
+        alt.Shape("kind:N", title="test"),
+        alt.Fill("series:N", legend=None), alt.FillOpacity("kind:N", legend=None, scale=alt.Scale(
+            domain=["task, out of sample", "architecture", "preregistered"], range=[0.9, 0.0, 0.0])),
+        opacity=opacity,
+        tooltip=[alt.Tooltip("series:N", title="task"), alt.Tooltip("kind:N", title="test"), alt.Tooltip("N:Q"),
+                 alt.Tooltip("seed:O"), alt.Tooltip("n_req:Q", title="measured n_req", format=",.0f"),
+                 alt.Tooltip("predicted:Q", title="predicted", format=",.0f"),
+                 alt.Tooltip("ratio:Q", title="measured / predicted", format=".2f")]).add_params(pick).interactive()
+    return alt.layer(*rects, one, points).properties(
+        width=540, height=330, title=alt.Title("Measured over predicted training data, each task out of sample",
+                                               subtitle=f"green bands: within {bands[0]:g}x and {bands[1]:g}x; "
+                                                        "line: measured = predicted"))
 
 
 def coverage_growth_chart(growth: pd.DataFrame, formula: str) -> alt.Chart:

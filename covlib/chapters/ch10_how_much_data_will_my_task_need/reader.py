@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from covlib.coverage.predict import predict_requirement
+from covlib.coverage.predict import predict_with_rule
 from covlib.coverage.requirement import largest_probe, probe_coverage_by_k
+from covlib.coverage.rule import Rule
 from covlib.search.cells import Cell, Probe, ProbeRules
 from covlib.search.recheck import BOOK_FLOOR
 from covlib.search.required_data import run_probe
@@ -28,22 +29,24 @@ def coverage_growth(formula: str, N: int, seed: int = 0, points: int = 7, max_k:
                       for n in sizes], ignore_index=True)[["n_train", "k", "covered"]]
 
 
-def reader_prediction(formula: str, Ns: Sequence[int], rule: dict, seeds: Sequence[int] = (0, 1, 2)) -> pd.DataFrame:
-    """The rule's prediction for the reader's task at each N (covlib.coverage.predict with the rule's k, share
-    and factor)."""
-    return predict_requirement(formula, Ns, rule["k"], rule["target"], seeds, rule["factor"])
+def reader_prediction(formula: str, Ns: Sequence[int], rule: Rule, seeds: Sequence[int] = (0, 1, 2), cot: bool = False
+                      ) -> pd.DataFrame:
+    """The book's rule applied to the reader's task at each N (covlib.coverage.predict.predict_with_rule: the
+    evidence, level, share and factor the rule reads for it), as `covlib predict` applies it."""
+    return predict_with_rule(formula, Ns, rule, cot, seeds)
 
 
 def check_probe(formula: str, N: int, n_train: int, work: Path, model: str, step_cap: int, seed: int = 0,
-                give_up_floor: int = 0) -> dict:
-    """Train one probe of the reader's task at ``n_train`` under the book's probe rules (type_0 accuracy 0.99,
-    the authors' give-up rule with a floor of ``give_up_floor`` steps past the fit, ``step_cap``) and return its
-    row (success, best_type0, steps, stopped, give_up_floor, minutes)."""
+                give_up_floor: int = BOOK_FLOOR, cot: bool = False) -> dict:
+    """Train one probe of the reader's task at ``n_train`` (at most the largest the ID pool allows while keeping a
+    test set) under the book's probe rules (type_0 accuracy 0.99, the authors' give-up rule with a floor of
+    ``give_up_floor`` steps past the fit, ``step_cap``) and return its row (n_train, eligible, success, best_type0,
+    steps, stopped, give_up_floor, minutes)."""
     name = get_task(formula).name
-    eligible = eligible_count(name, N, seed)
+    eligible = eligible_count(name, N, seed, cot)
     n = int(min(n_train, largest_probe(eligible)))
     rules = ProbeRules(step_cap=step_cap, give_up_floor=give_up_floor)
-    probe = Probe(Cell(name, N, model, seed), n, eligible, rules, str(work / "probes.csv"), str(work))
+    probe = Probe(Cell(name, N, model, seed, cot), n, eligible, rules, str(work / "probes.csv"), str(work))
     return run_probe(probe)
 
 
@@ -63,18 +66,35 @@ def no_probe_sentence(prediction: pd.DataFrame) -> str:
             "the ID pool in every seed: the rule predicts no training set the pool allows is enough. Try larger N.")
 
 
+def probe_position(n_train: int, predicted: float, eligible: int | None = None) -> str:
+    """Where the size probed sits against the prediction, in whole examples: "below", "at" or "above" it, or
+    "capped" (below it because the ID pool allows no more while keeping a test set)."""
+    target = int(round(predicted))
+    if n_train == target:
+        return "at"
+    if n_train > target:
+        return "above"
+    if eligible is not None and n_train >= largest_probe(int(eligible)):
+        return "capped"
+    return "below"
+
+
 def probe_sentence(row: dict, predicted: float) -> str:
-    """What the check probe says about the prediction, in a sentence (success or not, and how far it got)."""
-    size = f"{int(row['n_train']):,} training examples (the rule predicts {predicted:,.0f})"
-    if predicted > int(row["n_train"]):
-        size = (f"{int(row['n_train']):,} training examples, the most the ID pool allows while keeping a test set "
-                f"(the rule predicts {predicted:,.0f}: more than the pool holds),")
-    if row["success"] and predicted > int(row["n_train"]):
-        return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: fewer examples than "
-                "predicted were enough, so the rule overestimates this task here.")
+    """What the check probe says about the prediction, in a sentence: its outcome (99% ID accuracy or not) read
+    against where its size sits (below, at or above the prediction, or capped by the ID pool)."""
+    n = int(row["n_train"])
+    where = probe_position(n, predicted, row.get("eligible"))
+    size = {"at": f"{n:,} training examples, the rule's prediction,",
+            "below": f"{n:,} training examples, below the rule's prediction ({predicted:,.0f}),",
+            "above": f"{n:,} training examples, above the rule's prediction ({predicted:,.0f}),",
+            "capped": (f"{n:,} training examples, the most the ID pool allows while keeping a test set (the rule "
+                       f"predicts {predicted:,.0f}: more than the pool holds),")}[where]
     if row["success"]:
-        return (f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: the prediction is "
-                "enough here. A probe below it would tell whether it is also necessary.")
+        verdict = {"at": "the prediction is enough here; a probe below it would tell whether it is also necessary.",
+                   "below": "fewer examples than predicted were enough, so the rule overestimates this task here.",
+                   "capped": "fewer examples than predicted were enough, so the rule overestimates this task here.",
+                   "above": "a size above the prediction is enough, which neither confirms nor refutes it."}[where]
+        return f"At {size} the probe reached 99% ID accuracy at step {int(row['steps']):,}: {verdict}"
     floor = int(row.get("give_up_floor", 0) or 0)
     why = {"gave_up": f"the give-up rule with its {floor:,}-step floor ended it" if floor else
                       "the authors' give-up rule ended it",
@@ -83,12 +103,32 @@ def probe_sentence(row: dict, predicted: float) -> str:
         # chapter 4: that rule gives a small training set a few hundred steps, too few to tell it cannot generalise
         why += (f" (chapter 4 finds that rule stops small training sets early: `give_up_floor = {BOOK_FLOOR}`, "
                 f"with a `step_cap` above it, trains the probe at least {BOOK_FLOOR:,} steps past its fit)")
-    if predicted > int(row["n_train"]):
-        return (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
-                f"after {int(row['steps']):,} steps, as the rule expects of a training set below its prediction.")
-    return (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
-            f"after {int(row['steps']):,} steps. The task needs more than the rule predicts"
-            + (", or longer training than the cap allows." if row["stopped"] == "steps" else "."))
+    head = (f"At {size} the probe did not reach 99%: its best ID accuracy was {row['best_type0']:.1%} when {why} "
+            f"after {int(row['steps']):,} steps")
+    if where in ("below", "capped"):
+        return head + ", as the rule expects of a training set below its prediction."
+    cap = ", or longer training than the cap allows" if row["stopped"] == "steps" else ""
+    if where == "at":
+        return head + f". The task needs more than the rule predicts{cap}."
+    return head + f". The task needs more than even this size above the prediction: the rule underestimates it{cap}."
+
+
+def reader_metrics(formula: str, cot: bool, prediction: pd.DataFrame, growth: pd.DataFrame, k: int,
+                   where: tuple[int, float] | None, row: dict | None) -> dict:
+    """What a sweep over the reader's task records of it: the task, its prediction at the probe's N, its coverage
+    at the largest size the growth reached, and the check probe's size, outcome and best ID accuracy."""
+    top = growth[growth["n_train"] == growth["n_train"].max()] if len(growth) else growth
+    covered = top.loc[top["k"] == k, "covered"] if len(top) else pd.Series(dtype=float)
+    out = {"reader_task": get_task(formula).graph, "reader_cot": bool(cot), "reader_k": int(k),
+           "reader_predicted_n_req": {int(r.N): (round(float(r.n_pred)) if r.n_pred == r.n_pred else None)
+                                      for r in prediction.itertuples()},
+           "reader_covered_share": round(float(covered.iloc[0]), 4) if len(covered) else None,
+           "reader_covered_at_n_train": int(top["n_train"].max()) if len(top) else None}
+    if where is not None and row is not None:
+        out |= {"reader_probe_N": int(where[0]), "reader_probe_n_train": int(row["n_train"]),
+                "reader_probe_position": probe_position(int(row["n_train"]), where[1], row.get("eligible")),
+                "reader_probe_success": bool(row["success"]), "reader_probe_best_type0": round(float(row["best_type0"]), 4)}
+    return out
 
 
 # the reader's part of the chapter at each preset: N of the coverage growth and of the check probe, N values of

@@ -1,63 +1,143 @@
-"""Chapter 10's numbers: its metrics, the exercise's check, and the closing findings."""
+"""Chapter 10's numbers: its metrics, the predictions written before the training beside their measurements, the
+exercise's check, and the closing findings."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from covlib.base.paths import repository_path
+from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import BANDS, ESTIMATOR, METRIC_KEYS
+from covlib.coverage.rule import Rule, within
 from covlib.figures.exercises import check_share
+from covlib.search.probes import read_curves, read_probes
+from covlib.search.recheck import BOOK_FLOOR
+from covlib.search.reproduction import rule_cells
+from covlib.tasks.graphs import get_task
 
-SET_KEYS = {"two-hop": "twohop", "three-hop": "threehop", "parallel two-hop": "parallel_twohop",
-            "two-hop, CoT": "twohop_cot", "three-hop, CoT": "threehop_cot", "two-hop, Mamba": "twohop_mamba",
-            "authors' two-hop (GPT-2)": "authors"}
-
-
-def within_share(ratios: pd.Series, band: float) -> float:
-    """Share of ratios inside [1/band, band] (NaN for none)."""
-    r = np.asarray(ratios, float)
-    return float(((r <= band) & (r >= 1 / band)).mean()) if len(r) else float("nan")
+PREREGISTERED = "data/predict/preregistered.csv"  # predictions committed before any probe of their tasks ran
+PREREGISTERED_PROBES = "data/predict/probes_preregistered.csv"  # the searches that measure them (under the floor)
+PREREGISTERED_MODEL = "L4-d128"
 
 
-def chapter_metrics(rule: dict, ranges: pd.DataFrame, tested: pd.DataFrame, authors: pd.DataFrame, band: float,
-                    seconds_200: float | None, rule_text: str) -> dict:
+def read_preregistered() -> pd.DataFrame:
+    """The predictions written before the training (one row per task and N; empty when there are none)."""
+    path = repository_path(PREREGISTERED)
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame(
+        columns=["task", "N", "n_pred", "n_low", "n_high", "eligible"])
+
+
+def measured_preregistered(predictions: pd.DataFrame, table: str = PREREGISTERED_PROBES) -> pd.DataFrame:
+    """Each preregistered (task, N, seed) beside its measured n_req under the floor (bracket estimate) where the search
+    has bracketed it: columns task, N, seed, predicted (that seed's own prediction), n_req, ratio. Empty until the
+    searches have run."""
+    path = repository_path(table)
+    if not len(predictions) or not path.is_file():
+        return pd.DataFrame(columns=["task", "N", "seed", "predicted", "n_req", "ratio"])
+    cells = rule_cells(read_probes(path, replicates=True), read_curves(path), BOOK_FLOOR)["floor"]
+    cells = cells[(cells["model"] == PREREGISTERED_MODEL) & ~cells["cot"].astype(bool)].dropna(subset=[ESTIMATOR])
+    rows = []
+    for _, p in predictions.iterrows():
+        name = get_task(p["task"]).name
+        for _, c in cells[(cells["task"] == name) & (cells["N"] == p["N"])].iterrows():
+            own = p.get(f"seed_{int(c['seed'])}", np.nan)
+            predicted = float(own) if own == own else float(p["n_pred"])
+            rows.append({"task": p["task"], "N": int(p["N"]), "seed": int(c["seed"]), "predicted": predicted,
+                         "n_req": float(c[ESTIMATOR]), "ratio": float(c[ESTIMATOR]) / predicted})
+    return pd.DataFrame(rows, columns=["task", "N", "seed", "predicted", "n_req", "ratio"])
+
+
+def preregistered_table(predictions: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
+    """The predictions with the measurement beside them (median over the seeds measured so far; empty cells until
+    then)."""
+    if not len(predictions):
+        return predictions.assign(measured=[], ratio=[])
+    if len(measured):
+        by = measured.groupby(["task", "N"], as_index=False).agg(measured=("n_req", "median"),
+                                                                 ratio=("ratio", "median"), seeds=("seed", "size"))
+        return predictions.merge(by, on=["task", "N"], how="left")
+    return predictions.assign(measured=np.nan, ratio=np.nan, seeds=0)
+
+
+def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) -> str:
+    """Where the preregistered predictions stand: not written, written and not yet measured, or measured."""
+    if not len(predictions):
+        return "No prediction has been written down before a training run yet."
+    tasks = predictions["task"].nunique()
+    head = (f"{len(predictions)} predictions for {tasks} tasks the book had never trained, written down with the rule "
+            f"that made them and committed before any probe of those tasks ran")
+    if not len(measured):
+        return (head + ". None is measured yet: the searches that measure them (under the floor, two seeds each) "
+                "have not run, so the columns of measurements are empty. The chapter fills them when they have.")
+    inside = within(measured["ratio"], BANDS[1])
+    return (head + f". Measured so far: {len(measured)} cells of {measured[['task', 'N']].drop_duplicates().shape[0]} "
+            f"(task, N); measured / predicted {measured['ratio'].min():.2f}-{measured['ratio'].max():.2f}, "
+            f"{inside:.0%} within {BANDS[1]:g}x.")
+
+
+def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFrame, architecture: pd.DataFrame,
+                    authors: pd.DataFrame, predictions: pd.DataFrame, measured: pd.DataFrame) -> dict:
     """What the chapter records (covlib.book.sweep.record_metrics)."""
-    out: dict = {"predict_rule": rule_text, "predict_rule_fitted_on": SET_KEYS.get(rule.get("fitted_on"), "none")}
-    for _, r in ranges.iterrows():
-        key = SET_KEYS.get(r["set"], r["set"])
-        out[f"predict_ratio_{key}_min"] = round(r["ratio_min"], 3)
-        out[f"predict_ratio_{key}_max"] = round(r["ratio_max"], 3)
-    out["predict_within_115_share"] = round(within_share(tested["ratio"], band), 3)
+    nan = float("nan")
+    out: dict = {"predict_rule": rule.describe() if rule else "no rule", "predict_rule_floor": 1,
+                 "predict_cot_rule": (f"every hop fact used by at least {rule.cot_level} training "
+                                      f"example{'s' if rule.cot_level != 1 else ''} in "
+                                      f"{rule.cot_share:.0%} of the ID test items" if rule else "no rule"),
+                 "predict_oos_cells": int(len(oos)),
+                 "predict_oos_within_115_share": round(within(oos["ratio"], BANDS[0]), 3) if len(oos) else nan,
+                 "predict_oos_within_125_share": round(within(oos["ratio"], BANDS[1]), 3) if len(oos) else nan,
+                 "predict_insample_within_125_share": (round(within(in_sample["ratio"], BANDS[1]), 3)
+                                                       if len(in_sample) else nan)}
+    for label, key in METRIC_KEYS.items():
+        part = oos[oos["series"] == label]["ratio"] if len(oos) else pd.Series(dtype=float)
+        out[f"predict_oos_median_ratio_{key}"] = round(float(np.nanmedian(part)), 3) if part.notna().any() else nan
+    if len(architecture):
+        out["predict_architecture_within_125_share"] = round(within(architecture["ratio"], BANDS[1]), 3)
+        for label, g in architecture.groupby("series"):
+            key = "mamba" if "Mamba" in label else label.split(", ")[1].replace(" ", "_")
+            out[f"predict_ratio_twohop_{key}_min"] = round(float(g["ratio"].min()), 3)
+            out[f"predict_ratio_twohop_{key}_max"] = round(float(g["ratio"].max()), 3)
     if len(authors):
         out["predict_ratio_authors_min"] = round(float(authors["ratio"].min()), 3)
         out["predict_ratio_authors_max"] = round(float(authors["ratio"].max()), 3)
-    if seconds_200 is not None:
-        out["predict_seconds_twohop_N200"] = round(float(seconds_200), 1)
+    out["predict_preregistered_tasks"] = int(predictions["task"].nunique()) if len(predictions) else 0
+    out["predict_preregistered_cells_measured"] = int(len(measured))
+    out["predict_preregistered_ratio_min"] = round(float(measured["ratio"].min()), 3) if len(measured) else nan
+    out["predict_preregistered_ratio_max"] = round(float(measured["ratio"].max()), 3) if len(measured) else nan
     return out
 
 
-def raw_within_share(ratios: pd.DataFrame, rule: dict, band: float, fit_set: str = "two-hop") -> float:
-    """The exercise's truth: the share of ``fit_set``'s cells within the band of the raw crossing (factor 1) at the
-    rule's k and share."""
-    at = ratios[(ratios["set"] == fit_set) & (ratios["k"] == rule["k"]) & (ratios["target"] == rule["target"])]
-    return within_share(at["n_req"] / at["crossing"], band)
+def raw_within_share(oos: pd.DataFrame, band: float = BANDS[1]) -> float:
+    """The exercise's truth: the share of the out-of-sample cells within the band of the raw crossing (factor 1)."""
+    return within(oos["ratio"] * oos["factor"], band) if len(oos) else float("nan")
 
 
-def check_raw_within(answer, truth: float, band: float) -> str:
-    """The exercise's check: the share of two-hop's cells within the band of the raw crossing (factor 1)."""
-    return check_share(answer, truth, f"the share of two-hop cells within {band:g}x of the raw crossing",
-                       "divide each two-hop cell's n_req by its crossing at the rule's k and share (in `ratios`) "
-                       f"and count the ratios between 1/{band:g} and {band:g}", tol=0.005, name="my_raw_within",
-                       hint="keep only two-hop's rows at the rule's k and target, and count a ratio inside the band "
-                            "in either direction.")
+def check_raw_within(answer, truth: float, band: float = BANDS[1]) -> str:
+    """The exercise's check: the share of the out-of-sample cells within the band of the raw crossing (factor 1)."""
+    return check_share(answer, truth, f"the share of out-of-sample cells within {band:g}x of the raw crossing",
+                       "multiply each out-of-sample cell's ratio by the factor of the rule that predicted it (in `oos`) "
+                       f"and count the products between 1/{band:g} and {band:g}", tol=0.005, name="my_raw_within",
+                       hint="the raw ratio is n_req / crossing = ratio x factor; a missing prediction counts as "
+                            "outside, and a ratio inside the band counts in either direction.")
 
 
-def findings(rule_text: str, ranges: pd.DataFrame, tested: pd.DataFrame, authors: pd.DataFrame, band: float) -> str:
-    """The closing summary: the rule, each set's ratio range and the share of cells within the band."""
-    lines = [f"Rule (fitted on two-hop's cells alone): n_req = {rule_text}."]
-    for _, r in ranges.iterrows():
-        lines.append(f"{r['set']}: {r['cells']} cells, N = {r['N']}, measured / predicted {r['ratio_min']:.2f}-"
-                     f"{r['ratio_max']:.2f}, {r['within']} within {band:g}x; give-up rule: {r['give-up rule']}.")
-    if len(authors) and not ranges["set"].astype(str).str.contains("authors").any():  # not already a set above
-        lines.append(f"The authors' two-hop models (N = {', '.join(str(int(n)) for n in authors['N'])}): "
-                     f"{authors['ratio'].min():.2f}-{authors['ratio'].max():.2f}.")
-    lines.append(f"Cells within {band:g}x: {within_share(tested['ratio'], band):.0%} of {len(tested)}.")
+def findings(rule: Rule | None, summary: pd.DataFrame, oos: pd.DataFrame, in_sample: pd.DataFrame,
+             architecture: pd.DataFrame, prereg: str) -> str:
+    """The closing summary, one finding per line."""
+    if rule is None:
+        return "No rule: no task has measured cells with crossings yet."
+    lines = [f"The rule, fitted on the cells of {len(rule.fitted_on)} tasks under the give-up floor: n_req = "
+             f"{rule.describe()}.",
+             f"Out of sample (each task predicted by the rule fitted without any of its cells): "
+             f"{within(oos['ratio'], BANDS[1]):.0%} of {len(oos)} cells within {BANDS[1]:g}x, "
+             f"{within(oos['ratio'], BANDS[0]):.0%} within {BANDS[0]:g}x. In sample (the same cells, the rule fitted on "
+             f"all of them, counted apart): {within(in_sample['ratio'], BANDS[1]):.0%} within {BANDS[1]:g}x."]
+    for _, r in summary.iterrows():
+        lines.append(f"{r['series']}: {r['cells']} cells, N = {r['N']}, median measured / predicted {r['median']:.2f} "
+                     f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f}), {r['within_125']} within {BANDS[1]:g}x.")
+    if len(architecture):
+        lines.append(f"Architecture test (two-hop's other models, by the rule fitted without two-hop): "
+                     f"{within(architecture['ratio'], BANDS[1]):.0%} of {len(architecture)} cells within "
+                     f"{BANDS[1]:g}x.")
+    lines.append(prereg)
     return "\n".join(lines)
+

@@ -20,30 +20,59 @@ def prediction_view(prediction: pd.DataFrame, cpu: bool = True) -> ReaderTable:
                                                       "seconds": ".1f", "cpu_seconds": ".1f"})
 
 
-def candidates_view(candidates: pd.DataFrame) -> ReaderTable:
-    """fit_rule's candidates: the spread (largest over smallest ratio) on two-hop's cells per k and share covered."""
-    wide = candidates.pivot(index="k", columns="target", values="spread").reset_index()
-    shares = [c for c in wide.columns if c != "k"]
-    return reader_table(wide, {"k": "k", **{s: f"{s:.0%} covered" for s in shares}},
-                        formats={s: ".2f" for s in shares},
-                        caption="Spread of measured / crossing over two-hop's cells (largest over smallest)")
+def summary_view(summary: pd.DataFrame, caption: str) -> ReaderTable:
+    """series_summary per task: cells, N, how many within 1.15x and 1.25x, the median and range of measured over
+    predicted, the drift with N, and (out of sample) the choices of the rule that predicted it."""
+    columns = {"series": "task", "cells": "cells", "N": "N", "within_115": "within 1.15x", "within_125": "within 1.25x",
+               "median": "median measured / predicted", "ratio_min": "smallest", "ratio_max": "largest",
+               "drift": "drift (exponent, measured minus predicted)"}
+    if "rule" in summary:
+        columns["rule"] = "rule that predicted it (fitted without it)"
+    return reader_table(summary, columns, formats={"median": ".2f", "ratio_min": ".2f", "ratio_max": ".2f",
+                                                   "drift": "+.2f"}, caption=caption)
 
 
-def ranges_view(ranges: pd.DataFrame, band: float) -> ReaderTable:
-    """ratio_ranges per set: cells, N, the smallest and largest ratio, how many within the band, the drift."""
-    return reader_table(ranges, {"set": "task", "cells": "cells", "N": "N", "ratio_min": "smallest measured / predicted",
-                                 "ratio_max": "largest", "within": f"within {band:g}x",
-                                 "drift": "drift (exponent, measured minus predicted)", "give-up rule": "give-up rule"},
-                        formats={"ratio_min": ".2f", "ratio_max": ".2f", "drift": "+.2f"})
+def protocol_view(comparison: pd.DataFrame) -> ReaderTable:
+    """protocol_comparison: the rule each give-up rule's cells fit, and its out-of-sample accuracy."""
+    return reader_table(comparison, {"protocol": "cells measured under", "rule": "rule fitted on every task",
+                                     "cells": "cells out of sample", "within_115": "within 1.15x",
+                                     "within_125": "within 1.25x", "worst median": "median furthest from 1"},
+                        formats={"within_115": ".0%", "within_125": ".0%", "worst median": ".2f"})
 
 
-def depth_view(depth: pd.DataFrame) -> ReaderTable:
-    """depth_each_set_needs per set: the k that centres it best, its typical ratio and range, the factor it would need
-    at the rule's k, and whether that k is the last candidate."""
-    return reader_table(depth, {"set": "task", "k": "k that centres it", "typical ratio": "typical ratio",
-                                "range": "range", "factor at the rule's k": "factor it needs at the rule's k",
-                                "at the edge": "k at the candidates' edge", "cells": "cells"},
-                        formats={"typical ratio": ".2f", "factor at the rule's k": ".2f"})
+def inflation_view(inflation: pd.DataFrame) -> ReaderTable:
+    """coincidence_inflation per task and N: the crossings of the paper's coverage and of coverage through true
+    equivalences, and their ratio."""
+    return reader_table(inflation, {"task": "task", "N": "N", "paper": "paper's coverage (examples)",
+                                    "sound": "true equivalences only (examples)",
+                                    "inflation": "ratio: the data coincidences save"},
+                        formats={"paper": EXAMPLES, "sound": EXAMPLES, "inflation": ".2f"})
+
+
+def coincidence_view(table: pd.DataFrame) -> ReaderTable:
+    """coincidences_by_type: per task, N and training-set size, the share of ID and OOD test items k-covered by
+    the paper's definition and through true equivalences only."""
+    return reader_table(table, {"task": "task", "N": "N", "n_train": "training examples", "k": "k",
+                                "id_paper": "ID covered (paper)", "id_sound": "ID covered (true equivalences)",
+                                "ood_paper": "OOD covered (paper)", "ood_sound": "OOD covered (true equivalences)"},
+                        formats={"n_train": EXAMPLES, "id_paper": ".1%", "id_sound": ".1%", "ood_paper": ".1%",
+                                 "ood_sound": ".1%"})
+
+
+def drift_view(drift: pd.DataFrame) -> ReaderTable:
+    """What parallel two-hop's drift follows: the exponent of each quantity over the same N."""
+    return reader_table(drift, {"quantity": "quantity", "exponent": "exponent of N", "N": "N", "cells": "cells"},
+                        formats={"exponent": ".2f"})
+
+
+def preregistered_view(table: pd.DataFrame) -> ReaderTable:
+    """The predictions written before any probe of their tasks, with the measurement where the search has finished
+    it (empty until then)."""
+    return reader_table(table, {"task": "task", "N": "N", "n_pred": "predicted n_req (median, examples)",
+                                "n_low": "lowest seed", "n_high": "highest seed", "eligible": "ID pool (inputs)",
+                                "measured": "measured n_req (median of seeds)", "ratio": "measured / predicted"},
+                        formats={"n_pred": EXAMPLES, "n_low": EXAMPLES, "n_high": EXAMPLES, "measured": EXAMPLES,
+                                 "ratio": ".2f"})
 
 
 def findings_markdown(findings: str) -> str:
