@@ -35,6 +35,14 @@ def test_the_shared_slope_and_each_cells_n_req_are_recovered_from_noisy_outcomes
     assert ((est["low_95"] < est["n_req"]) & (est["n_req"] < est["high_95"])).all()
 
 
+def test_a_separated_cell_with_a_steep_slope_is_placed_between_its_outcomes():
+    # a GLM with a large offset diverged on this cell (theta -0.32, far below every probe)
+    x, y = np.log([3077, 1119, 718, 373, 241, 98]), np.array([1, 1, 1, 1, 0, 0], bool)
+    est = cell_estimate(x, y, 16.75)
+    assert np.log(241) < est["theta"] < np.log(373)
+    assert est["low_95"] < np.log(241) + 0.05 and est["high_95"] > np.log(373) - 0.05
+
+
 def test_separated_cells_leave_the_slope_unbounded():
     probes = pd.DataFrame({"cell": ["a"] * 4 + ["b"] * 4, "log_n": [1, 2, 3, 4] * 2,
                            "success": [False, False, True, True, False, True, True, True]})

@@ -345,8 +345,9 @@ def test_a_cot_search_starts_below_the_plain_requirement():
 
 def test_experiment_cells_and_command_take_a_name_or_a_dict():
     named = experiment_cells("threehop")
-    assert [(c.task, c.N, c.seed, c.cot) for c in named] == [("threehop", N, s, False) for N in (10, 12, 14, 16, 18, 20)
-                                                             for s in (0, 1)]
+    assert [(c.task, c.N, c.seed, c.cot) for c in named] == [("threehop", N, s, False)
+                                                             for N in (10, 12, 14, 16, 18, 20, 24) for s in (0, 1)]
+    assert {c.step_cap for c in named if c.N == 24} == {12000}  # the cap its experiment names there
     fake = {"task": "twohop", "N": [25, 30], "seeds": [0, 1], "model": "L4-d128", "fake_bridge": True,
             "table": "data/cot/probes_fakebridge.csv"}
     cells = experiment_cells(fake)

@@ -4,8 +4,8 @@ A bracket's two end probes sit right at the boundary, where the outcome is noisi
 mean uses only those two. The model reads every probe of a cell: P(success at n) = logistic(s * (log n - log
 n_req)), with one slope s shared by the cells it is fitted on (a single cell's probes are almost always separated,
 failures below and successes above, which leaves its own slope unbounded; replicates at the same size are what
-pin s down). Given s, each cell's log n_req has a profile-likelihood interval. The fits are statsmodels' GLM and
-scipy's root finder; nothing here is a hand-written optimiser."""
+pin s down). Given s, each cell's log n_req has a profile-likelihood interval. The fits are statsmodels' GLM (the
+shared slope) and scipy's minimiser and root finder (each cell); nothing here is a hand-written optimiser."""
 from __future__ import annotations
 
 import warnings
@@ -69,17 +69,20 @@ def _log_likelihood(theta: float, x: np.ndarray, y: np.ndarray, slope: float) ->
 
 
 def cell_estimate(x: np.ndarray, y: np.ndarray, slope: float, levels: tuple[float, ...] = (0.90, 0.95)) -> dict:
-    """A cell's log n_req under a known slope: the maximum-likelihood estimate (a GLM with the slope as an offset)
-    and, per level, the profile-likelihood interval {theta: 2 (l(hat) - l(theta)) <= chi2(1, level)}. Needs both
+    """A cell's log n_req under a known slope: the maximum-likelihood estimate (scipy's bounded scalar minimiser on
+    the concave negative log-likelihood) and, per level, the profile-likelihood interval {theta: 2 (l(hat) - l(theta)) <= chi2(1, level)}. Needs both
     outcomes; returns theta (log n_req) and low_<level>, high_<level> (e.g. low_95)."""
     x, y = np.asarray(x, float), np.asarray(y, bool)
     if not (y.any() and (~y).any()):
         raise ValueError("a cell needs both a success and a failure to place its n_req")
-    fit = sm.GLM(y.astype(float), np.ones((len(x), 1)), family=sm.families.Binomial(), offset=slope * x).fit()
-    theta = float(-fit.params[0] / slope)
+    span = max(x.max() - x.min(), 1.0) + 50 / slope  # far enough out that the likelihood has fallen past any bound
+    # the log-likelihood is concave in theta, so a bounded scalar search finds its maximum (a GLM with the slope as an
+    # offset diverged on separated cells with a large offset, landing far outside them)
+    best = optimize.minimize_scalar(lambda t: -_log_likelihood(t, x, y, slope), bounds=(x.min() - span, x.max() + span),
+                                    method="bounded", options={"xatol": 1e-9})
+    theta = float(best.x)
     top = _log_likelihood(theta, x, y, slope)
     out = {"theta": theta}
-    span = max(x.max() - x.min(), 1.0) + 50 / slope  # far enough out that the likelihood has fallen past any bound
     for level in levels:
         drop = stats.chi2.ppf(level, 1) / 2
 
