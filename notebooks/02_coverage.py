@@ -197,6 +197,40 @@ chapter.save(ch02.coverage_by_k_chart(table, reference=reference, k_slider=3), "
 # so the gap is not about which nodes are included.
 
 # %% [markdown]
+# ### What $k$ counts, and where it misleads
+#
+# The definition counts shared contexts: $k$ contexts in which two fragments both occur and agree. It does not ask
+# whether those agreements are independent. In two-hop the equivalences that matter are over $P = \{x_1, x_2\}$,
+# whose context is the single position $x_3$: every shared context is another value of $x_3$, another chance for
+# the two fragments to disagree. Where a context has two positions or more, the $k$ contexts can share one
+# coincidence. Take a first hop that reads three inputs, $b = f_1(x_1, x_2, x_3)$; $t = f_2(b, x_4)$. Two fragments
+# $(x_2, x_3)$ and $(x_2', x_3')$ that happen to give one bridge for a single $x_1$ (a 1-in-$N$ chance) agree in
+# every context $(x_1, x_4)$ with that $x_1$, so $k$ such contexts make them $k$-equivalent although they differ for
+# every other $x_1$. In a dataset of this task ($N = 10$, 2,000 training examples), per $P$: the 3-equivalent
+# fragment pairs, how many are truly equivalent (the same output in every context of $X^m$), and how many rest on
+# contexts in which some position takes fewer than 3 values:
+
+# %%
+display(ch02.coincidence_pairs_view(ch02.coincidence_pairs(ch02.COINCIDENCE_TASK, 10, 2000, seed)))
+
+# %% [markdown]
+# The pairs over $\{x_1, x_2, x_3\}$ share a bridge and are real (all or nearly all of them); every other pair is a
+# coincidence, and most of those over two positions rest on contexts that share a value. Chains of such equivalences reach inputs no
+# true chain can: items whose facts were never seen come out covered, and so do ID items whose true evidence is
+# thin. Counted through true equivalences only, no OOD item is covered here (one could be only where the random
+# tables themselves make two fragments interchangeable in every context, which small $N$ allows now and then):
+
+# %%
+display(ch02.coincidence_coverage_view(ch02.coincidence_coverage(ch02.COINCIDENCE_TASK, 10, 2000, seed)))
+
+# %% [markdown]
+# So $k$-coverage describes the data, not the task: it says which inputs the data's agreements connect,
+# coincidences included. In two-hop at the sizes this book trains, the two counts agree on the ID items; in a task
+# whose fragments meet in contexts of several positions they can differ by half the ID test set. A predictor of the
+# data a task needs must not count the coincidences: chapter 10 reads coverage through true equivalences only, and
+# measures how far the definition's count moves on each task.
+
+# %% [markdown]
 # ## 2.4 The authors' script, side by side
 #
 # The authors published a coverage script with their code. It differs from the paper's

@@ -191,3 +191,17 @@ def test_exercise_2_fits_the_pool_at_every_preset_and_names_its_own_parameter():
     assert too_many.startswith(f"exercise_n_train={2 * pool} is not below the {pool}") and "--" not in too_many
     default = coverage_chapter.PRESETS["default"]
     assert coverage_chapter.exercise_train_size(default["N"], default["n_train"], 0) == 2 * default["n_train"]
+
+
+def test_the_coincidence_example_separates_real_equivalences_from_shared_coincidences():
+    from covlib.chapters import ch02_coverage as ch02
+
+    pairs = ch02.coincidence_pairs(ch02.COINCIDENCE_TASK, 9, 1500, 0).set_index("P")
+    bridge = pairs.loc["{x1,x2,x3}"]
+    assert bridge["truly equivalent"] >= 0.95 * bridge["pairs"] and bridge["contexts not independent"] == 0
+    others = pairs.drop(index="{x1,x2,x3}")
+    assert others["truly equivalent"].sum() == 0 and others["contexts not independent"].sum() > 0
+    table = ch02.coincidence_coverage(ch02.COINCIDENCE_TASK, 9, 1500, 0).set_index("items")
+    assert table.loc["OOD (a fact unseen)", "true equivalences only"] == 0
+    assert table.loc["OOD (a fact unseen)", "definition"] > 0.2
+    assert table.loc["ID (type_0)", "definition"] >= table.loc["ID (type_0)", "true equivalences only"]

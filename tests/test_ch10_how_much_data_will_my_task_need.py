@@ -173,7 +173,8 @@ def test_a_sweep_over_the_readers_task_records_it():
     growth = pd.DataFrame({"n_train": [100, 100, 400, 400], "k": [2, 3, 2, 3], "covered": [0.5, 0.2, 0.99, 0.9]})
     row = {"n_train": 700, "eligible": 2000, "success": False, "best_type0": 0.6}
     m = reader.reader_metrics("b=f1(x2,x3); t=f2(x1,b)", False, prediction, growth, 3, (10, 700.4), row)
-    assert m["reader_task"] == "b = f1(x2,x3); t = f2(x1,b)" and m["reader_predicted_n_req"] == {8: None, 10: 700}
+    assert m["reader_task"] == "b = f1(x2,x3); t = f2(x1,b)" and m["reader_predicted_n_req"] == 700
+    assert m["reader_predictions"] == "N = 8: none; N = 10: 700"
     assert m["reader_covered_share"] == 0.9 and m["reader_covered_at_n_train"] == 400
     assert m["reader_probe_position"] == "at" and m["reader_probe_success"] is False
     assert "reader_probe_N" not in reader.reader_metrics({"b": "f1(x1,x2)", "t": "f2(b,x3)"}, True, prediction, growth,
@@ -209,3 +210,31 @@ def test_a_failure_at_the_predicted_size_is_not_read_as_expected():
            "best_type0": 0.6, "give_up_floor": 2000}
     text = reader.probe_sentence(row, 3151.4)
     assert "needs more than the rule predicts" in text and "pool" not in text and "as the rule expects" not in text
+
+
+def test_the_drift_sentence_reads_a_measurement_between_the_two_counts():
+    drift = pd.DataFrame({"quantity": ["measured n_req (the floor)", "crossing the rule reads (true equivalences)",
+                                       "crossing, contexts pooled by their own true class"],
+                          "exponent": [2.4, 2.7, 1.9], "N": "10-30", "cells": 14})
+    text = rule.drift_sentence(drift)
+    assert "grows as N^2.40, the crossing the rule reads as N^2.70" in text
+    assert "between the two counts, 38% of the way from the literal one" in text
+    outside = rule.drift_sentence(drift.assign(exponent=[3.0, 2.7, 1.9]))
+    assert "outside the two counts" in outside
+
+
+def test_the_chain_of_thought_misses_are_read_by_depth():
+    summary = pd.DataFrame({"series": ["two-hop, CoT", "five-hop, CoT", "three-hop, CoT", "two-hop"],
+                            "median": [0.67, 1.44, 0.89, 1.0]})
+    text = rule.cot_depth_sentence(summary)
+    assert "rise with depth: two-hop, CoT (depth 2) 0.67, three-hop, CoT (depth 3) 0.89, five-hop, CoT (depth 5) 1.44" \
+        in text and "0.99^(1/d)" in text
+    assert "do not rise" in rule.cot_depth_sentence(summary.assign(median=[0.9, 0.8, 1.0, 1.0]))
+    assert rule.cot_depth_sentence(summary.iloc[:1]) == ""
+
+
+def test_a_probe_of_another_model_says_so_with_that_models_architecture_test():
+    arch = pd.DataFrame({"series": ["two-hop, 2 layers width 64"] * 2, "ratio": [1.32, 1.52]})
+    note = reader.model_note("L2-d64", arch)
+    assert "`L2-d64`" in note and "1.32-1.52x" in note
+    assert reader.model_note("L4-d128", arch) == "" and "1.32" not in reader.model_note("L6-d128", arch)

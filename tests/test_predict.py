@@ -146,7 +146,7 @@ def test_predict_applies_a_fitted_rule_and_prints_it_with_its_accuracy(tmp_path,
     assert main(["predict", "--task", "twohop", "--N", "12", "--seeds", "1", "--test-size", "300", "--jobs", "1",
                  "--rule", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "fitted on 4 cells of 2 tasks under the give-up floor of 2,000 steps (commit abc1234)" in out
+    assert "fitted on 4 cells of 2 tasks under the give-up floor of 2,000 steps; fitted at commit abc1234" in out
     assert "k = 3 (depth 2 + 1)" in out and "75% of 4 cells within 1.25x, 50% within 1.15x" in out
     assert f"{plain['n_pred'].iloc[0]:,.0f}" in out
     assert main(["predict", "--task", "twohop", "--N", "12", "--seeds", "1", "--test-size", "300", "--jobs", "1",

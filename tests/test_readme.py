@@ -295,6 +295,12 @@ def test_the_prediction_rows_read_whatever_chapter_10_records():
                             "predict_preregistered_cells_measured": 0})
     assert oos[0].book == "40% of 30 cells within 1.15x of their prediction, 60% within 1.25x"
     assert oos[1].book == "predictions for 2 tasks committed; not measured yet" and oos[1].verdict == NOT_MEASURED
+    misses = _prediction_rows({"predict_oos_within_115_share": 0.4, "predict_oos_within_125_share": 0.6,
+                               "predict_oos_cells": 30, "predict_oos_median_ratio_twohop": 1.04,
+                               "predict_oos_median_ratio_parallel_twohop": 0.77,
+                               "predict_oos_median_ratio_fivehop_cot": 1.44})[0]
+    assert misses.book.endswith("; the task medians outside 1.25x: parallel two-hop 0.77, five-hop with CoT 1.44")
+    assert misses.verdict.endswith("not met")
     measured = _prediction_rows({"predict_preregistered_tasks": 2, "predict_preregistered_cells_measured": 4,
                                  "predict_preregistered_ratio_min": 0.8, "predict_preregistered_ratio_max": 1.3})
     assert measured[1].book == "4 cells of 2 tasks measured: measured / predicted 0.80-1.30"

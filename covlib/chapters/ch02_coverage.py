@@ -21,6 +21,7 @@ from covlib.base.paper import (
 from covlib.base.paths import default_root
 from covlib.coverage.annotate import annotate_dataset, coverage_by_k, coverage_table
 from covlib.coverage.authors import authors_sweep
+from covlib.coverage.evidence import coincidences_by_type, independent_pair_evidence, space_answers, true_classes
 from covlib.coverage.exact import (
     PairEvidence,
     _check_training,
@@ -361,6 +362,53 @@ def coverage_metrics(num_tokens: int, n_train: int, table: pd.DataFrame, purity:
         "coverage_exponent": exponent,
     }
 
+
+
+# where the definition misleads: k shared contexts that share one coincidence
+COINCIDENCE_TASK = "b=f1(x1,x2,x3); t=f2(b,x4)"  # a first hop that reads three inputs
+
+
+def coincidence_pairs(formula: str, N: int, n_train: int, seed: int, k: int = 3) -> pd.DataFrame:
+    """Per set of positions P: the fragment pairs k-equivalent by the definition, how many of them are truly
+    equivalent (the same output in every context of the input space), and how many rest on contexts that are not
+    independent (some context position takes fewer than k values over them: one value stands behind several)."""
+    ds = generate(DatasetConfig(formula, N, n_train, seed=seed, test_size_per_type=0))
+    inputs, answers = _check_training(ds.train_inputs, ds.evaluate(ds.train_inputs)["t"], N)
+    everything = space_answers(ds)
+    rows = []
+    for P in proper_subsets(inputs.shape[1]):
+        ev, ind = pair_evidence(inputs, answers, N, P), independent_pair_evidence(inputs, answers, N, P)
+        truth = true_classes(everything, N, inputs.shape[1], P)
+        equivalent = ev.count >= k
+        if not equivalent.any():
+            continue
+        rows.append({"P": position_label(P), "pairs": int(equivalent.sum()),
+                     "truly equivalent": int((equivalent & (truth[ev.left] == truth[ev.right])).sum()),
+                     "contexts not independent": int((equivalent & (ind.count < k)).sum())})
+    return pd.DataFrame(rows)
+
+
+def coincidence_coverage(formula: str, N: int, n_train: int, seed: int, k: int = 3) -> pd.DataFrame:
+    """The share of ID and OOD test items k-covered by the definition and through true equivalences only (rows),
+    for the reader."""
+    row = coincidences_by_type(formula, N, n_train, seed, k)
+    return pd.DataFrame({"items": ["ID (type_0)", "OOD (a fact unseen)"],
+                         "definition": [row["id_paper"], row["ood_paper"]],
+                         "true equivalences only": [row["id_sound"], row["ood_sound"]]})
+
+
+def coincidence_pairs_view(pairs: pd.DataFrame, k: int = 3) -> ReaderTable:
+    """``coincidence_pairs`` for the reader."""
+    return reader_table(pairs, {"P": "positions P", "pairs": f"{k}-equivalent fragment pairs",
+                                "truly equivalent": "truly equivalent",
+                                "contexts not independent": f"fewer than {k} values at some context position"})
+
+
+def coincidence_coverage_view(table: pd.DataFrame, k: int = 3) -> ReaderTable:
+    """``coincidence_coverage`` for the reader."""
+    return reader_table(table, {"items": "test items", "definition": f"{k}-covered by the definition",
+                                "true equivalences only": f"{k}-covered through true equivalences"},
+                        formats={"definition": ".0%", "true equivalences only": ".0%"})
 
 
 # What the reader sees: each table the chapter shows, with headers that say what a column is.

@@ -48,7 +48,7 @@ def rule_header(rule: Rule, task: str, cot: bool) -> list[str]:
     provenance, accuracy = rule.provenance, rule.accuracy
     lines = [f"{task}{' (chain of thought)' if cot else ''}: the book's rule, fitted on {rule.cells} cells of "
              f"{len(rule.fitted_on)} tasks under {provenance.get('protocol', 'an unknown protocol')}"
-             + (f" (commit {provenance['commit']})" if provenance.get("commit") else ""),
+             + (f"; fitted at commit {provenance['commit']}" if provenance.get("commit") else ""),
              f"  n_req = {rule.describe(task, cot)}"]
     if accuracy.get("cells"):
         lines.append(f"  out of sample (each task predicted by the rule fitted without it): "

@@ -255,8 +255,8 @@ def population_hop_evidence(dataset: Dataset, chunk: int = 1 << 22) -> np.ndarra
 def coincidences_by_type(task: str, num_tokens: int, n_train: int, seed: int = 0, k: int = 3,
                          test_size_per_type: int = 500) -> dict:
     """How far coincidences inflate coverage in one dataset: the share of its ID (type_0) and OOD (every other type)
-    test items k-covered by the paper's definition and through true equivalences only (OOD items can only be
-    reached by coincidence: one of their facts is unseen)."""
+    test items k-covered by the paper's definition and through true equivalences only (one of an OOD item's facts is
+    unseen, so only a coincidence, or tables that make two fragments interchangeable everywhere, reach it)."""
     ds = generate(DatasetConfig(task, num_tokens, n_train, seed=seed, test_size_per_type=test_size_per_type))
     answers = ds.evaluate(ds.train_inputs)["t"]
     paper = coverage_sweep(ds.train_inputs, answers, num_tokens, ds.test_inputs, max_k=k, min_k=k).covered(k)

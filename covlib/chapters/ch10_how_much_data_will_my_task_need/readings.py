@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.paths import repository_path
-from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import BANDS, ESTIMATOR, METRIC_KEYS
+from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import BANDS, ESTIMATOR, METRIC_KEYS, cells_text
 from covlib.coverage.rule import Rule, within
 from covlib.figures.exercises import check_share
 from covlib.search.probes import read_curves, read_probes
@@ -17,6 +17,8 @@ from covlib.tasks.graphs import get_task
 PREREGISTERED = "data/predict/preregistered.csv"  # predictions committed before any probe of their tasks ran
 PREREGISTERED_PROBES = "data/predict/probes_preregistered.csv"  # the searches that measure them (under the floor)
 PREREGISTERED_MODEL = "L4-d128"
+ARCHITECTURE_KEYS = {"two-hop, Mamba": "twohop_mamba", "two-hop, 2 layers width 64": "twohop_l2_d64",
+                     "two-hop, 6 layers width 128": "twohop_l6_d128"}
 
 
 def read_preregistered() -> pd.DataFrame:
@@ -93,9 +95,9 @@ def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFram
     if len(architecture):
         out["predict_architecture_within_125_share"] = round(within(architecture["ratio"], BANDS[1]), 3)
         for label, g in architecture.groupby("series"):
-            key = "mamba" if "Mamba" in label else label.split(", ")[1].replace(" ", "_")
-            out[f"predict_ratio_twohop_{key}_min"] = round(float(g["ratio"].min()), 3)
-            out[f"predict_ratio_twohop_{key}_max"] = round(float(g["ratio"].max()), 3)
+            key = ARCHITECTURE_KEYS.get(label, label)
+            out[f"predict_ratio_{key}_min"] = round(float(g["ratio"].min()), 3)
+            out[f"predict_ratio_{key}_max"] = round(float(g["ratio"].max()), 3)
     if len(authors):
         out["predict_ratio_authors_min"] = round(float(authors["ratio"].min()), 3)
         out["predict_ratio_authors_max"] = round(float(authors["ratio"].max()), 3)
@@ -132,8 +134,9 @@ def findings(rule: Rule | None, summary: pd.DataFrame, oos: pd.DataFrame, in_sam
              f"{within(oos['ratio'], BANDS[0]):.0%} within {BANDS[0]:g}x. In sample (the same cells, the rule fitted on "
              f"all of them, counted apart): {within(in_sample['ratio'], BANDS[1]):.0%} within {BANDS[1]:g}x."]
     for _, r in summary.iterrows():
-        lines.append(f"{r['series']}: {r['cells']} cells, N = {r['N']}, median measured / predicted {r['median']:.2f} "
-                     f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f}), {r['within_125']} within {BANDS[1]:g}x.")
+        spread = (f" ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})" if r["cells"] > 1 else "")
+        lines.append(f"{r['series']}: {cells_text(r['cells'], r['N'])}, median measured / predicted {r['median']:.2f}"
+                     f"{spread}, {r['within_125']} within {BANDS[1]:g}x.")
     if len(architecture):
         lines.append(f"Architecture test (two-hop's other models, by the rule fitted without two-hop): "
                      f"{within(architecture['ratio'], BANDS[1]):.0%} of {len(architecture)} cells within "
