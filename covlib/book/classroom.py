@@ -38,7 +38,7 @@ CLASS_PATH: tuple[Stop, ...] = (
          "the data a model needs to generalise grows as a power of the number of tokens N"),
     Stop("07", ("7.1",), 10, (), 0,
          "writing the bridge out (chain of thought) lowers that power"),
-    Stop("10", ("10.1", "10.4"), 10, (), 5,
+    Stop("10", ("10.1", "10.6"), 10, (), 5,
          "coverage predicts the data a task needs before any training: each student tries a task of their own"),
 )
 
