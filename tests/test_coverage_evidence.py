@@ -233,3 +233,18 @@ def test_the_depth_of_a_task_is_its_longest_chain_of_hops():
     assert [depth(t) for t in ("twohop", "parallel_twohop", "threehop", "fivehop")] == [2, 2, 3, 5]
     assert depth(get_task("b1=f1(x1,x2); b2=f2(x3,x4); b3=f3(b1,b2); t=f4(b3,x5)")) == 3
     assert plain_k("threehop") == 4
+
+
+def test_the_scaling_command_writes_crossings_of_any_evidence(tmp_path, capsys):
+    import pandas as pd
+
+    from covlib.cli.main import main
+
+    out = tmp_path / "sound.csv"
+    assert main(["scaling", "coverage", "--task", "twohop", "--N", "8", "--ks", "2", "--targets", "0.9", "--seeds", "0",
+                 "--per-seed", "--evidence", "hop facts", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["evidence"].tolist() == ["hop facts"] and table["n_train"].iloc[0] > 0
+    assert main(["scaling", "coverage", "--task", "twohop", "--N", "8", "--evidence", "sound", "--out",
+                 str(tmp_path / "x.csv")]) == 2
+    assert "add --per-seed" in capsys.readouterr().err

@@ -179,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
 
         import pandas as pd
 
+        if args.evidence != "contexts" and not args.per_seed:
+            raise CovlibError(f"--evidence {args.evidence} writes per-seed crossings: add --per-seed")
         out = Path(args.out)
         table = pd.read_csv(out) if out.is_file() else pd.DataFrame()
         for N in args.N:  # one N at a time, written as it finishes: an interrupted run resumes
