@@ -241,7 +241,7 @@ def test_the_scaling_command_writes_crossings_of_any_evidence(tmp_path, capsys):
     from covlib.cli.main import main
 
     out = tmp_path / "sound.csv"
-    assert main(["scaling", "coverage", "--task", "twohop", "--N", "8", "--ks", "2", "--targets", "0.9", "--seeds", "0",
+    assert main(["scaling", "coverage", "--task", "twohop", "--N", "8", "--ks", "1", "--targets", "0.9", "--seeds", "0",
                  "--per-seed", "--evidence", "hop facts", "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert table["evidence"].tolist() == ["hop facts"] and table["n_train"].iloc[0] > 0
