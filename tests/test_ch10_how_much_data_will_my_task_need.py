@@ -238,3 +238,23 @@ def test_a_probe_of_another_model_says_so_with_that_models_architecture_test():
     note = reader.model_note("L2-d64", arch)
     assert "`L2-d64`" in note and "1.32-1.52x" in note
     assert reader.model_note("L4-d128", arch) == "" and "1.32" not in reader.model_note("L6-d128", arch)
+
+
+def test_a_search_of_a_preregistered_task_is_read_by_its_formula_and_own_seed(tmp_path):
+    """Two-hop's N = 25 rows (and their curves) relabelled as the shared-operator task stand in for its search."""
+    from covlib.base.paths import repository_path
+    from covlib.search.probes import curves_path
+
+    table = tmp_path / "probes.csv"
+    for source, target in ((repository_path("data/scaling/probes.csv"), table),
+                           (repository_path("data/scaling/probes_curves.csv"), curves_path(table))):
+        rows = pd.read_csv(source)
+        rows = rows[(rows["task"] == "twohop") & (rows["N"] == 25) & (rows["model"] == "L4-d128") & ~rows["cot"]]
+        rows.assign(task="b=f1(x1,x2);t=f1(b,x3)").to_csv(target, index=False)
+    predictions = pd.DataFrame({"task": ["b=f(x1,x2); t=f(b,x3)"], "N": [25], "n_pred": [5000.0], "n_low": [4800.0],
+                                "n_high": [5200.0], "seed_0": [4800.0], "seed_1": [5200.0], "eligible": [7756]})
+    measured = readings.measured_preregistered(predictions, table=str(table)).sort_values("seed")
+    assert measured["seed"].tolist() == [0, 1] and measured["predicted"].tolist() == [4800.0, 5200.0]
+    assert np.allclose(measured["ratio"], measured["n_req"] / measured["predicted"])
+    assert "Measured so far: 2 cells at 1 of the 1 (task, N) pairs" in readings.preregistered_sentence(predictions,
+                                                                                                   measured)

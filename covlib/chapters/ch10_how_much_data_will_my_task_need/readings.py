@@ -71,9 +71,10 @@ def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) ->
         return (head + ". None is measured yet: the searches that measure them (under the floor, two seeds each) "
                 "have not run, so the columns of measurements are empty. The chapter fills them when they have.")
     inside = within(measured["ratio"], BANDS[1])
-    return (head + f". Measured so far: {len(measured)} cells of {measured[['task', 'N']].drop_duplicates().shape[0]} "
-            f"(task, N); measured / predicted {measured['ratio'].min():.2f}-{measured['ratio'].max():.2f}, "
-            f"{inside:.0%} within {BANDS[1]:g}x.")
+    pairs = measured[["task", "N"]].drop_duplicates().shape[0]
+    return (head + f". Measured so far: {len(measured)} cell{'s' if len(measured) != 1 else ''} at {pairs} of the "
+            f"{len(predictions)} (task, N) pairs; measured / predicted {measured['ratio'].min():.2f}-"
+            f"{measured['ratio'].max():.2f}, {inside:.0%} within {BANDS[1]:g}x.")
 
 
 def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFrame, architecture: pd.DataFrame,
