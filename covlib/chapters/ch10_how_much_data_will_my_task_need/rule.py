@@ -317,7 +317,8 @@ def chart_cells(oos: pd.DataFrame, architecture: pd.DataFrame, preregistered: pd
     measured so far."""
     frames = [oos.assign(kind="task, out of sample"), architecture.assign(kind="architecture")]
     if preregistered is not None and len(preregistered):
-        frames.append(preregistered.assign(series=preregistered["task"], kind="preregistered"))
+        names = preregistered["task"].map(lambda t: PREREGISTER_NAMES.get(t, t))
+        frames.append(preregistered.assign(series=names, kind="preregistered"))
     cols = ["series", "kind", "N", "seed", "n_req", "predicted", "ratio"]
     return pd.concat([f[cols] for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else \
         pd.DataFrame(columns=cols)
@@ -470,6 +471,9 @@ PREREGISTER: dict[str, list[int]] = {
     "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)": [8, 9, 10],
 }
 PREREGISTERED = "data/predict/preregistered.csv"
+PREREGISTER_NAMES = {"b=f(x1,x2); t=f(b,x3)": "one primitive in both hops",
+                     "b=f1(x1,x2); t=f2(b,x3,x4)": "second hop of three arguments",
+                     "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)": "four-hop chain"}
 
 
 def preregister(rule: Rule, tasks: Mapping[str, list[int]], seeds: tuple[int, ...] = (0, 1, 2)) -> pd.DataFrame:
