@@ -273,6 +273,21 @@ step replicates; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TAB
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+# 19b. The preregistered tasks (chapter 10): data/predict/preregistered.csv was committed (d778b71) before any of their
+#     probes; measured here under the floor on two seeds, each search starting at its prediction. ~13-15 CPU-hours
+#     (about 4.5 probes a cell; the shared-primitive cells may pass an hour each). After two-hop CoT N = 70: it tests
+#     a prediction written down in advance, which nothing else in the queue does
+PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --table "$DATA/predict/probes_preregistered.csv" --work "$WORK/preregistered" --jobs 2)
+step preregistered
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PRE[@]}"
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 --start 3288 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 9 --start 4831 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 10 --start 6532 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 --start 5026 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 30 --start 7480 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 35 --start 10432 "${PRE[@]}"
 step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
 step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
