@@ -133,8 +133,9 @@ display(Markdown(ch10.rule.inflation_sentence(inflation, coincidences)))
 #
 # **What was fixed before the data, and what after.** The form (k = depth + 1, true equivalences only, a fact count
 # for chain of thought, one factor), the candidates, the fit criterion and the leave-one-task-out test were
-# committed in `covlib/coverage/rule.py` before any fit of the rule was computed. One definition moved after the
-# first crossings were computed and before any fit: the chain-of-thought evidence was first read on the ID test
+# committed in `covlib/coverage/rule.py` (commit 9371474) before any fit of the rule was computed. One definition
+# moved after the first crossings were computed and before any fit (in d778b71, the commit that also shipped the
+# first fit, so no fitted prediction or score had been read under the old one): the chain-of-thought evidence was first read on the ID test
 # items, which a small training set conditions on its own facts (at two-hop $N = 20$, 6 examples "showed every
 # fact" of the few items whose facts they used), and is now read over every ID input not in training. Nothing in
 # the rule moved after its fit was seen; the readings of its misses below (chain of thought by depth, parallel
