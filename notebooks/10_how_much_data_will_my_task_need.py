@@ -36,7 +36,7 @@
 # %% tags=["parameters"]
 from typing import Optional, Union  # papermill's parameter reader reads Optional[float], not float | None
 
-preset = "default"  # "smoke" (tests: seconds), "default" (the book: minutes), "paper"
+preset: str = "default"  # "smoke" (tests: seconds), "default" (the book: minutes), "paper"
 # my_task: a parameters cell cannot hold a formula's "=", so the default is written as the formula's steps; pass a
 # formula string with papermill -p my_task "b=f1(x2,x3); t=f2(x1,b)" (or covlib sweep -p)
 my_task: Union[str, dict] = {"b": "f1(x2,x3)", "t": "f2(x1,b)"}  # your task: a formula string (inputs x1.., output t) or its steps
@@ -48,7 +48,7 @@ model: Optional[str] = None  # the check probe's model shape; None takes the pre
 step_cap: Optional[int] = None  # the check probe's step cap; None takes the preset's value
 predict_N: Optional[list[int]] = None  # two-hop N values predicted live in 10.1; None takes the preset's value
 give_up_floor: int = 2000  # the check probe's give-up rule: steps past the fit (0: the authors' rule alone)
-out_dir = ""  # parent of the check probe's folders; "" means build/ of the repository
+out_dir: str = ""  # parent of the check probe's folders; "" means build/ of the repository
 figures_dir: str = ""  # where figures go; "" means figures/<preset>/ under out_dir or build/ (make book: papers_figures/)
 # your answer to the exercise (the end of the chapter); a check there says whether it is right
 my_raw_within: Optional[float] = None  # a share between 0 and 1
