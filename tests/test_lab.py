@@ -75,7 +75,9 @@ def reader_copy(chapter: Path, folder: Path, data: Path) -> Path:
     """The chapter as a reader would open it, in ``folder``, set to the smoke preset and to keep its data under
     ``data`` (the repository's build/ and papers_figures/ stay untouched)."""
     text = chapter.read_text()
-    edited = text.replace('preset = "default"', 'preset = "smoke"', 1).replace('out_dir = ""', f'out_dir = "{data}"', 1)
+    # a parameter may carry its type (chapter 10's do, for papermill --help-notebook)
+    edited = re.sub(r'^(preset(?:: str)?) = "default"', r'\1 = "smoke"', text, count=1, flags=re.M)
+    edited = re.sub(r'^(out_dir(?:: str)?) = ""', lambda m: f'{m[1]} = "{data}"', edited, count=1, flags=re.M)
     assert edited.count('"smoke"') > text.count('"smoke"') and str(data) in edited, "the parameters cell changed"
     copy = folder / chapter.name
     copy.write_text(edited)
