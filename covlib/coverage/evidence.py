@@ -17,8 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from covlib.coverage.exact import (
-    DENSE_BITS,
-    LOOKUP_CHUNK,
     CoverageResult,
     PairEvidence,
     _check_training,
@@ -27,50 +25,13 @@ from covlib.coverage.exact import (
     max_pairs,
     pair_evidence,
     proper_subsets,
+    shared_contexts,
 )
 from covlib.tasks.datasets import Dataset, DatasetConfig, decode, generate, space_facts
 from covlib.tasks.datasets import encode as encode_inputs
 
 EVIDENCE_KINDS = ("contexts", "sound", "independent", "pooled", "hop facts")  # the paper's count, true equivalences
 # only, independent contexts, true equivalences with contexts pooled by their own true class, chain of thought's per hop
-
-
-def _shared_contexts(frag: np.ndarray, ctx: np.ndarray, n_frag: int, n_ctx: int, lo: np.ndarray, hi: np.ndarray
-                     ) -> np.ndarray:
-    """How many contexts fragments lo[i] and hi[i] share in training (whatever the outputs there): the popcount of
-    the AND of their context bit sets when they fit in memory, else a look-up of the rarer fragment's contexts."""
-    if n_frag * n_ctx <= DENSE_BITS:
-        present = np.zeros((n_frag, n_ctx), dtype=bool)
-        present[frag, ctx] = True
-        bits = np.packbits(present, axis=1)
-        del present
-        shared = np.empty(len(lo), dtype=np.int64)
-        step = max(1, LOOKUP_CHUNK // bits.shape[1])
-        for begin in range(0, len(lo), step):
-            both = bits[lo[begin:begin + step]] & bits[hi[begin:begin + step]]
-            shared[begin:begin + step] = np.bitwise_count(both).sum(axis=1, dtype=np.int64)
-        return shared
-    item_key = frag * n_ctx + ctx
-    by_frag = np.argsort(item_key, kind="stable")
-    sorted_key, sorted_ctx = item_key[by_frag], ctx[by_frag]
-    frag_ids, frag_start, frag_deg = np.unique(frag[by_frag], return_index=True, return_counts=True)
-    slot_lo, slot_hi = np.searchsorted(frag_ids, lo), np.searchsorted(frag_ids, hi)
-    small_first = frag_deg[slot_lo] <= frag_deg[slot_hi]
-    small, other = np.where(small_first, slot_lo, slot_hi), np.where(small_first, hi, lo)
-    shared = np.zeros(len(lo), dtype=np.int64)
-    deg = frag_deg[small]
-    ends = np.cumsum(deg)
-    begin = 0
-    while begin < len(lo):
-        stop = max(int(np.searchsorted(ends, ends[begin] - deg[begin] + LOOKUP_CHUNK, side="right")), begin + 1)
-        d = deg[begin:stop]
-        pair = np.repeat(np.arange(begin, stop), d)
-        offset = np.arange(int(d.sum())) - np.repeat(np.cumsum(d) - d, d)
-        looked = other[pair] * n_ctx + sorted_ctx[frag_start[small[pair]] + offset]
-        pos = np.minimum(np.searchsorted(sorted_key, looked), len(sorted_key) - 1)
-        shared[begin:stop] = np.bincount(pair - begin, weights=sorted_key[pos] == looked, minlength=stop - begin)
-        begin = stop
-    return shared
 
 
 def _agreeing_pairs(frag: np.ndarray, ctx: np.ndarray, answers: np.ndarray, n_frag: int, n_ctx: int
@@ -88,7 +49,7 @@ def _agreeing_pairs(frag: np.ndarray, ctx: np.ndarray, answers: np.ndarray, n_fr
                                      return_counts=True)
     del a, b
     lo, hi = keys // n_frag, keys % n_frag
-    keep = _shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree
+    keep = shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree
     return lo, hi, agree, keep, inverse.ravel(), record_ctx
 
 

@@ -183,6 +183,44 @@ class PairEvidence:
         return len(self.count)
 
 
+def shared_contexts(frag: np.ndarray, ctx: np.ndarray, n_frag: int, n_ctx: int, lo: np.ndarray, hi: np.ndarray
+                    ) -> np.ndarray:
+    """How many contexts fragments lo[i] and hi[i] share in training (whatever the outputs there): the popcount of
+    the AND of their context bit sets when they fit in memory, else a look-up of the rarer fragment's contexts."""
+    if n_frag * n_ctx <= DENSE_BITS:
+        present = np.zeros((n_frag, n_ctx), dtype=bool)
+        present[frag, ctx] = True
+        bits = np.packbits(present, axis=1)
+        del present
+        shared = np.empty(len(lo), dtype=np.int64)
+        step = max(1, LOOKUP_CHUNK // bits.shape[1])
+        for begin in range(0, len(lo), step):
+            both = bits[lo[begin:begin + step]] & bits[hi[begin:begin + step]]
+            shared[begin:begin + step] = np.bitwise_count(both).sum(axis=1, dtype=np.int64)
+        return shared
+    item_key = frag * n_ctx + ctx
+    by_frag = np.argsort(item_key, kind="stable")
+    sorted_key, sorted_ctx = item_key[by_frag], ctx[by_frag]
+    frag_ids, frag_start, frag_deg = np.unique(frag[by_frag], return_index=True, return_counts=True)
+    slot_lo, slot_hi = np.searchsorted(frag_ids, lo), np.searchsorted(frag_ids, hi)
+    small_first = frag_deg[slot_lo] <= frag_deg[slot_hi]
+    small, other = np.where(small_first, slot_lo, slot_hi), np.where(small_first, hi, lo)
+    shared = np.zeros(len(lo), dtype=np.int64)
+    deg = frag_deg[small]
+    ends = np.cumsum(deg)
+    begin = 0
+    while begin < len(lo):
+        stop = max(int(np.searchsorted(ends, ends[begin] - deg[begin] + LOOKUP_CHUNK, side="right")), begin + 1)
+        d = deg[begin:stop]
+        pair = np.repeat(np.arange(begin, stop), d)
+        offset = np.arange(int(d.sum())) - np.repeat(np.cumsum(d) - d, d)
+        looked = other[pair] * n_ctx + sorted_ctx[frag_start[small[pair]] + offset]
+        pos = np.minimum(np.searchsorted(sorted_key, looked), len(sorted_key) - 1)
+        shared[begin:stop] = np.bincount(pair - begin, weights=sorted_key[pos] == looked, minlength=stop - begin)
+        begin = stop
+    return shared
+
+
 def pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                   positions: tuple[int, ...]) -> PairEvidence:
     """Evidence for every fragment pair over ``positions`` that agrees somewhere and never contradicts.
@@ -208,44 +246,8 @@ def pair_evidence(train_inputs: np.ndarray, train_answers: np.ndarray, num_token
     keys, agree = np.unique(pair_key, return_counts=True)
     lo, hi = keys // n_frag, keys % n_frag
 
-    # 2. shared contexts of each candidate pair: when every fragment's contexts fit in memory as a bit set, the
-    # popcount of the AND of the pair's two sets; else expand the fragment with fewer contexts and look them up
-    if n_frag * n_ctx <= DENSE_BITS:
-        present = np.zeros((n_frag, n_ctx), dtype=bool)
-        present[frag, ctx] = True
-        bits = np.packbits(present, axis=1)
-        del present
-        shared = np.empty(len(keys), dtype=np.int64)
-        step = max(1, LOOKUP_CHUNK // bits.shape[1])
-        for begin in range(0, len(keys), step):
-            both = bits[lo[begin:begin + step]] & bits[hi[begin:begin + step]]
-            shared[begin:begin + step] = np.bitwise_count(both).sum(axis=1, dtype=np.int64)
-        keep = shared == agree
-        return PairEvidence(tuple(positions), lo[keep], hi[keep], agree[keep])
-    item_key = frag * n_ctx + ctx
-    by_frag = np.argsort(item_key, kind="stable")
-    sorted_key = item_key[by_frag]
-    sorted_ctx = ctx[by_frag]
-    frag_ids, frag_start, frag_deg = np.unique(frag[by_frag], return_index=True, return_counts=True)
-    slot_lo, slot_hi = np.searchsorted(frag_ids, lo), np.searchsorted(frag_ids, hi)
-    small_first = frag_deg[slot_lo] <= frag_deg[slot_hi]
-    small = np.where(small_first, slot_lo, slot_hi)
-    other = np.where(small_first, hi, lo)
-    shared = np.zeros(len(keys), dtype=np.int64)
-    deg = frag_deg[small]
-    ends = np.cumsum(deg)
-    begin = 0
-    while begin < len(keys):
-        stop = int(np.searchsorted(ends, ends[begin] - deg[begin] + LOOKUP_CHUNK, side="right"))
-        stop = max(stop, begin + 1)
-        d = deg[begin:stop]
-        pair = np.repeat(np.arange(begin, stop), d)
-        offset = np.arange(int(d.sum())) - np.repeat(np.cumsum(d) - d, d)
-        looked = other[pair] * n_ctx + sorted_ctx[frag_start[small[pair]] + offset]
-        pos = np.minimum(np.searchsorted(sorted_key, looked), len(sorted_key) - 1)
-        shared[begin:stop] = np.bincount(pair - begin, weights=sorted_key[pos] == looked, minlength=stop - begin)
-        begin = stop
-    keep = shared == agree
+    # 2. keep the candidate pairs that share every context they are seen in training
+    keep = shared_contexts(frag, ctx, n_frag, n_ctx, lo, hi) == agree
     return PairEvidence(tuple(positions), lo[keep], hi[keep], agree[keep])
 
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 from scipy.special import expit, log_expit, xlogy
 
+from covlib.analyses.success_curve import cell_estimate
 from covlib.search.cells import Cell, CellState, SearchRules
 
 # the width (sd of log n_req) of the prior around each kind of first guess, from the leave-one-out error of each
@@ -169,34 +169,13 @@ def log_posterior(grid: np.ndarray, prior: PsiPrior, log_n: np.ndarray, success:
     return lp - np.logaddexp.reduce(lp)
 
 
-def _log_likelihood(theta: float, x: np.ndarray, y: np.ndarray, slope: float) -> float:
-    z = slope * (x - theta)
-    return float(np.where(y, log_expit(z), log_expit(-z)).sum())
-
-
 def logistic_estimate(log_n: np.ndarray, success: np.ndarray, slope: float, level: float = 0.90
                       ) -> tuple[float, float, float]:
-    """(log n_req, low, high): the estimator of success_curve.cell_estimate (maximum likelihood of theta under a
-    known slope, and the profile-likelihood interval {theta: 2 (l(hat) - l(theta)) <= chi2(1, level)}), with the
-    maximum found by scipy's bounded scalar minimiser. cell_estimate finds it with statsmodels' GLM, whose
-    iterations diverge on separated probes under a steep slope (the offset s log n is large) and then return a
-    theta that is not the maximum; the likelihood is concave in theta, so a bracketed minimiser cannot. Needs both
-    outcomes."""
-    x, y = np.asarray(log_n, float), np.asarray(success, bool)
-    if not (y.any() and (~y).any()):
-        raise ValueError("a cell needs both a success and a failure to place its n_req")
-    pad = 1.0 + 20 / slope
-    best = optimize.minimize_scalar(lambda t: -_log_likelihood(t, x, y, slope), bounds=(x.min() - pad, x.max() + pad),
-                                    method="bounded", options={"xatol": 1e-7})
-    theta = float(best.x)
-    drop = stats.chi2.ppf(level, 1) / 2
-    top = _log_likelihood(theta, x, y, slope)
-
-    def gap(t: float) -> float:
-        return top - _log_likelihood(t, x, y, slope) - drop
-
-    span = max(x.max() - x.min(), 1.0) + 50 / slope
-    return theta, float(optimize.brentq(gap, theta - span, theta)), float(optimize.brentq(gap, theta, theta + span))
+    """(log n_req, low, high) at ``level``: the book's estimator, success_curve.cell_estimate (maximum likelihood of
+    theta under a known slope, with its profile-likelihood interval). Needs both outcomes."""
+    tag = f"{round(level * 100):d}"
+    est = cell_estimate(np.asarray(log_n, float), np.asarray(success, bool), slope, levels=(level,))
+    return est["theta"], est[f"low_{tag}"], est[f"high_{tag}"]
 
 
 def interval_ratio(log_n: np.ndarray, success: np.ndarray, slope: float, level: float = 0.90) -> float:

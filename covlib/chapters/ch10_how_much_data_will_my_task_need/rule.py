@@ -32,6 +32,7 @@ from covlib.coverage.rule import depth as depth  # re-exported: the chapter read
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_curves, read_probes
 from covlib.search.recheck import BOOK_FLOOR
+from covlib.search.reproduction import SERIES as REPRODUCTION_SERIES
 from covlib.search.reproduction import rule_cells
 
 BANDS = (1.15, 1.25)  # a prediction within these factors of the measurement
@@ -43,21 +44,22 @@ PAPER = "data/predict/crossings_{task}.csv"  # per-seed crossings of the paper's
 AUTHORS_PREDICTION = "data/predict/authors_twohop_rule.csv"  # the shipped rule at the authors' two-hop N
 DRIFT = 0.2  # a slope of log ratio on log N at least this large is named as a drift
 
-# the tasks of the leave-one-task-out test: label -> (task, chain of thought, model)
+# the tasks of the leave-one-task-out test: label -> (task, chain of thought, model), chapter 4's and 7's series
+# (covlib.search.reproduction) with plain five-hop, which has cells but no exponent of the paper's
 SERIES: dict[str, tuple[str, bool, str]] = {
-    "two-hop": ("twohop", False, "L4-d128"),
-    "three-hop": ("threehop", False, "L4-d128"),
-    "parallel two-hop": ("parallel_twohop", False, "L4-d128"),
+    "two-hop": REPRODUCTION_SERIES["twohop"],
+    "three-hop": REPRODUCTION_SERIES["threehop"],
+    "parallel two-hop": REPRODUCTION_SERIES["parallel_twohop"],
     "five-hop": ("fivehop", False, "L4-d128"),
-    "two-hop, CoT": ("twohop", True, "L4-d128"),
-    "three-hop, CoT": ("threehop", True, "L4-d128"),
-    "five-hop, CoT": ("fivehop", True, "L4-d128"),
+    "two-hop, CoT": REPRODUCTION_SERIES["twohop_cot"],
+    "three-hop, CoT": REPRODUCTION_SERIES["threehop_cot"],
+    "five-hop, CoT": REPRODUCTION_SERIES["fivehop_cot"],
 }
 # architecture tests: two-hop's cells trained by other models, predicted by the rule fitted without two-hop's cells
 ARCHITECTURES: dict[str, tuple[str, bool, str]] = {
-    "two-hop, Mamba": ("twohop", False, "mamba-L4-d128"),
-    "two-hop, 2 layers width 64": ("twohop", False, "L2-d64"),
-    "two-hop, 6 layers width 128": ("twohop", False, "L6-d128"),
+    "two-hop, Mamba": REPRODUCTION_SERIES["twohop_mamba"],
+    "two-hop, 2 layers width 64": REPRODUCTION_SERIES["twohop_small_model"],
+    "two-hop, 6 layers width 128": REPRODUCTION_SERIES["twohop_large_model"],
 }
 METRIC_KEYS = {"two-hop": "twohop", "three-hop": "threehop", "parallel two-hop": "parallel_twohop",
                "five-hop": "fivehop", "two-hop, CoT": "twohop_cot", "three-hop, CoT": "threehop_cot",
