@@ -9,7 +9,7 @@ The world the policies search:
   pool, not by the model). Each draw's truth is the cell's estimate moved by the seed-to-seed noise,
   n_req * exp(sigma z), z ~ N(0, 1), sigma the spread of log n_req between the two seeds of one cell.
 - Outcomes: a probe at n succeeds with P = logistic(s (log n - log n_req)) (covlib.analyses.success_curve), s
-  the slope fitted on the floor's same-run table with its replicates (fit_slope) once it is identified, else
+  the slope the replicates measure on the floor's same-run table (replicate_slope) once one has flipped, else
   the placeholder PLACEHOLDER_SLOPE (10% to 90% success over a factor of 1.3 in n_train), flagged as such.
 - Costs: a probe's CPU-minutes from covlib.search.psi.fit_probe_costs on the search probes that count under the
   floor: per series (task, chain of thought, model), log minutes against a level per cell, the outcome, and how
@@ -34,7 +34,6 @@ import dataclasses
 import math
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -223,7 +222,6 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2000, help="bootstrap resamples of the cells")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    warnings.simplefilter("ignore")  # statsmodels' separation warnings from the slope fit of separated cells
     t0 = time.perf_counter()
     print(f"machine: {describe()}; {load()}")
     required_data.starting_size = coverage_guess  # the shipped coverage tables, not a fresh computation
@@ -235,13 +233,13 @@ def main() -> None:
     if args.slope is not None:
         slope, said = args.slope, f"s = {args.slope:.1f} (given on the command line)"
     elif fit.identified:
-        slope, said = fit.slope, (f"s = {fit.slope:.1f} (se {fit.se:.1f}), measured on {fit.probes} probes of "
-                                  f"{fit.cells} cells, {fit.overlapping_cells} with overlapping outcomes")
+        slope, said = fit.slope, (f"s = {fit.slope:.1f} (90% {fit.low:.1f}-{fit.high:.1f}), measured by "
+                                  f"{fit.replicates} replicates of {fit.cells} cells, {fit.flips} of them flipped")
     else:
         slope, said = PLACEHOLDER_SLOPE, (
             f"s = {PLACEHOLDER_SLOPE:.1f} PLACEHOLDER (success rises from 10% to 90% over a factor of 1.3 in "
-            f"n_train): the replicates do not identify the slope yet ({fit.probes} probes of {fit.cells} cells, "
-            f"{fit.overlapping_cells} with overlapping outcomes)")
+            f"n_train): the replicates do not identify the slope yet ({fit.replicates} replicates of {fit.cells} "
+            f"cells, none flipped)")
     floor_table = under_floor(table)  # read under the floor once (first_guess_source would, for each cell)
     costs = fit_probe_costs(floor_table)
     cells = book_cells(floor_table, floor_cells, costs)

@@ -432,8 +432,14 @@ display(ch04.reproduction.noise_by_cell_view(rep))
 # curve decides both outcomes, and every comparison uses only the cells both rules finish. Beside each
 # bracket's geometric mean stands a second estimate of $n_\text{req}$, the size at which a probe succeeds
 # half the time: a logistic model of success against $\log n$ fitted to every probe of a cell,
-# replicates included, with one slope shared by all cells. Its interval enters the exponent's bootstrap,
-# which then carries each cell's uncertainty as well as the spread over N and seeds.
+# replicates included, with one slope shared by all cells. The search's own probes cannot measure that
+# slope (a bisection's outcomes always come out ordered, however noisy they are); the replicates of section
+# 4.9 do, by how often a rerun at a bracket's end comes out the other way. Each cell's interval is computed
+# at the shallow end of the slope's 90% interval, so it carries the slope's uncertainty too, and it enters
+# the exponent's bootstrap, which then carries each cell's uncertainty as well as the spread over N and seeds.
+# (This way of measuring the slope replaced a joint fit of the slope and every cell's $n_\text{req}$, which
+# the first flipped replicate showed to be unsound: a flip at the very size it repeats sent that fit's
+# slope to infinity. The verdict rule of section 4.8 did not change.)
 
 # %%
 display(Markdown(ch04.reproduction.slope_note(rep)))

@@ -5,34 +5,71 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import expit
 
 from covlib.analyses.fits import exponent_difference, exponent_intervals
-from covlib.analyses.success_curve import cell_estimate, cell_estimates, fit_slope, overlaps
+from covlib.analyses.success_curve import (
+    SLOPE_BOUNDS,
+    cell_estimate,
+    cell_estimates,
+    flip_probability,
+    overlaps,
+    replicate_slope,
+)
 from covlib.search.estimates import cell_table, shared_slope
 from covlib.search.same_runs import authors_outcome, cell_brackets, rule_table, same_run_outcomes
 
 
-def _simulated(n_cells: int = 12, slope: float = 8.0, seed: int = 0, per_cell: int = 30) -> tuple[pd.DataFrame, dict]:
+def _searched_and_replicated(n_cells: int = 40, slope: float = 20.0, seed: int = 0, reps: int = 4):
+    """Cells as the book runs them: a bracket of width 0.12 in log n around each cell's n_req (placed uniformly in
+    it), end probes whose outcomes the search saw ordered, and ``reps`` replicates at each end drawn from the
+    logistic model. Returns the replicates' bracket widths and flips, the probes as one table, and the true
+    log n_req."""
     rng = np.random.default_rng(seed)
-    rows, truth = [], {}
+    gaps, changed, rows, truth = [], [], [], {}
     for c in range(n_cells):
-        theta = rng.uniform(6, 10)
+        low = rng.uniform(6, 10)
+        theta = low + rng.uniform(0, 0.12)
         truth[f"c{c}"] = theta
-        x = theta + rng.uniform(-0.6, 0.6, per_cell)
-        y = rng.random(per_cell) < 1 / (1 + np.exp(-slope * (x - theta)))
-        rows += [{"cell": f"c{c}", "log_n": a, "success": bool(b)} for a, b in zip(x, y)]
-    return pd.DataFrame(rows), truth
+        xs, ys = np.array([low - 0.3, low, low + 0.12, low + 0.4]), np.array([False, False, True, True])
+        xr = np.repeat(xs[1:3], reps)
+        yr = rng.random(len(xr)) < expit(slope * (xr - theta))
+        gaps += [0.12] * len(xr)
+        changed += list(yr != np.repeat(ys[1:3], reps))
+        rows += [{"cell": f"c{c}", "log_n": a, "success": bool(b)} for a, b in zip(np.r_[xs, xr], np.r_[ys, yr])]
+    return np.array(gaps), np.array(changed), pd.DataFrame(rows), truth
 
 
-def test_the_shared_slope_and_each_cells_n_req_are_recovered_from_noisy_outcomes():
-    probes, truth = _simulated()
-    slope = fit_slope(probes)
-    assert slope.identified and slope.slope == pytest.approx(8.0, rel=0.35)
-    est = cell_estimates(probes, slope.slope).set_index("cell")
+def test_the_replicates_measure_the_shared_slope_and_each_cells_interval_covers_its_n_req():
+    fits = [replicate_slope(*_searched_and_replicated(seed=seed)[:2], cells=40) for seed in range(20)]
+    assert all(f.identified for f in fits)
+    assert sum(f.low < 20.0 < f.high for f in fits) >= 15  # a 90% interval: about 18 of 20 expected
+    assert np.median([f.slope for f in fits]) == pytest.approx(20.0, rel=0.3)
+    gaps, changed, probes, truth = _searched_and_replicated()
+    fit = replicate_slope(gaps, changed, cells=40)
+    est = cell_estimates(probes, fit.slope, fit.low).set_index("cell")
     inside = [est.loc[c, "low_95"] <= np.exp(t) <= est.loc[c, "high_95"] for c, t in truth.items() if c in est.index]
-    assert np.mean(inside) >= 0.75
+    assert np.mean(inside) >= 0.85
     assert (est["low_90"] >= est["low_95"]).all() and (est["high_90"] <= est["high_95"]).all()
-    assert ((est["low_95"] < est["n_req"]) & (est["n_req"] < est["high_95"])).all()
+    assert ((est["low_95"] <= est["n_req"]) & (est["n_req"] <= est["high_95"])).all()
+
+
+def test_the_flip_probability_falls_from_a_coin_flip_as_the_slope_steepens():
+    p = flip_probability(np.array([1e-6, 1.0, 10.0, 100.0, 1e4]), 0.12)
+    assert p[0] == pytest.approx(0.5, abs=1e-3) and (np.diff(p) < 0).all() and p[-1] < 1e-2
+
+
+def test_a_replicate_that_flips_at_the_size_it_repeats_gives_a_finite_slope():
+    # maximising over the cell's n_req would put it on the tie and send the slope to infinity
+    fit = replicate_slope(np.full(8, 0.12), np.array([True] + [False] * 7), cells=2)
+    assert fit.identified and fit.slope < SLOPE_BOUNDS[1] / 10 and fit.low < fit.slope < fit.high
+
+
+def test_without_a_flip_the_replicates_bound_the_slope_only_from_below():
+    fit = replicate_slope(np.full(8, 0.12), np.zeros(8, bool), cells=4)
+    assert not fit.identified and fit.bounded and fit.high == np.inf
+    more = replicate_slope(np.full(16, 0.12), np.zeros(16, bool), cells=8)
+    assert more.low > fit.low  # twice the agreeing replicates rule out more noise
 
 
 def test_a_separated_cell_with_a_steep_slope_is_placed_between_its_outcomes():
@@ -43,11 +80,9 @@ def test_a_separated_cell_with_a_steep_slope_is_placed_between_its_outcomes():
     assert est["low_95"] < np.log(241) + 0.05 and est["high_95"] > np.log(373) - 0.05
 
 
-def test_separated_cells_leave_the_slope_unbounded():
-    probes = pd.DataFrame({"cell": ["a"] * 4 + ["b"] * 4, "log_n": [1, 2, 3, 4] * 2,
-                           "success": [False, False, True, True, False, True, True, True]})
-    assert not overlaps(probes["log_n"][:4], probes["success"][:4])
-    assert not fit_slope(probes).identified
+def test_overlap_means_a_failure_at_or_above_a_success():
+    assert not overlaps(np.array([1, 2, 3, 4]), np.array([False, False, True, True]))
+    assert overlaps(np.array([1, 2, 2, 4]), np.array([False, True, False, True]))
 
 
 def test_a_cell_estimate_needs_both_outcomes_and_its_interval_narrows_with_a_steeper_slope():

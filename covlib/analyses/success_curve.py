@@ -2,65 +2,93 @@
 
 A bracket's two end probes sit right at the boundary, where the outcome is noisiest, and the bracket's geometric
 mean uses only those two. The model reads every probe of a cell: P(success at n) = logistic(s * (log n - log
-n_req)), with one slope s shared by the cells it is fitted on (a single cell's probes are almost always separated,
-failures below and successes above, which leaves its own slope unbounded; replicates at the same size are what
-pin s down). Given s, each cell's log n_req has a profile-likelihood interval. The fits are statsmodels' GLM (the
-shared slope) and scipy's minimiser and root finder (each cell); nothing here is a hand-written optimiser."""
+n_req)), with one slope s shared by every cell.
+
+What measures s. A bisection never probes a size twice and never outside its bracket, so its outcomes always come
+out ordered, failures below successes, whatever the noise: they say almost nothing about s, and maximising over
+every cell's n_req drives s to infinity (a replicate that flips at the very size it repeats is fitted exactly by
+putting that cell's n_req on the tie). The replicates measure it. A replicate reruns one end of a finished
+bracket; given the bracket, the cell's log n_req lies in it (uniformly, as far as the search can tell), and a
+replicate at an end at distance d from it comes out the other way with probability logistic(-s d). Averaged over
+the bracket's width g, that is (log 2 - log(1 + exp(-s g))) / (s g): flip_probability. The replicates' flips are
+Bernoulli draws of it; replicate_slope maximises their likelihood (scipy's bounded minimiser) and gives a 90%
+profile-likelihood interval (scipy's root finder). Each cell's n_req is then the maximum-likelihood size under that
+slope, with profile-likelihood intervals (cell_estimate): nothing here is a hand-written optimiser."""
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import optimize, stats
-from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
+
+SLOPE_BOUNDS = (0.25, 20_000.0)  # the slope's search range per unit of log n (20,000: a 99.99% rise within 0.1%)
 
 
 @dataclass(frozen=True)
 class SlopeFit:
-    """The shared slope of success against log n_train (per unit of log n), its standard error, how many cells
-    and probes it rests on, and how many of those cells hold both outcomes at overlapping sizes."""
+    """The slope of success against log n_train shared by every cell, measured by the replicates: its maximum-
+    likelihood value and 90% profile-likelihood interval (``high`` inf, and ``slope`` inf, when no replicate has
+    flipped: only a lower bound is known), with the cells, replicates and flips it rests on."""
 
     slope: float
-    se: float
+    low: float
+    high: float
     cells: int
-    probes: int
-    overlapping_cells: int
+    replicates: int
+    flips: int
 
     @property
     def identified(self) -> bool:
-        return bool(np.isfinite(self.slope) and self.slope > 0 and self.overlapping_cells > 0)
+        """The slope has a finite estimate: some replicate disagreed with the search at its size."""
+        return bool(np.isfinite(self.slope))
+
+    @property
+    def bounded(self) -> bool:
+        """The replicates bound the slope from below (its interval's shallow end is finite)."""
+        return bool(np.isfinite(self.low))
 
 
 def overlaps(x: np.ndarray, y: np.ndarray) -> bool:
-    """Whether a cell's outcomes overlap in size (some failure at or above some success): only then does it
-    bound the slope."""
+    """Whether a cell's outcomes overlap in size (some failure at or above some success)."""
     x, y = np.asarray(x, float), np.asarray(y, bool)
     return bool(y.any() and (~y).any() and x[~y].max() >= x[y].min())
 
 
-def fit_slope(probes: pd.DataFrame) -> SlopeFit:
-    """The maximum-likelihood slope shared by every cell of ``probes`` (columns cell, log_n, success), each cell
-    with an intercept of its own (a GLM with the binomial family). Cells with a single outcome carry no
-    information about a shared slope and are left out. Unidentified (slope inf) when no cell's outcomes overlap:
-    then every cell is perfectly separated and the likelihood grows without bound in s."""
-    both = probes.groupby("cell")["success"].transform(lambda s: s.any() and not s.all())
-    data = probes[both.astype(bool)]
-    cells = data["cell"].nunique()
-    overlapping = sum(overlaps(g["log_n"], g["success"]) for _, g in data.groupby("cell"))
-    if not overlapping:
-        return SlopeFit(np.inf, np.nan, cells, len(data), 0)
-    design = pd.get_dummies(data["cell"], dtype=float)
-    design["log_n"] = data["log_n"].to_numpy(float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", PerfectSeparationWarning)
-        try:
-            fit = sm.GLM(data["success"].astype(float).to_numpy(), design, family=sm.families.Binomial()).fit()
-        except (PerfectSeparationError, PerfectSeparationWarning):
-            return SlopeFit(np.inf, np.nan, cells, len(data), overlapping)
-    return SlopeFit(float(fit.params["log_n"]), float(fit.bse["log_n"]), cells, len(data), overlapping)
+def flip_probability(slope: float, gaps: np.ndarray) -> np.ndarray:
+    """The chance that a replicate at one end of a bracket of width ``gaps`` (in log n) comes out the other way,
+    the cell's log n_req uniform in the bracket: the mean of logistic(-s d) for d from 0 to the width."""
+    sg = slope * np.asarray(gaps, float)
+    return (np.log(2.0) - np.log1p(np.exp(-sg))) / sg
+
+
+def replicate_slope(gaps: np.ndarray, changed: np.ndarray, cells: int = 0) -> SlopeFit:
+    """The shared slope from replicates of bracket ends: each one's bracket width ``gaps`` (log high / low) and
+    whether it came out other than the probe it repeats (``changed``); ``cells``: how many cells they rerun."""
+    gaps, changed = np.asarray(gaps, float), np.asarray(changed, bool)
+    if not len(gaps):
+        return SlopeFit(np.inf, np.nan, np.nan, 0, 0, 0)
+    lo, hi = np.log(SLOPE_BOUNDS)
+
+    def nll(log_s: float) -> float:
+        p = flip_probability(float(np.exp(log_s)), gaps)
+        return -float(np.sum(np.where(changed, np.log(p), np.log1p(-p))))
+
+    drop = stats.chi2.ppf(0.90, 1) / 2
+    flips = int(changed.sum())
+    if flips == 0:  # the likelihood rises all the way up: only the shallow end is bounded
+        top = -nll(hi)
+        low = optimize.brentq(lambda t: top + nll(t) - drop, lo, hi) if top + nll(lo) > drop else lo
+        return SlopeFit(np.inf, float(np.exp(low)), np.inf, cells, len(gaps), 0)
+    best = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
+    t, top = float(best.x), -float(best.fun)
+
+    def gap(u: float) -> float:
+        return top + nll(u) - drop
+
+    low = optimize.brentq(gap, lo, t) if gap(lo) > 0 else lo
+    high = optimize.brentq(gap, t, hi) if gap(hi) > 0 else np.inf
+    return SlopeFit(float(np.exp(t)), float(np.exp(low)), float(np.exp(high)), cells, len(gaps), flips)
 
 
 def _log_likelihood(theta: float, x: np.ndarray, y: np.ndarray, slope: float) -> float:
@@ -95,19 +123,27 @@ def cell_estimate(x: np.ndarray, y: np.ndarray, slope: float, levels: tuple[floa
     return out
 
 
-def cell_estimates(probes: pd.DataFrame, slope: float) -> pd.DataFrame:
-    """cell_estimate for every cell of ``probes`` (columns cell, log_n, success) that holds both outcomes, as
-    n_req with its 90% and 95% intervals and log_sd, the standard deviation of log n_req that the 95%
-    interval implies (its wider half over 1.96), which the exponent's bootstrap draws from."""
+def cell_estimates(probes: pd.DataFrame, slope: float, interval_slope: float | None = None) -> pd.DataFrame:
+    """Every cell of ``probes`` (columns cell, log_n, success) that holds both outcomes: n_req, its maximum-
+    likelihood size under ``slope`` (inf: the limit of exact outcomes, the middle of the cell's bracket), with 90%
+    and 95% profile-likelihood intervals under ``interval_slope`` (default ``slope``; the shallow end of the
+    slope's own interval makes them carry its uncertainty too), and log_sd, the standard deviation of log n_req
+    that the 95% interval implies (its wider half over 1.96), which the exponent's bootstrap draws from."""
+    interval_slope = slope if interval_slope is None else interval_slope
     rows = []
     for cell, g in probes.groupby("cell", sort=False):
-        y = g["success"].to_numpy(bool)
+        x, y = g["log_n"].to_numpy(float), g["success"].to_numpy(bool)
         if not (y.any() and (~y).any()):
             continue
-        est = cell_estimate(g["log_n"].to_numpy(float), y, slope)
-        half = max(est["theta"] - est["low_95"], est["high_95"] - est["theta"])
-        rows.append({"cell": cell, "n_req": np.exp(est["theta"]), "low_90": np.exp(est["low_90"]),
-                     "high_90": np.exp(est["high_90"]), "low_95": np.exp(est["low_95"]),
-                     "high_95": np.exp(est["high_95"]), "log_sd": half / stats.norm.ppf(0.975),
-                     "probes": len(g)})
+        band = cell_estimate(x, y, interval_slope)
+        if np.isfinite(slope):
+            theta = cell_estimate(x, y, slope, levels=())["theta"]
+        else:  # exact outcomes: anywhere between the largest failure and the smallest success above it
+            high = x[y].min()
+            theta = (x[~y & (x < high)].max() + high) / 2 if (~y & (x < high)).any() else band["theta"]
+        theta = float(np.clip(theta, band["low_95"], band["high_95"]))
+        half = max(theta - band["low_95"], band["high_95"] - theta)
+        rows.append({"cell": cell, "n_req": np.exp(theta), "low_90": np.exp(band["low_90"]),
+                     "high_90": np.exp(band["high_90"]), "low_95": np.exp(band["low_95"]),
+                     "high_95": np.exp(band["high_95"]), "log_sd": half / stats.norm.ppf(0.975), "probes": len(g)})
     return pd.DataFrame(rows, columns=["cell", "n_req", "low_90", "high_90", "low_95", "high_95", "log_sd", "probes"])

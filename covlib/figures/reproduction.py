@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, verdict_words
+from covlib.analyses.success_curve import SLOPE_BOUNDS
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
@@ -50,18 +51,28 @@ def _series_key(task: str, cot: bool) -> str:
 
 
 def slope_note(rep: Reproduction) -> str:
-    """What the logistic model's shared slope rests on, in a sentence or two."""
+    """What the logistic model's shared slope rests on, and what it says, in a sentence or two."""
     slope = rep.by_rule["floor"].attrs["slope"]
+    if not slope.bounded:
+        return ("No replicate has run yet, so nothing measures the slope of success against log n_train: the "
+                "logistic estimate is then the limit of exact outcomes, n_req somewhere in the bracket, and the "
+                "bracket is its interval.")
+    rise = "success rises from 25% to 75% over a factor of {:.2f} in training-set size"  # 2 log 3 / s in log n
+    measured = (f"{slope.replicates} replicates of bracket ends in {slope.cells} cells, {slope.flips} of them flipped; "
+                f"a rerun at an end comes out the other way with a chance that falls as the slope steepens")
+    at_bound = slope.low <= SLOPE_BOUNDS[0] * 1.001
+    shallow = (f"its 90% interval reaches the bottom of the range searched ({SLOPE_BOUNDS[0]}), so the replicates "
+               f"do not yet rule out outcomes close to coin flips" if at_bound
+               else f"at the shallow end of its 90% interval ({slope.low:.1f}), "
+               + rise.format(np.exp(2 * np.log(3) / slope.low)))
     if not slope.identified:
-        return ("No cell's outcomes overlap yet (every failure lies below every success of its cell), so the "
-                "slope of success against log n_train is unbounded: the logistic estimate is then the limit of "
-                "exact outcomes, n_req somewhere in the bracket, and the bracket is its interval. The replicates "
-                "are what bound the slope; until they overlap, the logistic and bracket fits coincide.")
-    width = np.log(3) * 2 / slope.slope  # log n from 25% to 75% success
-    return (f"The slope of success against log n_train, shared by every cell under the floor, is {slope.slope:.1f} "
-            f"(standard error {slope.se:.1f}; {slope.overlapping_cells} cells whose outcomes overlap, {slope.probes} "
-            f"probes of {slope.cells} cells with both outcomes): success rises from 25% to 75% over a factor of "
-            f"{np.exp(width):.2f} in training-set size.")
+        return (f"No replicate has flipped ({measured}), so the slope has no finite estimate; {shallow}. Each cell's "
+                f"interval is computed at that shallow end, so that it carries what the replicates leave open.")
+    return (f"The slope of success against log n_train, shared by every cell, is {slope.slope:.0f} per unit of log n "
+            f"(90% interval {slope.low:.1f} to {slope.high:.0f}; {measured}): at that slope "
+            f"{rise.format(np.exp(2 * np.log(3) / slope.slope))}; {shallow}. Each cell's n_req is placed at the "
+            f"estimate, and its interval is computed at the interval's shallow end, so that it carries the slope's "
+            f"own uncertainty.")
 
 
 def rules_view(rep: Reproduction) -> ReaderTable:

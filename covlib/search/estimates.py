@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.success_curve import SlopeFit, cell_estimates, fit_slope
+from covlib.analyses.success_curve import SlopeFit, cell_estimates, replicate_slope
 from covlib.search.cells import SearchRules
 from covlib.search.same_runs import CELL_COLUMNS, cell_brackets
 
@@ -22,24 +22,39 @@ def _labelled(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def shared_slope(table: pd.DataFrame) -> SlopeFit:
-    """The slope of success against log n_train shared by every cell of a rule table (replicates included)."""
-    return fit_slope(_labelled(table)[["cell", "log_n", "success"]])
+    """The slope of success against log n_train shared by every cell of a rule table, measured by its replicates
+    of bracket ends (success_curve.replicate_slope): each one's bracket width and whether its outcome differs from
+    the search's at that size. Replicates at a size that is not an end of its cell's bracket are not read."""
+    brackets = cell_brackets(table).dropna(subset=["n_req_bracket"]).set_index(CELL_COLUMNS)
+    reps = table[table["replicate"] != "search"]
+    search = table[table["replicate"] == "search"].drop_duplicates([*CELL_COLUMNS, "n_train"])
+    said = search.set_index([*CELL_COLUMNS, "n_train"])["success"]
+    gaps, changed, cells = [], [], set()
+    for r in reps.itertuples(index=False):
+        cell = tuple(getattr(r, c) for c in CELL_COLUMNS)
+        if cell not in brackets.index or r.n_train not in (brackets.loc[cell, "low"], brackets.loc[cell, "high"]):
+            continue
+        gaps.append(np.log(brackets.loc[cell, "high"] / brackets.loc[cell, "low"]))
+        changed.append(bool(r.success) != bool(said.loc[(*cell, r.n_train)]))
+        cells.add(cell)
+    return replicate_slope(np.array(gaps), np.array(changed, bool), len(cells))
 
 
 def cell_table(table: pd.DataFrame, slope: SlopeFit, rules: SearchRules = SearchRules()) -> pd.DataFrame:
     """Per cell of a rule table: its bracket (search probes only), the logistic estimate with 90% and 95%
-    intervals and log_sd (every probe; where no cell's outcomes overlap the slope is unbounded, and the estimate
-    is its limit: anywhere in the bracket, which is then its interval; ``slope_identified`` says which), the share of the pool its n_req
+    intervals and log_sd (every probe, under the slope the replicates measure; before any replicate the estimate
+    is the limit of exact outcomes: anywhere in the bracket, which is then its interval; ``slope_identified``
+    says whether the slope has a finite estimate), the share of the pool its n_req
     reaches (``pool_share``, of SearchRules.largest_n) and ``pool_limited``, and ``apart``: the two estimates
     differ by more than the bracket's own ratio (say why, where it happens)."""
     brackets = cell_brackets(table)
     labelled = _labelled(table)
     out = brackets.assign(cell=brackets[CELL_COLUMNS].astype(str).agg("|".join, axis=1))
-    if slope.identified:
-        logistic = cell_estimates(labelled[["cell", "log_n", "success"]], slope.slope)
+    if slope.bounded:  # the point under the slope's estimate, the intervals under the shallow end of its interval
+        logistic = cell_estimates(labelled[["cell", "log_n", "success"]], slope.slope, slope.low)
         logistic = logistic.rename(columns={"n_req": "n_req_logistic", "probes": "probes_read"})
         out = out.merge(logistic, on="cell", how="left")
-    else:  # no noise measured yet: the model's limit as s grows, n_req anywhere in the bracket, the bracket its interval
+    else:  # no replicate yet: the model's limit as s grows, n_req anywhere in the bracket, the bracket its interval
         out["n_req_logistic"] = out["n_req_bracket"]
         for level in ("90", "95"):
             out[f"low_{level}"], out[f"high_{level}"] = out["low"], out["high"]

@@ -67,13 +67,15 @@ CLAIMS = (
 
 
 def rule_cells(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -> dict[str, pd.DataFrame]:
-    """Per rule, the cell table (covlib.search.estimates.cell_table) read off the same runs, replicates included;
-    each carries its slope fit in ``attrs["slope"]``."""
+    """Per rule, the cell table (covlib.search.estimates.cell_table) read off the same runs, replicates included,
+    each under one slope: the one the replicates measure at the floor's bracket ends (the noise of a training run
+    at the boundary, which a give-up rule does not change; the replicates were placed on the floor's brackets).
+    Each table carries that slope fit in ``attrs["slope"]``."""
     outcomes = same_run_outcomes(probes, curves, give_up_floor)
+    tables = {rule: rule_table(outcomes, rule) for rule in RULES}
+    slope = shared_slope(tables["floor"])
     out = {}
-    for rule in RULES:
-        table = rule_table(outcomes, rule)
-        slope = shared_slope(table)
+    for rule, table in tables.items():
         cells = cell_table(table, slope)
         cells.attrs["slope"] = slope
         out[rule] = cells
