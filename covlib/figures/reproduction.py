@@ -222,6 +222,10 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
     for key, source in (("outcome_flip_share", "all"), ("outcome_flip_share_init", "init"),
                         ("outcome_flip_share_draw", "draw")):
         out[key] = float(flips.loc[source, "share"]) if source in flips.index else float("nan")
+    slope = rep.by_rule["floor"].attrs["slope"]  # the noise model: the shared slope the replicates measure
+    for key, value in (("outcome_slope", slope.slope), ("outcome_slope_ci_low", slope.low),
+                       ("outcome_slope_ci_high", slope.high)):
+        out[key] = float(value) if np.isfinite(value) else float("nan")  # no flip yet: no estimate, no upper bound
     return out | reproduction_metrics(rep.exponents, rep.verdicts, rep.claims)
 
 

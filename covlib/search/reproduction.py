@@ -213,7 +213,8 @@ def _smaller_gap(low_gap: dict, high_gap: dict) -> dict:
 
 def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims: pd.DataFrame,
                          margin: float = EQUIVALENCE_MARGIN) -> dict[str, float | str]:
-    """exponent_<X>_logistic with _ci_low/_ci_high (floor, without pool-limited cells: the verdict's fit),
+    """exponent_<X>_logistic with _ci_low/_ci_high, _n_values and _seeds (floor, without pool-limited cells: the
+    verdict's fit),
     exponent_<X>_authors_same_runs and _floor_same_runs (each rule, logistic, on the cells both have), verdict_margin,
     verdict_<X>,
     and claim_<name>_difference with _ci_low, _ci_high and _verdict."""
@@ -223,6 +224,7 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
     floor_same = select(exponents, "common", "floor", "logistic", "without")
     for name, r in head.iterrows():
         out[f"exponent_{name}_logistic"] = float(r["c"])
+        out |= {f"exponent_{name}_logistic_n_values": int(r["n_values"]), f"exponent_{name}_logistic_seeds": int(r["seeds"])}
         if not np.isnan(r["ci95_low"]):
             out |= {f"exponent_{name}_logistic_ci_low": float(r["ci95_low"]),
                     f"exponent_{name}_logistic_ci_high": float(r["ci95_high"])}
