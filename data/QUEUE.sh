@@ -255,7 +255,34 @@ finished_steps() {
 #     at the pace of the probes they repeat (~4 hours on two workers). In rounds: every probe once of each kind first.
 #     Written (with the verdict rule of eeaf8e7, committed before it) before any replicate ran. Its rows are marked
 #     replicates in probes.csv, which no search reads
-step replicates; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
+#     Measured (2026-11-28, AMD EPYC, two one-thread workers): the first 11 replicates took 9-82 minutes each, a median
+#     of 6.1x the minutes of the probes they repeat (1.4x for the one run on an otherwise idle machine, 4-16x for those
+#     run beside tests or helpers): the plan's minutes come from probes run on a faster machine or a quieter one.
+#     Round 1 left at 09b2f2c: 21 runs, 183 plan-minutes, ~4-9 CPU-hours here; round 2: 32 runs, ~235 plan-minutes
+# 18a. round 1 (every end once with another initialisation and once on another draw): the noise model's first read
+#     at every end, including the two at three-hop CoT's largest N
+step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run
+
+# 19b. The preregistered tasks (chapter 10): data/predict/preregistered.csv was committed (d778b71) before any of their
+#     probes; measured here under the floor on two seeds, each search starting at its prediction. ~13-15 CPU-hours
+#     at the plan's pace (about 4.5 probes a cell; the shared-primitive cells may pass an hour each), likely 2-3x that
+#     here. Moved (at the commit after 09b2f2c, before any of its probes) ahead of the replicates' second round and of
+#     two-hop CoT N = 70: it tests predictions written down in advance, which nothing else in the queue does, and it
+#     is the only evidence chapter 10's preregistration waits for; the second round narrows a slope the first round
+#     will already have measured. Tasks in order of cost, so the cheaper two finish first: all three stay planned
+PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --table "$DATA/predict/probes_preregistered.csv" --work "$WORK/preregistered" --jobs 2)
+step preregistered
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PRE[@]}"
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 --start 3288 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 9 --start 4831 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 10 --start 6532 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 --start 5026 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 30 --start 7480 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 35 --start 10432 "${PRE[@]}"
+# 18b. the replicates' second round (another initialisation and another draw of each end again): 64 in all
+step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
 # 19-23. More evidence where a verdict is inconclusive (chapter 4, section 4.11), about 30 CPU-hours with step 18's
 #     ~8. Ordered by the narrowing of a decisive 90% interval per CPU-hour that `covlib scaling value` expects (each
@@ -273,21 +300,6 @@ step replicates; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TAB
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
-# 19b. The preregistered tasks (chapter 10): data/predict/preregistered.csv was committed (d778b71) before any of their
-#     probes; measured here under the floor on two seeds, each search starting at its prediction. ~13-15 CPU-hours
-#     (about 4.5 probes a cell; the shared-primitive cells may pass an hour each). After two-hop CoT N = 70: it tests
-#     a prediction written down in advance, which nothing else in the queue does
-PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --table "$DATA/predict/probes_preregistered.csv" --work "$WORK/preregistered" --jobs 2)
-step preregistered
-covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
-covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PRE[@]}"
-covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 --start 3288 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 9 --start 4831 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 10 --start 6532 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 --start 5026 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 30 --start 7480 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 35 --start 10432 "${PRE[@]}"
 step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
 step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"

@@ -282,6 +282,9 @@ def test_cli_status_and_bad_input(tmp_path: Path):
     both = subprocess.run(cmd[:-2] + ["--model", "smoke", "L2-d64"], capture_output=True, text=True)
     assert both.returncode == 0, both.stderr
     assert both.stdout.count("twohop") == 2 and "smoke" in both.stdout and "L2-d64" in both.stdout  # one search, two cells
+    rounds = subprocess.run([sys.executable, "-m", "covlib.cli", "scaling", "replicate", "--table", str(table),
+                             "--rounds", "0", "--run"], capture_output=True, text=True)
+    assert rounds.returncode == 2 and "--rounds 0" in rounds.stderr and "1 or more" in rounds.stderr
 
 
 @pytest.mark.slow

@@ -100,6 +100,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rep.add_argument("--work", default="build/scaling", help="datasets/ and runs/ of the probes")
     rep.add_argument("--jobs", type=int, default=2, help="one-thread worker processes (default 2)")
     rep.add_argument("--run", action="store_true", help="train the replicates (default: only report)")
+    rep.add_argument("--rounds", type=int, default=None, metavar="K",
+                     help="train only the first K rounds (round 1: every end once with another initialisation and "
+                          "once on another draw; default: both rounds)")
     v = sub.add_parser("value", help="how much a new N would narrow each decisive interval, per CPU-hour (no training)",
                        description="For each candidate SERIES:N (a series of covlib.search.reproduction.SERIES, e.g. "
                                    "twohop_cot:70), simulate its two seeds' cells from the series' own fit, refit, and "
@@ -277,10 +280,13 @@ def _replicate(args: argparse.Namespace) -> int:
     how often a replicate's outcome differs from the probe it repeats."""
     if args.give_up_floor < 0:
         raise CovlibError(f"--give-up-floor {args.give_up_floor}: a step floor is 0 (the authors' rule) or more steps")
+    if args.rounds is not None and args.rounds < 1:
+        raise CovlibError(f"--rounds {args.rounds}: give 1 or more rounds to train (or leave it out for all)")
     plan = replicate_plan(read_probes(args.table, replicates=True), give_up_floor=args.give_up_floor)
     failed = 0
     if args.run:
-        failed = run_replicates(args.table, args.work, plan, args.jobs, args.give_up_floor,
+        chosen = plan if args.rounds is None else plan[plan["round"] < args.rounds]
+        failed = run_replicates(args.table, args.work, chosen, args.jobs, args.give_up_floor,
                                 log=lambda line: print(line, flush=True))
     outcomes = replicate_outcomes(read_probes(args.table, replicates=True), plan, args.give_up_floor)
     print(f"{len(outcomes)} of {len(plan)} replicates run (plan: about {plan['minutes'].sum():.0f} CPU-minutes)")
