@@ -25,6 +25,8 @@ from covlib.book.readme import (
     _saving_verdict,
     block,
     chapter_table,
+    claim_row,
+    exponent_row,
     findings,
     findings_block,
     refresh_blocks,
@@ -313,3 +315,18 @@ def test_the_prediction_rows_read_whatever_chapter_10_records():
     # a rule fitted on every task (no predict_rule_fitted_on) has no "fitted on one task" row
     assert len(_prediction_rows({"predict_rule": "x", "predict_ratio_authors_min": 0.8,
                                  "predict_ratio_authors_max": 1.1})) == 2
+
+
+def test_every_exponent_and_claim_row_gives_its_interval_and_what_it_rests_on():
+    exponent = exponent_row({"exponent_twohop_logistic": 2.16, "exponent_twohop_logistic_ci_low": 1.88,
+                             "exponent_twohop_logistic_ci_high": 2.54, "exponent_twohop_logistic_n_values": 6,
+                             "exponent_twohop_logistic_seeds": 2, "verdict_twohop": "inconclusive"}, "twohop")
+    assert exponent.book == "c = 2.16 (95% interval 1.88 to 2.54; 6 values of N, 2 seeds)"
+    claim = next(c for c in CLAIMS if c.name == "cot_flattens_twohop")
+    said = {"claim_cot_flattens_twohop_difference": -0.28, "claim_cot_flattens_twohop_ci_low": -1.0,
+            "claim_cot_flattens_twohop_ci_high": 0.5, "claim_cot_flattens_twohop_verdict": "inconclusive",
+            "claim_cot_flattens_twohop_cells": 8, "claim_cot_flattens_twohop_n_values": 4,
+            "claim_cot_flattens_twohop_paired": 1}
+    assert "(95% interval -1.00 to +0.50; 8 paired cells at 4 values of N)" in claim_row(said, claim, "04").book
+    unpaired = claim_row(said | {"claim_cot_flattens_twohop_paired": 0}, claim, "04").book
+    assert "8 cells at 4 values of N" in unpaired and "paired" not in unpaired

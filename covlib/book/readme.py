@@ -193,7 +193,9 @@ def claim_row(m: Mapping[str, Any], claim: Claim, chapter: str) -> ClaimRow:
     text, figures = claim.text.split(" (", 1)
     key = f"claim_{claim.name}"
     d = _number(m, f"{key}_difference")
-    n = f"; {_support(m, key)}" if f"{key}_n_values" in m else ""
+    cells = _count(m, f"{key}_cells")
+    n = (f"; {cells} {'paired ' if m.get(f'{key}_paired') else ''}{'cell' if cells == 1 else 'cells'} at "
+         f"{_count(m, f'{key}_n_values')} values of N" if f"{key}_cells" in m else "")
     book = (NOT_MEASURED if math.isnan(d) else
             f"{d:+.2f} ({_interval(_number(m, f'{key}_ci_low'), _number(m, f'{key}_ci_high'), '+.2f')}{n}), "
             f"{claim_difference(claim)}")

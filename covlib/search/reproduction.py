@@ -217,7 +217,8 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
     verdict's fit),
     exponent_<X>_authors_same_runs and _floor_same_runs (each rule, logistic, on the cells both have), verdict_margin,
     verdict_<X>,
-    and claim_<name>_difference with _ci_low, _ci_high and _verdict."""
+    and claim_<name>_difference with _ci_low, _ci_high, _verdict and its support (_cells, _n_values, _paired: 1
+    where the two series are paired on the same N and seeds)."""
     out: dict[str, float | str] = {"verdict_margin": margin}
     head = headline(exponents)
     authors = select(exponents, "common", "authors", "logistic", "without")
@@ -234,7 +235,8 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
         out[f"verdict_{r['series']}"] = r["verdict"]
     for _, r in claims.iterrows():
         key = f"claim_{r['claim']}"
-        out |= {f"{key}_difference": float(r["difference"]), f"{key}_verdict": r["verdict"]}
+        out |= {f"{key}_difference": float(r["difference"]), f"{key}_verdict": r["verdict"],
+                f"{key}_cells": int(r["cells"]), f"{key}_n_values": int(r["n_values"]), f"{key}_paired": int(r["paired"])}
         if np.isfinite(r["ci95_low"]):  # no interval from fewer than 4 values of N
             out |= {f"{key}_ci_low": float(r["ci95_low"]), f"{key}_ci_high": float(r["ci95_high"])}
     return out
