@@ -239,3 +239,34 @@ def test_labelling_the_space_from_kept_facts_gives_the_datasets_of_chunked_label
         for field in ("train_inputs", "test_inputs", "test_types"):
             assert np.array_equal(getattr(pooled, field), getattr(chunked, field))
         assert (pooled.eligible_count, pooled.population) == (chunked.eligible_count, chunked.population)
+
+
+def test_the_one_pass_reader_gives_what_the_item_by_item_reader_gives(generated, monkeypatch):
+    from covlib.tasks import folders
+
+    _, folder = generated
+    vocab = json.loads((folder.path / "vocab.json").read_text())
+    tok2id = {t: i for i, t in enumerate(vocab)}
+    read = {}
+    for name, need_type in (("test.json", True), ("train.json", False)):
+        raw = folders._split_by_prompt_length(json.loads((folder.path / name).read_text()), name)[0]
+        read[name] = folders._parse_uniform(raw, tok2id, need_type)
+        assert read[name] is not None
+    monkeypatch.setattr(folders, "_parse_uniform", lambda *args: None)  # every item read one by one
+    for name, need_type in (("test.json", True), ("train.json", False)):
+        raw = folders._split_by_prompt_length(json.loads((folder.path / name).read_text()), name)[0]
+        slow, fast = folders._parse_items(raw, tok2id, name, need_type), read[name]
+        np.testing.assert_array_equal(fast.inputs, slow.inputs)
+        np.testing.assert_array_equal(fast.targets, slow.targets)
+        assert (fast.types is None) == (slow.types is None)
+        if fast.types is not None:
+            np.testing.assert_array_equal(fast.types, slow.types)
+
+
+def test_a_bad_item_is_named_whether_or_not_its_neighbours_are_fine(tmp_path):
+    folder = save_dataset(generate(CONFIGS[0]), tmp_path)
+    items = json.loads((folder / "test.json").read_text())
+    items[5]["target_text"] = items[5]["input_text"] + "<t_1><t_999></a>"
+    (folder / "test.json").write_text(json.dumps(items))
+    with pytest.raises(CovlibError, match="test.json item 5 uses token"):
+        load_dataset(folder)

@@ -19,7 +19,6 @@ from covlib import __version__
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import readable_path
-from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import CoverageResult, coverage_sweep
 from covlib.tasks.datasets import Dataset
 from covlib.tasks.folders import DatasetFolder, load_dataset, type_order
@@ -62,6 +61,8 @@ def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None
     if mode == "faithful":
         return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
     if mode == "authors":
+        from covlib.coverage.authors import authors_sweep  # the authors' variant: imported only when asked for
+
         return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
                              data.test_answers, data.test_types, max_k)
     raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
@@ -129,7 +130,8 @@ def annotate_folder(path: str | os.PathLike, mode: str = "faithful", max_k: int 
         "n": {name: group[0]["n"] for name, group in by_type.items()},
         "rows": rows,
     }
-    write_text_atomic(folder.path / "test_annotated.json", json.dumps(annotated, indent=2))
+    # compact: a machine-read file of every test item, written by json's C encoder (indent takes the slow one)
+    write_text_atomic(folder.path / "test_annotated.json", json.dumps(annotated))
     write_text_atomic(folder.path / "coverage.json", json.dumps(summary, indent=2))
     return rows
 
