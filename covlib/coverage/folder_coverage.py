@@ -19,6 +19,7 @@ from covlib import __version__
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import readable_path
+from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import CoverageResult, coverage_sweep
 from covlib.tasks.datasets import Dataset
 from covlib.tasks.folders import DatasetFolder, load_dataset, type_order
@@ -61,8 +62,6 @@ def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None
     if mode == "faithful":
         return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
     if mode == "authors":
-        from covlib.coverage.authors import authors_sweep  # the authors' variant: imported only when asked for
-
         return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
                              data.test_answers, data.test_types, max_k)
     raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")
