@@ -214,3 +214,21 @@ def test_the_noise_note_handles_no_replicates_and_counts_by_source():
                          "changed": [True, False, False, False], "N": [12, 12, 40, 40]})
     text = noise_note(_reproduction(some, _claims()))
     assert "1 changed" in text and "1 of 2 with another initialisation" in text and "too few replicates" in text
+
+
+@pytest.mark.parametrize("flips", [None, 0, 1])
+def test_the_slope_note_says_what_measures_the_slope_before_and_after_a_flip(flips):
+    from covlib.figures.reproduction import slope_note
+
+    rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), _claims())
+    fit = (replicate_slope(np.array([]), np.array([], bool)) if flips is None
+           else replicate_slope(np.full(12, 0.12), np.arange(12) < flips, cells=3))
+    rep.by_rule = {"floor": pd.DataFrame()}
+    rep.by_rule["floor"].attrs["slope"] = fit
+    text = slope_note(rep)
+    if flips is None:
+        assert text.startswith("No replicate has run yet")
+    else:
+        assert "12 reruns of bracket ends in 3 cells" in text and f"{flips} did" in text
+        assert ("no finite estimate" in text) == (flips == 0)
+        assert f"{fit.low:.1f}" in text  # the shallow end the cells' intervals are computed at

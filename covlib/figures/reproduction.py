@@ -58,8 +58,8 @@ def slope_note(rep: Reproduction) -> str:
                 "logistic estimate is then the limit of exact outcomes, n_req somewhere in the bracket, and the "
                 "bracket is its interval.")
     rise = "success rises from 25% to 75% over a factor of {:.2f} in training-set size"  # 2 log 3 / s in log n
-    measured = (f"{slope.replicates} replicates of bracket ends in {slope.cells} cells, {slope.flips} of them flipped; "
-                f"a rerun at an end comes out the other way with a chance that falls as the slope steepens")
+    measured = (f"measured by how often {slope.replicates} reruns of bracket ends in {slope.cells} cells came out "
+                f"the other way: {slope.flips} did")
     at_bound = slope.low <= SLOPE_BOUNDS[0] * 1.001
     shallow = (f"its 90% interval reaches the bottom of the range searched ({SLOPE_BOUNDS[0]}), so the replicates "
                f"do not yet rule out outcomes close to coin flips" if at_bound
