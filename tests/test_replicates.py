@@ -16,6 +16,7 @@ from covlib.search.replicates import (
     ReplicateCell,
     done_mask,
     flip_shares,
+    measured_pace,
     replicate_outcomes,
     replicate_plan,
     run_replicates,
@@ -99,6 +100,8 @@ def test_flips_are_counted_against_the_probe_each_replicate_repeats():
     assert shares.loc["all", "share"] == 0.5
     assert shares.loc["init", "changed"] == 1 and shares.loc["draw", "changed"] == 1
     assert 0 <= shares.loc["all", "ci_low"] < 0.5 < shares.loc["all", "ci_high"] <= 1
+    paced = outcomes.assign(minutes=[2.0, 2.0, 4.0, 4.0], replicate_minutes=[2.0, 6.0, 12.0, 20.0])
+    assert measured_pace(paced) == 3.0 and np.isnan(measured_pace(outcomes.iloc[:0]))
 
 
 @pytest.mark.slow

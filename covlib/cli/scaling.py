@@ -15,7 +15,14 @@ from covlib.search.evidence_value import candidate_table
 from covlib.search.experiments import BOOK_TABLE
 from covlib.search.probes import read_curves, read_probes
 from covlib.search.recheck import FINISHED, flip_counts, floor_recheck, recheck_brackets, select_cells
-from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan, run_replicates
+from covlib.search.replicates import (
+    done_mask,
+    flip_shares,
+    measured_pace,
+    replicate_outcomes,
+    replicate_plan,
+    run_replicates,
+)
 from covlib.search.reproduction import SERIES, rule_cells
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
@@ -292,6 +299,10 @@ def _replicate(args: argparse.Namespace) -> int:
     print(f"{len(outcomes)} of {len(plan)} replicates run (plan: about {plan['minutes'].sum():.0f} CPU-minutes)")
     if len(outcomes):
         print(flip_shares(outcomes).to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+        pace, left = measured_pace(outcomes), plan[~done_mask(plan, read_probes(args.table, replicates=True),
+                                                              args.give_up_floor)]
+        print(f"the replicates so far took a median {pace:.1f}x the minutes of the probes they repeat: the "
+              f"{len(left)} left need about {pace * left['minutes'].sum():.0f} CPU-minutes at that pace")
     return 1 if failed else 0
 
 

@@ -164,3 +164,11 @@ def flip_shares(outcomes: pd.DataFrame) -> pd.DataFrame:
         rows.append({"source": name, "replicates": n, "changed": flips, "share": flips / n if n else np.nan,
                      "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows)
+
+
+def measured_pace(outcomes: pd.DataFrame) -> float:
+    """The median ratio of a replicate's minutes to those of the probe it repeats (NaN before any has run): how far
+    the plan's minutes, taken from the repeated probes, understate the cost on the machine the replicates run on."""
+    if not len(outcomes):
+        return float("nan")
+    return float(np.median(outcomes["replicate_minutes"] / outcomes["minutes"]))
