@@ -13,7 +13,6 @@ from covlib.analyses.success_curve import (
     cell_estimate,
     cell_estimates,
     flip_probability,
-    overlaps,
     replicate_slope,
 )
 from covlib.search.estimates import cell_table, shared_slope
@@ -78,11 +77,6 @@ def test_a_separated_cell_with_a_steep_slope_is_placed_between_its_outcomes():
     est = cell_estimate(x, y, 16.75)
     assert np.log(241) < est["theta"] < np.log(373)
     assert est["low_95"] < np.log(241) + 0.05 and est["high_95"] > np.log(373) - 0.05
-
-
-def test_overlap_means_a_failure_at_or_above_a_success():
-    assert not overlaps(np.array([1, 2, 3, 4]), np.array([False, False, True, True]))
-    assert overlaps(np.array([1, 2, 2, 4]), np.array([False, True, False, True]))
 
 
 def test_a_cell_estimate_needs_both_outcomes_and_its_interval_narrows_with_a_steeper_slope():

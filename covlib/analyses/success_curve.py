@@ -49,12 +49,6 @@ class SlopeFit:
         return bool(np.isfinite(self.low))
 
 
-def overlaps(x: np.ndarray, y: np.ndarray) -> bool:
-    """Whether a cell's outcomes overlap in size (some failure at or above some success)."""
-    x, y = np.asarray(x, float), np.asarray(y, bool)
-    return bool(y.any() and (~y).any() and x[~y].max() >= x[y].min())
-
-
 def flip_probability(slope: float, gaps: np.ndarray) -> np.ndarray:
     """The chance that a replicate at one end of a bracket of width ``gaps`` (in log n) comes out the other way,
     the cell's log n_req uniform in the bracket: the mean of logistic(-s d) for d from 0 to the width."""
