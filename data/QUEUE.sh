@@ -259,10 +259,6 @@ finished_steps() {
 #     of 6.1x the minutes of the probes they repeat (1.4x for the one run on an otherwise idle machine, 4-16x for those
 #     run beside tests or helpers): the plan's minutes come from probes run on a faster machine or a quieter one.
 #     Round 1 left at 09b2f2c: 21 runs, 183 plan-minutes, ~4-9 CPU-hours here; round 2: 32 runs, ~235 plan-minutes
-# 18a. round 1 (every end once with another initialisation and once on another draw): the noise model's first read
-#     at every end, including the two at three-hop CoT's largest N
-step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run
-
 # 19b. The preregistered tasks (chapter 10): data/predict/preregistered.csv was committed (d778b71) before any of their
 #     probes; measured here under the floor on two seeds, each search starting at its prediction. ~13-15 CPU-hours
 #     at the plan's pace (about 4.5 probes a cell; the shared-primitive cells may pass an hour each), likely 2-3x that
@@ -270,6 +266,11 @@ step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     two-hop CoT N = 70: it tests predictions written down in advance, which nothing else in the queue does, and it
 #     is the only evidence chapter 10's preregistration waits for; the second round narrows a slope the first round
 #     will already have measured. Tasks in order of cost, so the cheaper two finish first: all three stay planned
+#     Moved again (2026-11-28, third session, before any of its probes) ahead of the rest of round 1: 17 of round
+#     1's 32 replicates had run (1 changed; share 6%, Wilson 95% interval 1-27%), so each further replicate narrows
+#     a rate the book already reads, while not one preregistered cell is measured, and chapter 10's preregistration
+#     and its out-of-sample test of tasks never trained wait for nothing else. A replicate here took a median 5.2x
+#     its probe's minutes (1.4x on an idle machine): round 1's 15 left need ~12 CPU-hours, most of a session.
 PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --table "$DATA/predict/probes_preregistered.csv" --work "$WORK/preregistered" --jobs 2)
 step preregistered
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
@@ -281,6 +282,10 @@ covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3
 covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 --start 5026 "${PRE[@]}"
 covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 30 --start 7480 "${PRE[@]}"
 covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 35 --start 10432 "${PRE[@]}"
+# 18a. round 1 (every end once with another initialisation and once on another draw): the noise model's first read
+#     at every end, including the two at three-hop CoT's largest N
+step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run
+
 # 18b. the replicates' second round (another initialisation and another draw of each end again): 64 in all
 step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
