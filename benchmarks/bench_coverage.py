@@ -12,6 +12,7 @@ Run: .venv/bin/python benchmarks/bench_coverage.py [--quick] [--repeats R]
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -39,11 +40,11 @@ def covlib_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "covlib.cli"]
 
 
-def child_run(argv: list[str]) -> tuple[float, float]:
+def child_run(argv: list[str], env: dict | None = None) -> tuple[float, float]:
     """Wall and CPU (user + system) seconds of one subprocess; its output is discarded, a failure raises."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -67,8 +68,14 @@ def whole_command(repeats: int) -> None:
         command = covlib_command() + ["coverage", str(folder)]
         imports = [sys.executable, "-c", "import covlib.cli.main, covlib.cli.coverage"]
         child_run(command)  # the first run compiles and caches; not counted
-        runs = {"whole process": [child_run(command) for _ in range(repeats)],
-                "imports only (process)": [child_run(imports) for _ in range(repeats)]}
+        # before the command pinned BLAS to one thread, numpy started a thread per core as it loaded: the two
+        # alternate run by run, so that both see the same load
+        every_core = {**os.environ, "OPENBLAS_NUM_THREADS": str(os.cpu_count())}
+        runs = {"whole process": [], f"the same, BLAS on {os.cpu_count()} threads": []}
+        for _ in range(repeats):
+            runs["whole process"].append(child_run(command))
+            runs[f"the same, BLAS on {os.cpu_count()} threads"].append(child_run(command, every_core))
+        runs["imports only (process)"] = [child_run(imports) for _ in range(repeats)]
         data = coverage_inputs(folder)
         alone = {"command's work (in process)": in_process(lambda: annotate_folder(folder), repeats),
                  "sweep of test items alone": in_process(

@@ -167,3 +167,19 @@ def test_a_second_process_that_wants_a_dataset_being_made_waits_for_it_and_reuse
     out, _ = other.communicate(timeout=120)
     assert other.returncode == 0 and out.strip() == str(wanted)
     assert (wanted / "covlib.json").stat().st_mtime_ns == made  # reused, not written again
+
+
+@pytest.mark.parametrize("command, pinned", [("coverage", "1"), ("train", None)])
+def test_a_light_command_starts_numpy_with_one_blas_thread(tmp_path, command, pinned):
+    """`covlib coverage` and `covlib generate` run as a process of their own pin BLAS to one thread before numpy
+    loads (its thread pool only costs them start-up time); a training command, or a call from a process that already
+    holds numpy, is left as it is."""
+    script = ("import os, sys\nfrom covlib.cli.main import main\nos.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+              f"sys.argv = ['covlib', {command!r}, {str(tmp_path / 'missing')!r}]\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True).stdout.split()
+    assert out[0] == str(pinned)
+    script_with_numpy = "import numpy\n" + script
+    out = subprocess.run([sys.executable, "-c", script_with_numpy], capture_output=True, text=True).stdout.split()
+    assert out[0] == "None"

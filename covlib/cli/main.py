@@ -37,6 +37,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # generate`, --N (a list of sizes) to predict and scaling
 SAME_PARAMETER = {"num_tokens": ("num_tokens", "N")}
 
+# commands whose numpy work is element-wise on one thread: the BLAS thread pool numpy starts as it loads costs them
+# about 0.05 s of a 0.5 s process and saves nothing (benchmarks/bench_coverage.py prints both)
+ONE_BLAS_THREAD = {"coverage", "generate"}
+
 
 def option_of(parser: argparse.ArgumentParser, command: str, dest: str) -> str | None:
     """The option of ``command`` that sets the parameter ``dest`` (``n_train`` -> ``--n-train``), or None."""
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in the book needs a network
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
+    if command in ONE_BLAS_THREAD and "numpy" not in sys.modules:  # a process of its own, numpy not yet loaded
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
