@@ -275,9 +275,9 @@ PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --tabl
 step preregistered
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PRE[@]}"
-covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
 # 19c. The live comparison of the search policies (README, performance): the psi policy (covlib.search.psi) on four
-#     of the cells above, f2 with three arguments at N = 10 and 12, both seeds, from the same prediction, into a
+#     of the cells above, f2 with three arguments at N = 10 and 12, both seeds (before its N = 14, so that the four
+#     cells are compared within a session), from the same prediction, into a
 #     table and work folder of its own (its probes never share a bracket or a run with bisect's). Its slope, 102
 #     per unit of log n, is the one the replicates measured when this was written (17 replicates, 1 changed;
 #     estimates.shared_slope, 90% interval 29-936). Psi did not clear the replay's 1.5x bar (1.28x at the slope
@@ -289,6 +289,7 @@ step psi_live
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PSI[@]}"
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PSI[@]}"
 step preregistered_deeper
+covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
 covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 --start 3288 "${PRE[@]}"
 covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 9 --start 4831 "${PRE[@]}"
 covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 10 --start 6532 "${PRE[@]}"
