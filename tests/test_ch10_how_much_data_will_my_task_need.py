@@ -108,10 +108,17 @@ def test_the_preregistered_predictions_are_read_with_their_measurements_or_said_
                              "predicted": [4950.0, 5050.0], "n_req": [5445.0, 5050.0], "ratio": [1.1, 1.0]})
     both = readings.preregistered_table(predictions, measured)
     assert both.loc[0, "measured"] == pytest.approx(5247.5) and np.isnan(both.loc[1, "measured"])
-    assert "measured / predicted 1.00-1.10, 100% within 1.25x" in readings.preregistered_sentence(predictions, measured)
+    said = readings.preregistered_sentence(predictions, measured)
+    assert "measured / predicted 1.00-1.10, 100% within 1.25x" in said
+    assert "By task: one primitive in both hops (2 cells at N = 25): 1.00-1.10, 100% of its cells within 1.25x." in said
+    above = readings.preregistered_sentence(predictions, measured.assign(ratio=[1.72, 2.32]))
+    assert "1.72-2.32, more than predicted in every cell" in above and "0% within 1.25x" in above
+    below = readings.preregistered_sentence(predictions, measured.assign(ratio=[0.5, 0.7]))
+    assert "less than predicted in every cell" in below
     metrics = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
                                        pd.DataFrame(), pd.DataFrame(), predictions, measured)
     assert metrics["predict_preregistered_tasks"] == 1 and metrics["predict_preregistered_ratio_max"] == 1.1
+    assert metrics["predict_preregistered_within_125_share"] == 1.0
     none = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
                                     pd.DataFrame(), pd.DataFrame(), predictions, empty)
     assert np.isnan(none["predict_preregistered_ratio_min"]) and none["predict_rule_floor"] == 1

@@ -306,6 +306,11 @@ def test_the_prediction_rows_read_whatever_chapter_10_records():
     measured = _prediction_rows({"predict_preregistered_tasks": 2, "predict_preregistered_cells_measured": 4,
                                  "predict_preregistered_ratio_min": 0.8, "predict_preregistered_ratio_max": 1.3})
     assert measured[1].book == "4 cells of 2 tasks measured: measured / predicted 0.80-1.30"
+    assert measured[1].verdict == "no figure in the paper to compare"  # a snapshot from before the share was recorded
+    scored = _prediction_rows({"predict_preregistered_tasks": 3, "predict_preregistered_cells_measured": 2,
+                               "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
+                               "predict_preregistered_within_125_share": 0.0})[1]
+    assert scored.verdict == "0% of the cells measured so far within 1.25x of their prediction"
     head = _prediction_rows({"predict_rule": "2 x the data", "predict_rule_fitted_on": "twohop",
                              "predict_ratio_twohop_min": 0.9, "predict_ratio_twohop_max": 1.1,
                              "predict_ratio_threehop_min": 1.3, "predict_ratio_threehop_max": 1.9,

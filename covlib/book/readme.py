@@ -361,9 +361,12 @@ def _preregistered_row(m: Mapping[str, Any]) -> ClaimRow:
                 f"predictions for {count_of(tasks, 'task')} committed; {NOT_MEASURED}")
         return ClaimRow(claim, NO_PAPER_PREDICTOR, book, NOT_MEASURED, "10")
     low, high = _number(m, "predict_preregistered_ratio_min"), _number(m, "predict_preregistered_ratio_max")
+    share = _number(m, "predict_preregistered_within_125_share")
+    verdict = (NO_PAPER_FIGURE if share != share else
+               f"{share:.0%} of the cells measured so far within 1.25x of their prediction")
     return ClaimRow(claim, NO_PAPER_PREDICTOR,
                     f"{count_of(measured, 'cell')} of {count_of(tasks, 'task')} measured: measured / predicted "
-                    f"{low:.2f}-{high:.2f}", NO_PAPER_FIGURE, "10")
+                    f"{low:.2f}-{high:.2f}", verdict, "10")
 
 
 def _fitted_on_one_row(m: Mapping[str, Any]) -> ClaimRow | None:

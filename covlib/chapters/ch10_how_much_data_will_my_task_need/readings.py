@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 
 from covlib.base.paths import repository_path
-from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import BANDS, ESTIMATOR, METRIC_KEYS, cells_text
+from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import (
+    BANDS,
+    ESTIMATOR,
+    METRIC_KEYS,
+    PREREGISTER_NAMES,
+    cells_text,
+)
 from covlib.coverage.rule import Rule, within
 from covlib.figures.exercises import check_share
 from covlib.search.probes import read_curves, read_probes
@@ -72,9 +78,18 @@ def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) ->
                 "have not run, so the columns of measurements are empty. The chapter fills them when they have.")
     inside = within(measured["ratio"], BANDS[1])
     pairs = measured[["task", "N"]].drop_duplicates().shape[0]
+    per_task = []
+    for task, g in measured.groupby("task", sort=False):
+        Ns = ", ".join(str(n) for n in sorted(g["N"].unique()))
+        side = ("more than predicted in every cell" if (g["ratio"] > BANDS[1]).all() else
+                "less than predicted in every cell" if (g["ratio"] < 1 / BANDS[1]).all() else
+                f"{within(g['ratio'], BANDS[1]):.0%} of its cells within {BANDS[1]:g}x")
+        per_task.append(f"{PREREGISTER_NAMES.get(task, task)} ({len(g)} cell{'s' if len(g) != 1 else ''} at "
+                        f"N = {Ns}): {g['ratio'].min():.2f}-{g['ratio'].max():.2f}, {side}")
     return (head + f". Measured so far: {len(measured)} cell{'s' if len(measured) != 1 else ''} at {pairs} of the "
             f"{len(predictions)} (task, N) pairs; measured / predicted {measured['ratio'].min():.2f}-"
-            f"{measured['ratio'].max():.2f}, {inside:.0%} within {BANDS[1]:g}x.")
+            f"{measured['ratio'].max():.2f}, {inside:.0%} within {BANDS[1]:g}x. By task: " + "; ".join(per_task)
+            + ".")
 
 
 def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFrame, architecture: pd.DataFrame,
@@ -106,6 +121,8 @@ def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFram
     out["predict_preregistered_cells_measured"] = int(len(measured))
     out["predict_preregistered_ratio_min"] = round(float(measured["ratio"].min()), 3) if len(measured) else nan
     out["predict_preregistered_ratio_max"] = round(float(measured["ratio"].max()), 3) if len(measured) else nan
+    out["predict_preregistered_within_125_share"] = (round(within(measured["ratio"], BANDS[1]), 3) if len(measured)
+                                                     else nan)
     return out
 
 
