@@ -500,7 +500,7 @@ PREREGISTERED_BOTH = "data/predict/preregistered_both.csv"
 # (k-coverage, and every hop fact in m training examples, its chain-of-thought evidence), at the rule's one factor.
 # Nothing is refitted. The (task, N) pairs whose search had started when it was written are in sample for it.
 BOTH_IN_SAMPLE = {("b=f1(x1,x2); t=f2(b,x3,x4)", 10): "measured before the amendment was written",
-                  ("b=f1(x1,x2); t=f2(b,x3,x4)", 12): "its search had started (no outcome yet) when it was written"}
+                  ("b=f1(x1,x2); t=f2(b,x3,x4)", 12): "its search had started when it was written"}
 
 
 def preregister_both(rule: Rule, tasks: Mapping[str, list[int]], seeds: tuple[int, ...] = (0, 1, 2)) -> pd.DataFrame:
