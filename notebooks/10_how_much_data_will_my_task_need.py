@@ -226,6 +226,21 @@ prereg_text = ch10.readings.preregistered_sentence(predictions, measured)
 display(Markdown(prereg_text))
 
 # %% [markdown]
+# The first cells measured, the second hop of three arguments at its smallest $N$, needed well over their
+# prediction. The rule's plain evidence counts the equivalences that build the bridge; but the model must also see
+# the facts of each hop, and a hop of three arguments has a table of $N^3$ of them, each seen less often at the same
+# data. The rule already reads that evidence for chain of thought (every hop fact in a training example). An amended
+# rule, written down after those cells and before any outcome of the cells it is scored on, takes the larger of the
+# two evidences at the rule's one factor, with nothing refitted; the pairs whose search had started are in sample
+# for it, and only the others score it:
+
+# %%
+amended = ch10.readings.read_preregistered_both()
+measured_amended = ch10.readings.measured_both(amended)
+display(ch10.views.amended_view(ch10.readings.preregistered_table(amended, measured_amended)))
+display(Markdown(ch10.readings.both_sentence(amended, measured_amended)))
+
+# %% [markdown]
 # ## 10.6 Your own task
 #
 # `my_task` is any composition, written as its steps: each computed node and the primitive that computes it from
@@ -267,7 +282,7 @@ else:
 
 # %%
 record_metrics(ch10.readings.chapter_metrics(fitted, oos, in_sample, result["architecture"], authors_models,
-                                             predictions, measured)
+                                             predictions, measured, measured_amended)
                | ch10.reader.reader_metrics(my_task, my_cot, mine, growth, my_k, where, row))
 display(Markdown(ch10.views.findings_markdown(ch10.readings.findings(
     fitted, summary, oos, in_sample, result["architecture"], prereg_text))))

@@ -265,3 +265,39 @@ def test_a_search_of_a_preregistered_task_is_read_by_its_formula_and_own_seed(tm
     assert np.allclose(measured["ratio"], measured["n_req"] / measured["predicted"])
     assert "Measured so far: 2 cells at 1 of the 1 (task, N) pairs" in readings.preregistered_sentence(predictions,
                                                                                                    measured)
+
+
+def test_the_amended_rule_takes_the_larger_evidence_per_seed_and_flags_its_in_sample_pairs():
+    from covlib.coverage.predict import predict_with_rule
+
+    shipped = Rule(plain_share=0.99, cot_level=1, cot_share=0.95, factor=1.44)
+    formula = "b=f1(x1,x2); t=f2(b,x3,x4)"
+    both = rule.preregister_both(shipped, {formula: [8, 10]}, seeds=(0,)).set_index("N")
+    plain = predict_with_rule(formula, [8, 10], shipped, False, (0,)).set_index("N")
+    hops = predict_with_rule(formula, [8, 10], shipped, True, (0,)).set_index("N")
+    for N in (8, 10):
+        assert both.loc[N, "seed_0"] == max(plain.loc[N, "seed_0"], hops.loc[N, "seed_0"])
+        assert both.loc[N, "larger"] == ("hop facts" if hops.loc[N, "seed_0"] > plain.loc[N, "seed_0"] else "k-coverage")
+    assert both.loc[10, "in_sample"] and not both.loc[8, "in_sample"]  # N = 10 was measured before it was written
+    assert both.loc[10, "larger"] == "hop facts"  # the miss it was written for: the hop of three arguments
+
+
+def test_the_amended_rule_is_scored_only_on_the_cells_it_was_written_before():
+    amended = pd.DataFrame({"task": ["t"] * 3, "N": [10, 12, 14], "n_pred": [3000.0, 5000.0, 8000.0],
+                            "larger": ["hop facts"] * 3, "in_sample": [True, True, False]})
+    measured = pd.DataFrame({"task": ["t"] * 4, "N": [10, 10, 14, 14], "seed": [0, 1, 0, 1],
+                             "predicted": [3000.0] * 2 + [8000.0] * 2, "n_req": [2900.0, 3600.0, 8800.0, 12000.0],
+                             "ratio": [0.97, 1.2, 1.1, 1.5], "in_sample": [True, True, False, False]})
+    text = readings.both_sentence(amended, measured)
+    assert "changes the prediction of 1 of the 1 (task, N) pairs it was written before" in text
+    assert "In sample for it (measured, or searched, when it was written): 2 cells, measured / amended prediction " \
+           "0.97-1.20." in text
+    assert "Out of sample: 2 cells, 1.10-1.50, 50% within 1.25x." in text
+    waiting = readings.both_sentence(amended, measured[measured["in_sample"]])
+    assert waiting.endswith("No cell it was written before has been measured yet.")
+    metrics = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
+                                       pd.DataFrame(), pd.DataFrame(), amended, measured, measured)
+    assert metrics["predict_preregistered_both_oos_cells"] == 2
+    assert (metrics["predict_preregistered_both_ratio_min"], metrics["predict_preregistered_both_ratio_max"]) == (1.1, 1.5)
+    shown = views.amended_view(readings.preregistered_table(amended, measured))
+    assert list(shown.text.iloc[:, 4]) == ["yes", "yes", "no"]

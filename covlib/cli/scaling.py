@@ -27,7 +27,7 @@ from covlib.search.reproduction import SERIES, rule_cells
 from covlib.search.required_data import search, search_states
 from covlib.search.summary import summarise
 from covlib.search.tighten import MAX_MINUTES, TIGHT_RATIO, select_largest, tighten_brackets, tighten_plan
-from covlib.tasks.graphs import TASKS
+from covlib.tasks.graphs import TASKS, get_task
 from covlib.training.pool import SlurmOptions
 from covlib.training.shapes import MODEL_SHAPES, model_overrides
 
@@ -194,8 +194,8 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         table = pd.read_csv(out) if out.is_file() else pd.DataFrame()
         for N in args.N:  # one N at a time, written as it finishes: an interrupted run resumes
-            if len(table) and (table["N"] == N).any():
-                continue
+            if len(table) and ((table["N"] == N) & (table["task"] == get_task(args.task).name)).any():
+                continue  # a file may hold several tasks: each (task, N) is computed once
             t0 = time.perf_counter()
             part = (crossings(args.task, N, args.ks, args.targets, args.seeds, rel_tol=args.rel_tol,
                               evidence=args.evidence) if args.per_seed

@@ -11,6 +11,7 @@ from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import (
     ESTIMATOR,
     METRIC_KEYS,
     PREREGISTER_NAMES,
+    PREREGISTERED_BOTH,
     cells_text,
 )
 from covlib.coverage.rule import Rule, within
@@ -54,6 +55,42 @@ def measured_preregistered(predictions: pd.DataFrame, table: str = PREREGISTERED
     return pd.DataFrame(rows, columns=["task", "N", "seed", "predicted", "n_req", "ratio"])
 
 
+def read_preregistered_both() -> pd.DataFrame:
+    """The amended rule's predictions (rule.PREREGISTERED_BOTH; empty when not written), with ``in_sample`` per
+    (task, N): the pairs whose search had started when the amendment was written."""
+    path = repository_path(PREREGISTERED_BOTH)
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame(
+        columns=["task", "N", "n_pred", "n_low", "n_high", "eligible", "larger", "in_sample", "why_in_sample"])
+
+
+def measured_both(amended: pd.DataFrame, table: str = PREREGISTERED_PROBES) -> pd.DataFrame:
+    """Each measured preregistered cell against the amended rule's prediction for its seed (measured_preregistered
+    read with the amended predictions), with ``in_sample`` from the amendment: only the other cells score it."""
+    measured = measured_preregistered(amended, table)
+    flags = amended[["task", "N", "in_sample"]].astype({"in_sample": bool})
+    return measured.merge(flags, on=["task", "N"], how="left")
+
+
+def both_sentence(amended: pd.DataFrame, measured: pd.DataFrame) -> str:
+    """Where the amended rule stands: its out-of-sample cells only, with the in-sample ones named apart."""
+    if not len(amended):
+        return "No amended rule has been written down."
+    ahead = amended[~amended["in_sample"].astype(bool)]
+    moved = ahead[ahead["larger"].str.contains("hop facts")]
+    head = (f"The amended rule changes the prediction of {moved[['task', 'N']].drop_duplicates().shape[0]} of the "
+            f"{len(ahead)} (task, N) pairs it was written before; elsewhere it predicts what the shipped rule does")
+    inside = measured[measured["in_sample"].astype(bool)] if len(measured) else measured
+    outside = measured[~measured["in_sample"].astype(bool)] if len(measured) else measured
+    told = (f" In sample for it (measured, or searched, when it was written): {len(inside)} cell"
+            f"{'s' if len(inside) != 1 else ''}, measured / amended prediction "
+            f"{inside['ratio'].min():.2f}-{inside['ratio'].max():.2f}." if len(inside) else "")
+    if not len(outside):
+        return head + "." + told + " No cell it was written before has been measured yet."
+    return (head + "." + told + f" Out of sample: {len(outside)} cell{'s' if len(outside) != 1 else ''}, "
+            f"{outside['ratio'].min():.2f}-{outside['ratio'].max():.2f}, {within(outside['ratio'], BANDS[1]):.0%} "
+            f"within {BANDS[1]:g}x.")
+
+
 def preregistered_table(predictions: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
     """The predictions with the measurement beside them (median over the seeds measured so far; empty cells until
     then)."""
@@ -93,8 +130,10 @@ def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) ->
 
 
 def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFrame, architecture: pd.DataFrame,
-                    authors: pd.DataFrame, predictions: pd.DataFrame, measured: pd.DataFrame) -> dict:
-    """What the chapter records (covlib.book.sweep.record_metrics)."""
+                    authors: pd.DataFrame, predictions: pd.DataFrame, measured: pd.DataFrame,
+                    both: pd.DataFrame | None = None) -> dict:
+    """What the chapter records (covlib.book.sweep.record_metrics); ``both``: measured_both, the amended rule's
+    scores (its out-of-sample cells recorded)."""
     nan = float("nan")
     out: dict = {"predict_rule": rule.describe() if rule else "no rule", "predict_rule_floor": 1,
                  "predict_cot_rule": (f"every hop fact used by at least {rule.cot_level} training "
@@ -123,6 +162,11 @@ def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFram
     out["predict_preregistered_ratio_max"] = round(float(measured["ratio"].max()), 3) if len(measured) else nan
     out["predict_preregistered_within_125_share"] = (round(within(measured["ratio"], BANDS[1]), 3) if len(measured)
                                                      else nan)
+    if both is not None:
+        outside = both[~both["in_sample"].astype(bool)] if len(both) else both
+        out["predict_preregistered_both_oos_cells"] = int(len(outside))
+        out["predict_preregistered_both_ratio_min"] = round(float(outside["ratio"].min()), 3) if len(outside) else nan
+        out["predict_preregistered_both_ratio_max"] = round(float(outside["ratio"].max()), 3) if len(outside) else nan
     return out
 
 

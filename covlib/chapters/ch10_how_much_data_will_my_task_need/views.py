@@ -75,6 +75,16 @@ def preregistered_view(table: pd.DataFrame) -> ReaderTable:
                                  "ratio": ".2f"})
 
 
+def amended_view(table: pd.DataFrame) -> ReaderTable:
+    """The amended rule's predictions, which evidence was the larger, whether a pair is in sample for it, and the
+    measurement where the search has finished it."""
+    shown = table.assign(in_sample=table["in_sample"].astype(bool).map({True: "yes", False: "no"}))
+    return reader_table(shown, {"task": "task", "N": "N", "n_pred": "amended prediction (median, examples)",
+                                "larger": "the larger evidence, per seed", "in_sample": "in sample for it",
+                                "measured": "measured n_req (median of seeds)", "ratio": "measured / amended"},
+                        formats={"n_pred": EXAMPLES, "measured": EXAMPLES, "ratio": ".2f"})
+
+
 def findings_markdown(findings: str) -> str:
     """readings.findings (one finding per line) as a bullet list."""
     return "\n".join(f"* {line}" for line in findings.splitlines() if line.strip())
