@@ -245,6 +245,10 @@ def test_the_scaling_command_writes_crossings_of_any_evidence(tmp_path, capsys):
                  "--per-seed", "--evidence", "hop facts", "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert table["evidence"].tolist() == ["hop facts"] and table["n_train"].iloc[0] > 0
+    # another task at the same N goes into the same file (a run resumes per task and N, not per N alone)
+    assert main(["scaling", "coverage", "--graph", "b=f1(x1,x2); t=f2(b,x3,x4)", "--N", "8", "--ks", "1", "--targets",
+                 "0.9", "--seeds", "0", "--per-seed", "--evidence", "hop facts", "--out", str(out)]) == 0
+    assert sorted(pd.read_csv(out)["task"]) == ["b=f1(x1,x2);t=f2(b,x3,x4)", "twohop"]
     assert main(["scaling", "coverage", "--task", "twohop", "--N", "8", "--evidence", "sound", "--out",
                  str(tmp_path / "x.csv")]) == 2
     assert "add --per-seed" in capsys.readouterr().err
