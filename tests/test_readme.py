@@ -311,6 +311,17 @@ def test_the_prediction_rows_read_whatever_chapter_10_records():
                                "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
                                "predict_preregistered_within_125_share": 0.0})[1]
     assert scored.verdict == "0% of the cells measured so far within 1.25x of their prediction"
+    assert scored.book == "2 cells of 3 tasks measured: measured / predicted 1.72-2.32"
+    amended = _prediction_rows({"predict_preregistered_tasks": 3, "predict_preregistered_cells_measured": 4,
+                                "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
+                                "predict_preregistered_both_oos_cells": 0})[1]
+    assert amended.book.endswith("the amended rule written after the first cells (the larger of its two evidences): "
+                                 "no cell measured since")
+    amended = _prediction_rows({"predict_preregistered_tasks": 3, "predict_preregistered_cells_measured": 6,
+                                "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
+                                "predict_preregistered_both_oos_cells": 2, "predict_preregistered_both_ratio_min": 0.9,
+                                "predict_preregistered_both_ratio_max": 1.1})[1]
+    assert amended.book.endswith("2 cells measured since, 0.90-1.10")
     head = _prediction_rows({"predict_rule": "2 x the data", "predict_rule_fitted_on": "twohop",
                              "predict_ratio_twohop_min": 0.9, "predict_ratio_twohop_max": 1.1,
                              "predict_ratio_threehop_min": 1.3, "predict_ratio_threehop_max": 1.9,

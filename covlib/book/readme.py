@@ -364,9 +364,16 @@ def _preregistered_row(m: Mapping[str, Any]) -> ClaimRow:
     share = _number(m, "predict_preregistered_within_125_share")
     verdict = (NO_PAPER_FIGURE if share != share else
                f"{share:.0%} of the cells measured so far within 1.25x of their prediction")
+    amended = _count(m, "predict_preregistered_both_oos_cells") if "predict_preregistered_both_oos_cells" in m else None
+    both_low = _number(m, "predict_preregistered_both_ratio_min")
+    both_high = _number(m, "predict_preregistered_both_ratio_max")
+    later = ("" if amended is None else
+             "; the amended rule written after the first cells (the larger of its two evidences): "
+             + (f"{count_of(amended, 'cell')} measured since, {both_low:.2f}-{both_high:.2f}" if amended else
+                "no cell measured since"))
     return ClaimRow(claim, NO_PAPER_PREDICTOR,
                     f"{count_of(measured, 'cell')} of {count_of(tasks, 'task')} measured: measured / predicted "
-                    f"{low:.2f}-{high:.2f}", verdict, "10")
+                    f"{low:.2f}-{high:.2f}{later}", verdict, "10")
 
 
 def _fitted_on_one_row(m: Mapping[str, Any]) -> ClaimRow | None:
