@@ -301,3 +301,7 @@ def test_the_amended_rule_is_scored_only_on_the_cells_it_was_written_before():
     assert (metrics["predict_preregistered_both_ratio_min"], metrics["predict_preregistered_both_ratio_max"]) == (1.1, 1.5)
     shown = views.amended_view(readings.preregistered_table(amended, measured))
     assert list(shown.text.iloc[:, 4]) == ["yes", "yes", "no"]
+    assert list(shown.text.iloc[:, 3]) == ["hop facts, every seed"] * 3
+    mixed = views.amended_view(readings.preregistered_table(amended.assign(larger="hop facts k-coverage hop facts"),
+                                                            measured))
+    assert mixed.text.iloc[0, 3] == "hop facts in 2 seeds, k-coverage in 1 seed"

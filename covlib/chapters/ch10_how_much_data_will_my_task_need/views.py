@@ -75,10 +75,20 @@ def preregistered_view(table: pd.DataFrame) -> ReaderTable:
                                  "ratio": ".2f"})
 
 
+def _larger_by_seed(larger: str) -> str:
+    """"hop facts hop facts k-coverage" (one per seed) as "hop facts in 2 seeds, k-coverage in 1"; one evidence
+    alone as "hop facts, every seed"."""
+    counts = {name: larger.count(name) for name in ("hop facts", "k-coverage") if name in larger}
+    if len(counts) == 1:
+        return f"{next(iter(counts))}, every seed"
+    return ", ".join(f"{name} in {n} seed{'s' if n != 1 else ''}" for name, n in counts.items())
+
+
 def amended_view(table: pd.DataFrame) -> ReaderTable:
     """The amended rule's predictions, which evidence was the larger, whether a pair is in sample for it, and the
     measurement where the search has finished it."""
-    shown = table.assign(in_sample=table["in_sample"].astype(bool).map({True: "yes", False: "no"}))
+    shown = table.assign(in_sample=table["in_sample"].astype(bool).map({True: "yes", False: "no"}),
+                         larger=table["larger"].map(_larger_by_seed))
     return reader_table(shown, {"task": "task", "N": "N", "n_pred": "amended prediction (median, examples)",
                                 "larger": "the larger evidence, per seed", "in_sample": "in sample for it",
                                 "measured": "measured n_req (median of seeds)", "ratio": "measured / amended"},
