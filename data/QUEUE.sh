@@ -271,6 +271,10 @@ finished_steps() {
 #     a rate the book already reads, while not one preregistered cell is measured, and chapter 10's preregistration
 #     and its out-of-sample test of tasks never trained wait for nothing else. A replicate here took a median 5.2x
 #     its probe's minutes (1.4x on an idle machine): round 1's 15 left need ~12 CPU-hours, most of a session.
+#     Measured (2026-11-28, AMD EPYC, two one-thread workers, the machine otherwise quiet): the second hop of three
+#     arguments at N = 10 and 12 took 4 probes and 40-41 recorded CPU-minutes a cell (163 for the four), each
+#     measured n_req 1.7-2.3x its prediction; the amended rule (data/predict/preregistered_both.csv, 857713b)
+#     was written down after them and before any outcome of the cells it is scored on.
 PRE=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --table "$DATA/predict/probes_preregistered.csv" --work "$WORK/preregistered" --jobs 2)
 step preregistered
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PRE[@]}"
