@@ -287,8 +287,7 @@ covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "
 #     estimates.shared_slope, 90% interval 29-936). Psi did not clear the replay's 1.5x bar (1.28x at the slope
 #     of 13 replicates), so bisect stays the queue's policy whatever this shows; it checks live what the replay
 #     simulates, on the cheapest cells the queue has (probes of ~1,000-3,000 examples). Budget ~2 CPU-hours.
-PSI=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --policy psi --psi-slope 102
-     --table "$DATA/predict/probes_preregistered_psi.csv" --work "$WORK/preregistered_psi" --jobs 2)
+PSI=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --policy psi --psi-slope 102 --table "$DATA/predict/probes_preregistered_psi.csv" --work "$WORK/preregistered_psi" --jobs 2)
 step psi_live
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PSI[@]}"
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PSI[@]}"
