@@ -18,15 +18,11 @@ from covlib.search.same_runs import CELL_COLUMNS
 LIVE_COLUMNS = ["n_req", "low_90", "high_90", "probes", "steps", "minutes", "finished"]
 
 
-def _finished(rows: pd.DataFrame, psi_slope: float, ratio: float) -> bool:
-    """Whether a cell's search has stopped by its own policy's rule: a bracket at most ``ratio`` wide, or, for the
-    psi policy, its logistic 90% interval under the slope it assumed at most ``ratio`` wide."""
-    ok, n = rows["success"].to_numpy(bool), rows["n_train"].to_numpy(float)
-    if not (ok.any() and (~ok & (n < n[ok].min())).any()):
-        return False
-    if n[ok].min() / n[~ok & (n < n[ok].min())].max() <= ratio:
-        return True
-    return bool((rows["policy"] == "psi").any()) and interval_ratio(np.log(n), ok, psi_slope) <= ratio
+def _psi_stopped(rows: pd.DataFrame, psi_slope: float, ratio: float) -> bool:
+    """Whether a psi search has stopped by its own rule: its logistic 90% interval, under the slope it assumed, at
+    most ``ratio`` wide (a bracket that narrow stops any policy, and cell_table has it already)."""
+    return bool((rows["policy"] == "psi").any()) and interval_ratio(
+        np.log(rows["n_train"].to_numpy(float)), rows["success"].to_numpy(bool), psi_slope) <= ratio
 
 
 def policy_cells(table: pd.DataFrame, slope: SlopeFit, give_up_floor: int, psi_slope: float) -> pd.DataFrame:
@@ -41,10 +37,11 @@ def policy_cells(table: pd.DataFrame, slope: SlopeFit, give_up_floor: int, psi_s
     spent = ruled.groupby(CELL_COLUMNS, as_index=False).agg(probes=("n_train", "size"), steps=("steps", "sum"),
                                                           minutes=("minutes", "sum"))
     ratio = SearchRules().bracket_ratio
-    done = [dict(zip(CELL_COLUMNS, key)) | {"finished": _finished(rows, psi_slope, ratio)}
-            for key, rows in ruled.groupby(CELL_COLUMNS)]
-    spent = spent.merge(pd.DataFrame(done), on=CELL_COLUMNS)
-    return cells.merge(spent, on=CELL_COLUMNS)[[*CELL_COLUMNS, *LIVE_COLUMNS]]
+    psi = [dict(zip(CELL_COLUMNS, key)) | {"psi_stopped": _psi_stopped(rows, psi_slope, ratio)}
+           for key, rows in ruled.groupby(CELL_COLUMNS)]
+    out = cells.merge(spent.merge(pd.DataFrame(psi), on=CELL_COLUMNS), on=CELL_COLUMNS)
+    out["finished"] = (out["high"] / out["low"] <= ratio).fillna(False) | out["psi_stopped"]
+    return out[[*CELL_COLUMNS, *LIVE_COLUMNS]]
 
 
 def live_comparison(tables: Mapping[str, pd.DataFrame], slope: SlopeFit, give_up_floor: int,
