@@ -231,8 +231,10 @@ display(Markdown(prereg_text))
 # the facts of each hop, and a hop of three arguments has a table of $N^3$ of them, each seen less often at the same
 # data. The rule already reads that evidence for chain of thought (every hop fact in a training example). An amended
 # rule, written down after those cells and before any outcome of the cells it is scored on, takes the larger of the
-# two evidences at the rule's one factor, with nothing refitted; the pairs whose search had started are in sample
-# for it, and only the others score it:
+# two evidences at the rule's one factor, with nothing refitted (commit 857713b, data/predict/preregistered_both.csv).
+# It replaces nothing: the shipped rule, its predictions above and their verdict stand as committed and are still
+# scored on every cell. The pairs whose search had started when the amendment was written are in sample for it
+# (N = 12's first outcome was written 1.2 s before that commit, unread), and only the others score it:
 
 # %%
 amended = ch10.readings.read_preregistered_both()
