@@ -234,7 +234,7 @@ display(Markdown(prereg_text))
 # two evidences at the rule's one factor, with nothing refitted (commit 857713b, data/predict/preregistered_both.csv).
 # It replaces nothing: the shipped rule, its predictions above and their verdict stand as committed and are still
 # scored on every cell. The pairs whose search had started when the amendment was written are in sample for it
-# (N = 12's first outcome was written 1.2 s before that commit, unread), and only the others score it:
+# (one of them had its first outcome written moments before that commit, unread), and only the others score it:
 
 # %%
 amended = ch10.readings.read_preregistered_both()
