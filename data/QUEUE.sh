@@ -9,6 +9,7 @@
 #   bash data/QUEUE.sh start    pin ../queue to HEAD, copy this file to ../queue-run-main.sh, start the queue
 #                               (log and process-group id in ../logs/queue-main.{log,pgid})
 #   bash data/QUEUE.sh stop     stop it (a probe resumes from its last checkpoint, every 500 steps)
+#   bash data/QUEUE.sh status   whether it runs, the commit it is pinned to, its log's last lines
 #   bash data/QUEUE.sh pause    pause it (e.g. while CI runs); `resume` continues it. Pause it too while
 #                               `covlib book --snapshot` runs and until its commit: a probe row that lands in
 #                               between makes the snapshot disagree with the committed table
@@ -18,11 +19,19 @@
 set -uo pipefail
 LANE=${1:-main}
 LANES=${2:-main}
-if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
+if [[ "$LANE" =~ ^(start|stop|pause|resume|status)$ ]]; then
   repo=$(git rev-parse --show-toplevel) && base=$(dirname "$repo") || exit 1
   tree=$base/queue logs=$base/logs
   mkdir -p "$logs"
-  if [ "$LANE" = start ]; then
+  if [ "$LANE" = status ]; then
+    for lane in $LANES; do
+      pgid=$(cat "$logs/queue-$lane.pgid" 2>/dev/null)
+      members=$([ -n "$pgid" ] && pgrep -d, -g "$pgid")
+      state=$([ -z "$members" ] && echo stopped || { ps -o stat= -p "$members" | grep -q T && echo paused || echo running; })
+      echo "lane $lane: $state, worktree $tree at $(git -C "$tree" rev-parse --short HEAD 2>/dev/null)"
+      tail -n 5 "$logs/queue-$lane.log" 2>/dev/null
+    done
+  elif [ "$LANE" = start ]; then
     [ -x "$repo/.venv/bin/python" ] || { echo "no $repo/.venv: run make setup first" >&2; exit 1; }
     [ -d "$tree" ] || git -C "$repo" worktree add -q --detach "$tree" HEAD || exit 1
     git -C "$tree" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" || exit 1
@@ -42,6 +51,10 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume)$ ]]; then
   fi
   exit 0
 fi
+# a lane runs only from `start` (in the pinned worktree); a mistyped command would otherwise run the queue here
+[ -n "${PGID_FILE:-}" ] || [ "${QUEUE_HERE:-}" = 1 ] || {
+  echo "unknown command '$LANE': use start, stop, pause, resume or status (QUEUE_HERE=1 runs a lane in this checkout)" >&2
+  exit 2; }
 # a lane started by `start` records its process group (setsid made it a group of its own) for stop/pause/resume
 [ -n "${PGID_FILE:-}" ] && ps -o pgid= -p $$ | tr -d ' ' > "$PGID_FILE"
 DATA=${DATA:-data}

@@ -81,7 +81,7 @@ def strays(text: str) -> list[str]:
     builtin, nor a command the queue uses: a comment's continuation that lost its `#` would run as a command."""
     functions = set(re.findall(r"^\s*(\w+)\(\)", text, flags=re.M))
     known = {"if", "then", "else", "elif", "fi", "for", "do", "done", "while", "case", "esac", "[", "[[", "}", "{",
-             "set", "export", "exit", "wait", "echo", "cd", "cp", "mkdir", "git", "kill", "bash", "nohup", "covlib",
+             "set", "export", "exit", "wait", "echo", "cd", "cp", "mkdir", "git", "kill", "bash", "nohup", "covlib", "tail",
              '"$PY"'}
     return [f"line {n}: {word}" for n, word in first_words(text)
             if not (re.match(r"^\w+=", word) or word.rstrip("()") in functions | known or word.startswith("(")

@@ -2,6 +2,7 @@
 pairs inside the pool, resumes from a table of any policy's probes, and its estimator is the logistic fit's."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -210,3 +211,52 @@ def test_the_search_runs_psi_records_it_in_each_row_and_resumes(tmp_path, monkey
     assert done.states[0].status == "bracketed" and done.states[0].low < threshold <= done.states[0].high
     assert len(probes) == 2 + done.probes_run and probes["n_train"].is_unique
     assert interval_ratio(np.log(probes["n_train"]), probes["success"], PSI.psi_slope) <= PSI.bracket_ratio
+
+
+def test_a_psi_search_finishes_the_probes_an_interrupted_one_left_part_trained(tmp_path, monkeypatch):
+    """psi picks a probe's partner from what runs beside it, so after a restart it would choose new sizes and waste
+    the checkpoints of the old; the search finishes those first (the one nearest its own choice), and ignores
+    checkpoints of other cells, of other rules and of probes whose row is already in the table."""
+    from covlib.search.cells import Probe, ProbeRules
+
+    cell = Cell("twohop", 30, start=2_000)
+    table, work = tmp_path / "probes.csv", tmp_path / "w"
+
+    def left_part_trained(n: int, c: Cell = cell, rules: ProbeRules = ProbeRules()) -> None:
+        run = Probe(c, n, 4000, rules, str(table), str(work)).run_dir()
+        run.mkdir(parents=True)
+        (run / "checkpoint.pt").write_bytes(b"")
+
+    for n in (1_700, 2_900):
+        left_part_trained(n)
+    left_part_trained(2_100, Cell("twohop", 30, seed=1))  # another cell
+    left_part_trained(2_050, rules=ProbeRules(give_up_floor=2000))  # another rule
+    (Probe(cell, 2_200, 4000, ProbeRules(), str(table), str(work)).run_dir()).mkdir(parents=True)  # no checkpoint
+    template = Probe(cell, 2_000, 4000, ProbeRules(), str(table), str(work))
+    assert template.interrupted_sizes() == [1_700, 2_900]
+    started = []
+
+    def fake_run(probe):
+        started.append(probe.n_train)
+        (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)
+        ok = probe.n_train >= 2_500
+        row = {"task": cell.task, "N": cell.N, "model": cell.model, "params": 1, "seed": cell.seed,
+               "n_train": probe.n_train, "eligible": probe.eligible, "success": ok,
+               "stopped": "early_stop" if ok else "gave_up", "steps": 500, "best_type0": 0.5, "final_type0": 0.5,
+               "final_train": 1.0, "first_fit_step": 100, "minutes": 5.0, "threshold": 0.99,
+               "give_up_epochs": 100.0, "step_cap": 6000, "cot": False, "weight_decay": 0.1, "give_up_floor": 0,
+               "policy": probe.policy}
+        append_probe(probe.table, row)
+        return row
+
+    monkeypatch.setattr(required_data, "run_probe", fake_run)
+    monkeypatch.setattr(required_data, "backfill_curves", lambda table, work: 0)
+    required_data.search([cell], table, work, search_rules=PSI, max_probes=3, log=None)
+    assert sorted(started[:2]) == [1_700, 2_900] and started[2] not in (1_700, 2_900)
+    assert template.interrupted_sizes() == []
+    rows = read_probes(table)
+    assert required_data.resume_first(template, rows) is None
+    left_part_trained(2_400)
+    left_part_trained(3_100)
+    assert required_data.resume_first(dataclasses.replace(template, n_train=3_000), rows) == 3_100
+    assert required_data.resume_first(dataclasses.replace(template, n_train=3_000), rows, pending=[3_100]) == 2_400

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,10 +166,24 @@ class Probe:
         """The draw of the training set (None: the cell's own, from its seed)."""
         return self.replicate_seed if self.replicate == "draw" else None
 
-    def run_dir(self) -> Path:
+    def _run_name(self, n_train: str) -> str:
         c = self.cell
         style = ".cot" if c.cot else ".fakebridge" if c.fake_bridge else ""
         name = get_task(c.task).authors_name if is_formula(c.task) else c.task  # a formula is no folder name
         floor = f"_floor-{self.rules.give_up_floor}" if self.rules.give_up_floor else ""
         rep = "" if self.replicate == "search" else f"_rep-{self.replicate}-{self.replicate_seed}"
-        return Path(self.work_dir) / "runs" / f"{name}{style}.{c.N}.{self.n_train}.seed-{c.seed}_{c.model}{floor}{rep}"
+        return f"{name}{style}.{c.N}.{n_train}.seed-{c.seed}_{c.model}{floor}{rep}"
+
+    def run_dir(self) -> Path:
+        return Path(self.work_dir) / "runs" / self._run_name(str(self.n_train))
+
+    def interrupted_sizes(self) -> list[int]:
+        """The n_train of this probe's cell, rules and replicate whose run folders hold a checkpoint: probes an
+        interrupted search left part-trained (a probe that ends deletes its checkpoint unless a step cap stopped it,
+        and then its row is in the table), in increasing order."""
+        head, tail = self._run_name("<n>").split("<n>")
+        pattern = re.compile(re.escape(head) + r"(\d+)" + re.escape(tail))
+        runs = Path(self.work_dir) / "runs"
+        found = [pattern.fullmatch(d.name) for d in runs.glob("*") if (d / "checkpoint.pt").exists()] \
+            if runs.is_dir() else []
+        return sorted(int(m.group(1)) for m in found if m)

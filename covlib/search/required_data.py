@@ -287,6 +287,15 @@ def psi_prior(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | 
     return PsiPrior(float(n), PRIOR_SD[source], source)
 
 
+def resume_first(probe: Probe, rows: pd.DataFrame, pending: Sequence[int] = ()) -> int | None:
+    """The size of a part-trained probe of ``probe``'s cell to finish before starting a new one: of the sizes an
+    interrupted search left with a checkpoint (no row in the cell's ``rows`` yet, none running), the one nearest
+    ``probe.n_train`` in log size; None if there is none."""
+    done = set(rows["n_train"].astype(int)) if len(rows) else set()
+    left = [n for n in probe.interrupted_sizes() if n not in done and n not in pending]
+    return min(left, key=lambda n: abs(np.log(n / probe.n_train))) if left else None
+
+
 def run_probe(probe: Probe) -> dict:
     """Train one probe (resuming its run folder if a checkpoint exists), append its row, return it."""
 
@@ -374,8 +383,12 @@ def search(cells: Sequence[Cell], table: str | os.PathLike, work_dir: str | os.P
                                floor)
         if state.next_n is None:
             return None
-        return Probe(cell, state.next_n, state.eligible, rules_for(cell, probe_rules), table, str(work_dir),
-                     search_rules.policy)
+        probe = Probe(cell, state.next_n, state.eligible, rules_for(cell, probe_rules), table, str(work_dir),
+                      search_rules.policy)
+        if psi:  # psi's choice depends on what runs beside it, so after a restart it would not pick these again
+            resumed = resume_first(probe, cell_rows(probes, cell, None), pending)
+            probe = dataclasses.replace(probe, n_train=resumed) if resumed else probe
+        return probe
 
     claims = CellClaims(table, floor)
     left_to_others: set[tuple] = set()
