@@ -305,13 +305,14 @@ def test_the_prediction_rows_read_whatever_chapter_10_records():
     assert misses.verdict.endswith("not met")
     measured = _prediction_rows({"predict_preregistered_tasks": 2, "predict_preregistered_cells_measured": 4,
                                  "predict_preregistered_ratio_min": 0.8, "predict_preregistered_ratio_max": 1.3})
-    assert measured[1].book == "4 cells of 2 tasks measured: measured / predicted 0.80-1.30"
+    assert measured[1].book == "4 cells measured (2 tasks preregistered): measured / predicted 0.80-1.30"
     assert measured[1].verdict == "no figure in the paper to compare"  # a snapshot from before the share was recorded
     scored = _prediction_rows({"predict_preregistered_tasks": 3, "predict_preregistered_cells_measured": 2,
                                "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
-                               "predict_preregistered_within_125_share": 0.0})[1]
+                               "predict_preregistered_within_125_share": 0.0,
+                               "predict_preregistered_tasks_measured": 1})[1]
     assert scored.verdict == "0% of the cells measured so far within 1.25x of their prediction"
-    assert scored.book == "2 cells of 3 tasks measured: measured / predicted 1.72-2.32"
+    assert scored.book == "2 cells measured (1 of the 3 tasks preregistered): measured / predicted 1.72-2.32"
     amended = _prediction_rows({"predict_preregistered_tasks": 3, "predict_preregistered_cells_measured": 4,
                                 "predict_preregistered_ratio_min": 1.72, "predict_preregistered_ratio_max": 2.32,
                                 "predict_preregistered_both_oos_cells": 0})[1]

@@ -371,8 +371,10 @@ def _preregistered_row(m: Mapping[str, Any]) -> ClaimRow:
              "; the amended rule written after the first cells (the larger of its two evidences): "
              + (f"{count_of(amended, 'cell')} measured since, {both_low:.2f}-{both_high:.2f}" if amended else
                 "no cell measured since"))
+    of_tasks = (f"{count_of(tasks, 'task')} preregistered" if "predict_preregistered_tasks_measured" not in m else
+                f"{_count(m, 'predict_preregistered_tasks_measured')} of the {count_of(tasks, 'task')} preregistered")
     return ClaimRow(claim, NO_PAPER_PREDICTOR,
-                    f"{count_of(measured, 'cell')} of {count_of(tasks, 'task')} measured: measured / predicted "
+                    f"{count_of(measured, 'cell')} measured ({of_tasks}): measured / predicted "
                     f"{low:.2f}-{high:.2f}{later}", verdict, "10")
 
 

@@ -158,6 +158,7 @@ def chapter_metrics(rule: Rule | None, oos: pd.DataFrame, in_sample: pd.DataFram
         out["predict_ratio_authors_max"] = round(float(authors["ratio"].max()), 3)
     out["predict_preregistered_tasks"] = int(predictions["task"].nunique()) if len(predictions) else 0
     out["predict_preregistered_cells_measured"] = int(len(measured))
+    out["predict_preregistered_tasks_measured"] = int(measured["task"].nunique()) if len(measured) else 0
     out["predict_preregistered_ratio_min"] = round(float(measured["ratio"].min()), 3) if len(measured) else nan
     out["predict_preregistered_ratio_max"] = round(float(measured["ratio"].max()), 3) if len(measured) else nan
     out["predict_preregistered_within_125_share"] = (round(within(measured["ratio"], BANDS[1]), 3) if len(measured)
