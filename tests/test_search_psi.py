@@ -184,23 +184,24 @@ def test_an_unknown_policy_or_slope_is_refused():
         SearchRules(policy="psi", psi_slope=0.0)
 
 
+def fake_run(probe, ok: bool) -> dict:
+    """A probe's row with outcome ``ok`` appended to its table, as run_probe would (no training)."""
+    row = {"task": probe.cell.task, "N": probe.cell.N, "model": probe.cell.model, "params": 1,
+           "seed": probe.cell.seed, "n_train": probe.n_train, "eligible": probe.eligible, "success": ok,
+           "stopped": "early_stop" if ok else "gave_up", "steps": 500, "best_type0": 0.5, "final_type0": 0.5,
+           "final_train": 1.0, "first_fit_step": 100, "minutes": 10.0 if not ok else 4.0, "threshold": 0.99,
+           "give_up_epochs": 100.0, "step_cap": 6000, "cot": False, "weight_decay": 0.1, "give_up_floor": 0,
+           "policy": probe.policy}
+    append_probe(probe.table, row)
+    return row
+
+
 def test_the_search_runs_psi_records_it_in_each_row_and_resumes(tmp_path, monkeypatch):
     """search() with the psi policy on a synthetic world (run_probe replaced: no training): each row says psi, a
     second call resumes from the table, and the cell ends with its interval inside the target."""
     threshold = 3_000
 
-    def fake_run(probe):
-        ok = probe.n_train >= threshold
-        row = {"task": probe.cell.task, "N": probe.cell.N, "model": probe.cell.model, "params": 1,
-               "seed": probe.cell.seed, "n_train": probe.n_train, "eligible": probe.eligible, "success": ok,
-               "stopped": "early_stop" if ok else "gave_up", "steps": 500, "best_type0": 0.5, "final_type0": 0.5,
-               "final_train": 1.0, "first_fit_step": 100, "minutes": 10.0 if not ok else 4.0, "threshold": 0.99,
-               "give_up_epochs": 100.0, "step_cap": 6000, "cot": False, "weight_decay": 0.1, "give_up_floor": 0,
-               "policy": probe.policy}
-        append_probe(probe.table, row)
-        return row
-
-    monkeypatch.setattr(required_data, "run_probe", fake_run)
+    monkeypatch.setattr(required_data, "run_probe", lambda probe: fake_run(probe, probe.n_train >= threshold))
     monkeypatch.setattr(required_data, "backfill_curves", lambda table, work: 0)
     cell = Cell("twohop", 30, start=2_000)
     table = tmp_path / "probes.csv"
@@ -236,20 +237,12 @@ def test_a_psi_search_finishes_the_probes_an_interrupted_one_left_part_trained(t
     assert template.interrupted_sizes() == [1_700, 2_900]
     started = []
 
-    def fake_run(probe):
+    def finish(probe):
         started.append(probe.n_train)
         (probe.run_dir() / "checkpoint.pt").unlink(missing_ok=True)
-        ok = probe.n_train >= 2_500
-        row = {"task": cell.task, "N": cell.N, "model": cell.model, "params": 1, "seed": cell.seed,
-               "n_train": probe.n_train, "eligible": probe.eligible, "success": ok,
-               "stopped": "early_stop" if ok else "gave_up", "steps": 500, "best_type0": 0.5, "final_type0": 0.5,
-               "final_train": 1.0, "first_fit_step": 100, "minutes": 5.0, "threshold": 0.99,
-               "give_up_epochs": 100.0, "step_cap": 6000, "cot": False, "weight_decay": 0.1, "give_up_floor": 0,
-               "policy": probe.policy}
-        append_probe(probe.table, row)
-        return row
+        return fake_run(probe, probe.n_train >= 2_500)
 
-    monkeypatch.setattr(required_data, "run_probe", fake_run)
+    monkeypatch.setattr(required_data, "run_probe", finish)
     monkeypatch.setattr(required_data, "backfill_curves", lambda table, work: 0)
     required_data.search([cell], table, work, search_rules=PSI, max_probes=3, log=None)
     assert sorted(started[:2]) == [1_700, 2_900] and started[2] not in (1_700, 2_900)
