@@ -1,7 +1,7 @@
 """Replay the required-data search on the book's finished cells with noisy outcomes, with no training.
 
 Usage: PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_search_replay.py [--draws 10] [--slope S] [--seed 0]
-       [--policies bisect guided psi] [--reps 2000]
+       [--policies bisect guided psi] [--reps 2000] [--start-off F]
 
 The world the policies search:
 - Cells: every cell the book finished under its give-up rule (a floor of BOOK_FLOOR steps; rule_cells' "floor"
@@ -16,7 +16,9 @@ The world the policies search:
   far n lies from the cell's n_req (a success well above it stops early); each cell at its own level.
 - Starts: first_guess_source on the table without the cell's own rows (another seed's or model's estimate, the
   power law through other N, else coverage's guess from the shipped coverage tables). The table's cells finished
-  in an order, so real searches had fewer neighbours; every policy gets the same ones.
+  in an order, so real searches had fewer neighbours; every policy gets the same ones. With --start-off F every cell
+  starts instead from F x its estimate under the wide prior of a given start, as a task never trained does from
+  coverage's prediction.
 
 Scoring: every policy runs until the same estimator, the logistic fit on all of its probes with the known slope
 (covlib.search.psi.logistic_estimate, the estimator of success_curve.cell_estimate), gives a 90% interval of n_req
@@ -219,6 +221,9 @@ def main() -> None:
     ap.add_argument("--criterion", default="information", choices=CRITERIA, help="what psi's design maximises")
     ap.add_argument("--slope", type=float, default=None,
                     help="the slope of success against log n_train (default: the measured one, else the placeholder)")
+    ap.add_argument("--start-off", type=float, default=None, metavar="F",
+                    help="start every cell from F x its estimate, with the prior of a given start (a new task, whose "
+                         "first guess is coverage's prediction: the live preregistered cells started near F = 0.5)")
     ap.add_argument("--reps", type=int, default=2000, help="bootstrap resamples of the cells")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -244,6 +249,11 @@ def main() -> None:
     costs = fit_probe_costs(floor_table)
     cells = book_cells(floor_table, floor_cells, costs)
     sigma = seed_sigma(cells)
+    if args.start_off is not None:
+        if args.start_off <= 0:
+            raise SystemExit(f"--start-off must be positive (a factor of each cell's estimate), not {args.start_off}")
+        cells = [dataclasses.replace(c, start=max(1, int(round(args.start_off * c.estimate))), source="start")
+                 for c in cells]
     print(f"{len(cells)} cells the book finished under its give-up rule (floor {BOOK_FLOOR} steps), pool-limited "
           f"ones left out; {len(table)} search probes, {table['minutes'].sum() / 60:.0f} CPU-hours recorded")
     print(f"noise: {said}; truths move by the seed spread sigma = {sigma:.3f} in log n_req ({np.exp(sigma):.2f}x); "
@@ -253,7 +263,8 @@ def main() -> None:
           f"failure there and {pooled.success_slope:+.2f} in log minutes per unit of log(n / n_req) above it; "
           f"a failure {pooled.failure_slope:+.2f} per unit below; {len(costs) - 1} series fitted")
     starts = pd.DataFrame([{"source": c.source, "error": np.log(c.start / c.estimate)} for c in cells])
-    print("first guesses (leave-one-out) against the cells' estimates, RMS log error by source: "
+    print(("first guesses (leave-one-out)" if args.start_off is None else f"first guesses (--start-off {args.start_off:g})")
+          + " against the cells' estimates, RMS log error by source: "
           + "; ".join(f"{s} {np.sqrt((g['error'] ** 2).mean()):.2f} ({len(g)} cells, prior sd {PRIOR_SD[s]})"
                       for s, g in starts.groupby("source")))
     z = np.random.default_rng(args.seed).standard_normal((len(cells), args.draws))
