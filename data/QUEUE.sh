@@ -300,6 +300,9 @@ covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "
 #     estimates.shared_slope, 90% interval 29-936). Psi did not clear the replay's 1.5x bar (1.28x at the slope
 #     of 13 replicates), so bisect stays the queue's policy whatever this shows; it checks live what the replay
 #     simulates, on the cheapest cells the queue has (probes of ~1,000-3,000 examples). Budget ~2 CPU-hours.
+#     Measured (finished 2026-11-28 12:15, AMD EPYC): 22 probes, 45,100 training steps (~3 CPU-hours), against
+#     bisect's 16 and 34,350 on the same four cells; every pair of 90% intervals overlaps (README, performance).
+#     Both searches now find every cell finished: rerunning this step trains nothing
 PSI=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --policy psi --psi-slope 102 --table "$DATA/predict/probes_preregistered_psi.csv" --work "$WORK/preregistered_psi" --jobs 2)
 step psi_live
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PSI[@]}"
