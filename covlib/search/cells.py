@@ -183,7 +183,5 @@ class Probe:
         and then its row is in the table), in increasing order."""
         head, tail = self._run_name("<n>").split("<n>")
         pattern = re.compile(re.escape(head) + r"(\d+)" + re.escape(tail))
-        runs = Path(self.work_dir) / "runs"
-        found = [pattern.fullmatch(d.name) for d in runs.glob("*") if (d / "checkpoint.pt").exists()] \
-            if runs.is_dir() else []
+        found = (pattern.fullmatch(c.parent.name) for c in (Path(self.work_dir) / "runs").glob("*/checkpoint.pt"))
         return sorted(int(m.group(1)) for m in found if m)

@@ -12,17 +12,10 @@ from covlib.analyses.success_curve import SlopeFit
 from covlib.base.errors import CovlibError
 from covlib.search.cells import SearchRules
 from covlib.search.estimates import cell_table
-from covlib.search.psi import interval_ratio
+from covlib.search.psi import psi_stopped
 from covlib.search.same_runs import CELL_COLUMNS
 
 LIVE_COLUMNS = ["n_req", "low_90", "high_90", "probes", "steps", "minutes", "finished"]
-
-
-def _psi_stopped(rows: pd.DataFrame, psi_slope: float, ratio: float) -> bool:
-    """Whether a psi search has stopped by its own rule: its logistic 90% interval, under the slope it assumed, at
-    most ``ratio`` wide (a bracket that narrow stops any policy, and cell_table has it already)."""
-    return bool((rows["policy"] == "psi").any()) and interval_ratio(
-        np.log(rows["n_train"].to_numpy(float)), rows["success"].to_numpy(bool), psi_slope) <= ratio
 
 
 def policy_cells(table: pd.DataFrame, slope: SlopeFit, give_up_floor: int, psi_slope: float) -> pd.DataFrame:
@@ -37,7 +30,7 @@ def policy_cells(table: pd.DataFrame, slope: SlopeFit, give_up_floor: int, psi_s
     spent = ruled.groupby(CELL_COLUMNS, as_index=False).agg(probes=("n_train", "size"), steps=("steps", "sum"),
                                                           minutes=("minutes", "sum"))
     ratio = SearchRules().bracket_ratio
-    psi = [dict(zip(CELL_COLUMNS, key)) | {"psi_stopped": _psi_stopped(rows, psi_slope, ratio)}
+    psi = [dict(zip(CELL_COLUMNS, key)) | {"psi_stopped": psi_stopped(rows, psi_slope, ratio)}
            for key, rows in ruled.groupby(CELL_COLUMNS)]
     out = cells.merge(spent.merge(pd.DataFrame(psi), on=CELL_COLUMNS), on=CELL_COLUMNS)
     out["finished"] = (out["high"] / out["low"] <= ratio).fillna(False) | out["psi_stopped"]

@@ -188,6 +188,13 @@ def interval_ratio(log_n: np.ndarray, success: np.ndarray, slope: float, level: 
     return float(np.exp(high - low))
 
 
+def psi_stopped(rows: pd.DataFrame, slope: float, ratio: float) -> bool:
+    """Whether a cell's probes ``rows`` have met the psi policy's own stopping rule: psi placed some of them, and
+    their interval of n_req (interval_ratio, under the ``slope`` psi assumed) is at most ``ratio`` wide."""
+    return ("policy" in rows and bool((rows["policy"] == "psi").any())
+            and interval_ratio(np.log(rows["n_train"].to_numpy(float)), rows["success"].to_numpy(bool), slope) <= ratio)
+
+
 def _entropy(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(probability, entropy of the normalised distribution) of unnormalised ``q`` along its last axis."""
     z = q.sum(axis=-1)

@@ -26,7 +26,7 @@ from covlib.search.probes import (
     read_probes,
     rule_rows,
 )
-from covlib.search.psi import PRIOR_SD, ProbeCosts, PsiPrior, costs_for, fit_probe_costs, interval_ratio, psi_state
+from covlib.search.psi import PRIOR_SD, ProbeCosts, PsiPrior, costs_for, fit_probe_costs, psi_state, psi_stopped
 from covlib.search.summary import summarise
 from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset
 from covlib.training.loop import train
@@ -211,10 +211,8 @@ def _bracket_estimates(rows: pd.DataFrame, cell: Cell, by: str, rules: SearchRul
         other = dataclasses.replace(cell, **{by: int(value) if by == "seed" else value})
         group = group.sort_values("n_train")
         state = next_probe(other, group, int(group["eligible"].iloc[0]), bracket, 0)
-        psi = "policy" in group and bool((group["policy"] == "psi").any())
-        if psi and state.status == "searching" and state.low is not None and interval_ratio(
-                np.log(group["n_train"].astype(float)), group["success"].astype(bool), rules.psi_slope
-        ) <= rules.bracket_ratio:
+        if state.status == "searching" and state.low is not None and psi_stopped(group, rules.psi_slope,
+                                                                                 rules.bracket_ratio):
             state.status = "bracketed"
         if state.status == "bracketed":
             estimates.append(state.estimate)
