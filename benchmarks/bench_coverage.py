@@ -4,7 +4,8 @@ whole `covlib coverage` command as a reader runs it.
 First, on two-hop N = 30 with 4,000 training examples: the whole process (a subprocess running `covlib coverage`
 on the dataset folder, so Python's start, the imports, reading, the sweep and writing), a process that only imports
 what the command imports, and, inside this process, the command's work alone (``annotate_folder``) and the sweep
-alone; medians of several runs, wall and CPU seconds (the machine is shared: wall time counts the others too).
+alone; and the floor beside them, a process that only imports numpy. Medians of several runs, wall and CPU seconds
+(the machine is shared: wall time counts the others too).
 Then, per case, the seconds for generation (not part of the sweep), the sweep over all N^m inputs (every input gets
 its k-cutoff), the sweep for the test items only, and peak memory.
 Run: .venv/bin/python benchmarks/bench_coverage.py [--quick] [--repeats R]
@@ -67,15 +68,22 @@ def whole_command(repeats: int) -> None:
         folder = ensure_dataset(COMMAND_CASE, tmp)
         command = covlib_command() + ["coverage", str(folder)]
         imports = [sys.executable, "-c", "import covlib.cli.main, covlib.cli.coverage"]
-        child_run(command)  # the first run compiles and caches; not counted
-        # before the command pinned BLAS to one thread, numpy started a thread per core as it loaded: the two
-        # alternate run by run, so that both see the same load
-        every_core = {**os.environ, "OPENBLAS_NUM_THREADS": str(os.cpu_count())}
-        runs = {"whole process": [], f"the same, BLAS on {os.cpu_count()} threads": []}
+        floor = [sys.executable, "-c", "import numpy"]
+        # as a reader runs it: Python caches compiled modules (PYTHONDONTWRITEBYTECODE, set in some shells and CI,
+        # would compile every changed module at every start, 10-20 ms that a reader never pays)
+        cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        one_thread = {**cached, "OPENBLAS_NUM_THREADS": "1"}
+        child_run(command, cached)  # the first run compiles and caches; not counted
+        # before the command pinned BLAS to one thread, numpy started a thread per core as it loaded: the runs
+        # alternate, so that all see the same load
+        every_core = {**cached, "OPENBLAS_NUM_THREADS": str(os.cpu_count())}
+        runs = {"whole process": [], f"the same, BLAS on {os.cpu_count()} threads": [],
+                "imports only (process)": [], "Python and numpy alone": []}
         for _ in range(repeats):
-            runs["whole process"].append(child_run(command))
+            runs["whole process"].append(child_run(command, cached))
             runs[f"the same, BLAS on {os.cpu_count()} threads"].append(child_run(command, every_core))
-        runs["imports only (process)"] = [child_run(imports) for _ in range(repeats)]
+            runs["imports only (process)"].append(child_run(imports, one_thread))
+            runs["Python and numpy alone"].append(child_run(floor, one_thread))
         data = coverage_inputs(folder)
         alone = {"command's work (in process)": in_process(lambda: annotate_folder(folder), repeats),
                  "sweep of test items alone": in_process(

@@ -2,10 +2,7 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,25 +13,35 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-_FILE_MODE = 0o666 & ~_UMASK
+def _new_sibling(path: Path) -> tuple[int, Path]:
+    """A new file beside ``path``, open for writing, under a name no other writer picks: tempfile.mkstemp's job,
+    without importing tempfile (with random and hashlib, 8 ms of the 0.35 s `covlib coverage`)."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:  # the usual mode (0666 less the umask), where mkstemp's would be 0600
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a file so that readers see either the old content or the new, never a part."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _new_sibling(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.chmod(tmp, _FILE_MODE)  # mkstemp creates 0600; give the usual umask-based mode
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
 def write_folder_atomic(final: Path, files: dict[str, str]) -> Path:
     """Write every file into a temporary sibling folder, then rename it into place."""
+    import shutil
+    import tempfile
+
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))
@@ -54,6 +61,9 @@ def write_folder_atomic(final: Path, files: dict[str, str]) -> Path:
 def lock_path(name: str, prefix: str = "") -> Path:
     """A lock file for ``name`` in the temporary folder (keyed by a hash of it), so that no lock file appears
     beside committed data."""
+    import hashlib
+    import tempfile
+
     locks = Path(tempfile.gettempdir()) / "covlib-locks"
     locks.mkdir(exist_ok=True)
     return locks / f"{prefix}{hashlib.sha1(name.encode()).hexdigest()[:20]}.lock"

@@ -27,8 +27,9 @@ from covlib.coverage.exact import (
     proper_subsets,
     shared_contexts,
 )
-from covlib.tasks.datasets import Dataset, DatasetConfig, decode, generate, space_facts
-from covlib.tasks.datasets import encode as encode_inputs
+from covlib.tasks.codes import decode
+from covlib.tasks.codes import encode as encode_inputs
+from covlib.tasks.datasets import Dataset, DatasetConfig, generate, space_facts
 
 EVIDENCE_KINDS = ("contexts", "sound", "independent", "pooled", "hop facts")  # the paper's count, true equivalences
 # only, independent contexts, true equivalences with contexts pooled by their own true class, chain of thought's per hop

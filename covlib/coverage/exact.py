@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from covlib.base.errors import CovlibError
-from covlib.tasks.datasets import decode as decode_codes
-from covlib.tasks.datasets import digit_weights
-from covlib.tasks.datasets import encode as encode_inputs
+from covlib.tasks.codes import decode as decode_codes
+from covlib.tasks.codes import digit_weights
+from covlib.tasks.codes import encode as encode_inputs
 
 MAX_INPUTS = 1 << 28  # N^m above this would need more than ~2 GB of labels; refuse with a message
 
@@ -293,6 +293,13 @@ def _partial_codes(ids: np.ndarray, num_tokens: int, positions: tuple[int, ...],
     return digits @ digit_weights(num_tokens, n_inputs)[list(positions)]
 
 
+def _distinct(arrays: list[np.ndarray]) -> np.ndarray:
+    """The distinct values of some integer arrays, sorted. (np.unique without return_* options imports numpy.ma:
+    10 ms, more than `covlib coverage` spends on the sweep of a small dataset.)"""
+    values = np.sort(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
+    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+
+
 def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_tokens: int,
                    queries: np.ndarray | None = None, max_k: int | None = None,
                    evidence: list[PairEvidence] | None = None, min_k: int = 1) -> CoverageResult:
@@ -323,7 +330,7 @@ def coverage_sweep(train_inputs: np.ndarray, train_answers: np.ndarray, num_toke
 
     top = max((int(ev.count.max()) for ev in evidence if len(ev)), default=0)
     ceiling = max_k if max_k is not None else top + 1
-    levels = sorted({int(c) for ev in evidence for c in np.unique(ev.count)}, reverse=True)
+    levels = sorted(_distinct([ev.count for ev in evidence]).tolist(), reverse=True)
     if max_k is not None:
         levels = sorted({min(c, max_k) for c in levels}, reverse=True)
     levels = [level for level in levels if level >= min_k]

@@ -14,6 +14,7 @@ from covlib import __version__
 from covlib.base.errors import CovlibError
 from covlib.base.files import folder_lock, write_folder_atomic
 from covlib.base.paths import default_root
+from covlib.tasks.codes import decode
 from covlib.tasks.folders import END, FAKE_BRIDGE, META, dumps_items, item_texts
 from covlib.tasks.graphs import Task, get_task, is_formula
 
@@ -211,23 +212,6 @@ def sample_classes(classes: dict[int, np.ndarray], quotas: dict[int, int], rng: 
 def _chunks(space: int) -> Iterator[np.ndarray]:
     for start in range(0, space, CHUNK):
         yield np.arange(start, min(start + CHUNK, space), dtype=np.int64)
-
-
-def digit_weights(num_tokens: int, n_digits: int) -> np.ndarray:
-    """Place values of a base-N code with ``n_digits`` digits, most significant first."""
-    return num_tokens ** np.arange(n_digits - 1, -1, -1, dtype=np.int64)
-
-
-def encode(inputs: np.ndarray, num_tokens: int) -> np.ndarray:
-    """Input tuples (n, m) -> codes (base-N numbers, x1 most significant); m may be 0."""
-    inputs = np.asarray(inputs, dtype=np.int64)
-    return inputs @ digit_weights(num_tokens, inputs.shape[1])
-
-
-def decode(codes: np.ndarray, num_tokens: int, n_inputs: int) -> np.ndarray:
-    """Codes -> input tuples (n, m) int32; the inverse of ``encode``."""
-    codes = np.asarray(codes, dtype=np.int64)
-    return ((codes[:, None] // digit_weights(num_tokens, n_inputs)[None, :]) % num_tokens).astype(np.int32)
 
 
 def sample_by_label(

@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import compress, repeat
 from json.encoder import encode_basestring_ascii as _quote
 from pathlib import Path
 
@@ -132,18 +132,25 @@ def _parse_uniform(raw: list, tok2id: dict[str, int], need_type: bool) -> Split 
     answers = [t[len(i):-len(END)] for i, t in zip(inputs, targets)]
     if not all(answers):  # empty where the target is no longer than its input and the end token
         return None
+    by_name = {t[1:-1]: i for t, i in tok2id.items() if len(t) >= 2 and t[0] == "<" and t[-1] == ">"}
     shaped = []
     for texts in (inputs, answers):
         joined = "".join(texts)
-        tokens = _TOKEN.findall(joined)
         counts = set(map(str.count, texts, repeat("<")))
         # every text begins and ends a token, so no token of the joined text spans two items
         bounded = all(map(str.startswith, texts, repeat("<"))) and all(map(str.endswith, texts, repeat(">")))
-        if (not bounded or sum(map(len, tokens)) != len(joined) or len(counts) > 1
-                or any(t not in tok2id for t in set(tokens))):
+        if not bounded or len(counts) > 1:
             return None
-        ids = np.array([tok2id[t] for t in tokens], dtype=np.int32)
-        shaped.append(ids.reshape(len(texts), counts.pop() if counts else 0))
+        # split at "><" (3x faster than the token regex): n names with n "<" and n ">" in all means that no name
+        # holds a bracket, so the text is tokens "<name>" end to end
+        names = joined[1:-1].split("><")
+        if not (len(names) == joined.count("<") == joined.count(">")):
+            return None
+        try:
+            ids = np.fromiter(map(by_name.__getitem__, names), dtype=np.int32, count=len(names))
+        except KeyError:  # a token vocab.json lacks: the item-by-item reader names it
+            return None
+        shaped.append(ids.reshape(len(texts), counts.pop()))
     return Split(inputs=shaped[0], targets=shaped[1],
                  types=np.array(types, dtype=str) if need_type or any(types) else None)
 
@@ -196,6 +203,13 @@ def _tokens(text: str) -> list[str]:
 
 def _split_by_prompt_length(raw: list, where: str) -> list[list]:
     """Group items by the number of prompt tokens; the largest group comes first."""
+    try:  # the common case, in C: every item has a string input_text
+        counts = list(map(str.count, [item["input_text"] for item in raw], repeat("<")))
+    except (TypeError, KeyError):
+        counts = None
+    if counts is not None:  # groups in order of first appearance, as below, so that ties sort the same
+        grouped = [list(compress(raw, map(n.__eq__, counts))) for n in dict.fromkeys(counts)]
+        return sorted(grouped, key=len, reverse=True)
     groups: dict[int, list] = {}
     for item in raw:
         text = item.get("input_text") if isinstance(item, dict) else None
@@ -206,6 +220,12 @@ def _split_by_prompt_length(raw: list, where: str) -> list[list]:
 
 def load_dataset(path: str | os.PathLike) -> DatasetFolder:
     """Load and check a dataset folder; any problem raises CovlibError naming the file and the fix."""
+    return load_dataset_items(path)[0]
+
+
+def load_dataset_items(path: str | os.PathLike) -> tuple[DatasetFolder, list[dict]]:
+    """``load_dataset``, with test.json's items as read (extra keys and all), for a command that annotates them
+    without reading the file twice."""
     path = Path(path)
     if not path.is_dir():
         raise CovlibError(f"{path} is not a folder; pass a dataset folder made by `covlib generate`")
@@ -229,12 +249,13 @@ def load_dataset(path: str | os.PathLike) -> DatasetFolder:
     groups = _split_by_prompt_length(raw_train, "train.json")
     train = _parse_items(groups[0], tok2id, "train.json")
     extra = [_parse_items(g, tok2id, "train.json") for g in groups[1:]]
-    test = _parse_items(_read_json(path / "test.json"), tok2id, "test.json", need_type=True)
+    raw_test = _read_json(path / "test.json")
+    test = _parse_items(raw_test, tok2id, "test.json", need_type=True)
     if len(test) and test.inputs.shape[1] != train.inputs.shape[1]:
         raise CovlibError(f"test.json prompts have {test.inputs.shape[1]} tokens but train.json's have {train.inputs.shape[1]}")
     _check_answers(train, test, num_tokens, path)
     meta = _read_json(path / META) if (path / META).is_file() else None
-    return DatasetFolder(path, vocab, num_tokens, train, test, extra, meta)
+    return DatasetFolder(path, vocab, num_tokens, train, test, extra, meta), raw_test
 
 
 def _check_answers(train: Split, test: Split, num_tokens: int, path: Path) -> None:
@@ -245,13 +266,17 @@ def _check_answers(train: Split, test: Split, num_tokens: int, path: Path) -> No
             raise CovlibError(f"{path / name} item {bad[0]}: the answer (last token before {END}) is not an entity token")
     both = np.concatenate([train.inputs, test.inputs]) if len(test) else train.inputs
     tgts = np.concatenate([train.targets, test.targets]) if len(test) else train.targets
-    _, first, inverse = np.unique(both, axis=0, return_index=True, return_inverse=True)
-    clash = np.flatnonzero((tgts != tgts[first[inverse.ravel()]]).any(axis=1))
+    # sort the items by input (a stable lexsort, 10x faster than np.unique over rows), then compare neighbours:
+    # an input with two targets has two neighbours that differ in target alone
+    order = np.lexsort(both.T[::-1]) if both.shape[1] else np.arange(len(both))
+    both_sorted, tgts_sorted = both[order], tgts[order]
+    same_input = (both_sorted[1:] == both_sorted[:-1]).all(axis=1)
+    clash = np.flatnonzero(same_input & (tgts_sorted[1:] != tgts_sorted[:-1]).any(axis=1))
     if len(clash):
         i = int(clash[0])
         raise CovlibError(
-            f"{path}: inconsistent targets: input {both[i].tolist()} appears with targets "
-            f"{tgts[first[inverse.ravel()[i]]].tolist()} and {tgts[i].tolist()}; regenerate the dataset"
+            f"{path}: inconsistent targets: input {both_sorted[i].tolist()} appears with targets "
+            f"{tgts_sorted[i].tolist()} and {tgts_sorted[i + 1].tolist()}; regenerate the dataset"
         )
 
 

@@ -9,7 +9,8 @@ from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
 from covlib.coverage.exact import class_purity, coverage_sweep, fragment_classes
 from covlib.figures.exercises import check_share
 from covlib.search.cells import SearchRules
-from covlib.tasks.datasets import DatasetConfig, decode, encode, generate, type_ids
+from covlib.tasks.codes import decode, encode
+from covlib.tasks.datasets import DatasetConfig, generate, type_ids
 
 POPULATIONS = ("type_0", "id_pool")  # the ID test items (type_0); every ID-eligible input not in training
 

@@ -7,7 +7,8 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.coverage.exact import coverage_sweep
-from covlib.tasks.datasets import Dataset, decode, encode
+from covlib.tasks.codes import decode, encode
+from covlib.tasks.datasets import Dataset
 
 K_DEFAULT = 3  # the paper's smallest meaningful evidence threshold
 
