@@ -307,14 +307,15 @@ PSI=(--seeds 0 1 --model L4-d128 --give-up-floor "$FLOOR" --step-cap 8000 --poli
 step psi_live
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 10 --start 1652 "${PSI[@]}"
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "${PSI[@]}"
+#     A task's N run as one search, each from its own prediction (--start, one per --N): a worker that one seed's
+#     finished cell frees takes the next N's probe at once, where a search per N left it idle until the other seed
+#     finished (four-hop N = 8: one worker idle from 14:00 while seed 0 went on). Same probes: with a start given, a
+#     bisect cell's next size reads only its own rows (required_data.cell_state), so the order of cells changes
+#     nothing but when each probe runs. Changed 2026-11-28 ~14:25 with four-hop N = 8 under way
 step preregistered_deeper
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 --start 3288 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 9 --start 4831 "${PRE[@]}"
-covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 10 --start 6532 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 --start 5026 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 30 --start 7480 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 35 --start 10432 "${PRE[@]}"
+covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 9 10 --start 3288 4831 6532 "${PRE[@]}"
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 30 35 --start 5026 7480 10432 "${PRE[@]}"
 # 18a. round 1 (every end once with another initialisation and once on another draw): the noise model's first read
 #     at every end, including the two at three-hop CoT's largest N
 step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run

@@ -423,3 +423,19 @@ def test_each_probe_row_records_its_policy_and_older_tables_read_as_bisect(tmp_p
     result = search([cell], tmp_path / "p.csv", tmp_path / "w", TINY, guided, max_probes=1, log=None)
     row = result.table.iloc[0]
     assert row["policy"] == "guided" and row["n_train"] == round(40 * np.sqrt(guided.bracket_ratio))
+
+
+def test_one_search_over_several_N_starts_each_N_at_its_own_size(tmp_path: Path, capsys):
+    """The queue runs a task's preregistered N as one search (a worker a finished seed frees takes the next N), each
+    from its own preregistered start."""
+    from covlib.cli.main import main
+
+    base = ["scaling", "status", "--task", "twohop", "--N", "8", "10", "--seeds", "0", "--model", "smoke",
+            "--table", str(tmp_path / "p.csv")]
+    assert main([*base, "--start", "150", "250"]) == 0
+    first = capsys.readouterr().out.splitlines()[1:]
+    assert [(int(line.split()[2]), int(line.split()[9])) for line in first] == [(8, 150), (10, 250)]
+    assert main([*base, "--start", "150"]) == 0  # one size: every cell
+    assert [int(line.split()[9]) for line in capsys.readouterr().out.splitlines()[1:]] == [150, 150]
+    assert main([*base, "--start", "150", "250", "300"]) == 2
+    assert "one per --N (2 here" in capsys.readouterr().err

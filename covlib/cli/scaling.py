@@ -55,7 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                             "each floor form their own brackets (default 0: the authors' rule alone)")
         s.add_argument("--step-cap", type=int, default=6000, help="most optimiser steps per probe (default 6000)")
         s.add_argument("--weight-decay", type=float, default=0.1)
-        s.add_argument("--start", type=int, default=None, help="first n_train of every cell (default: from coverage)")
+        s.add_argument("--start", type=int, nargs="+", default=None,
+                       help="first n_train of every cell, or one per --N in its order (default: from coverage); one "
+                            "search over several N keeps both workers busy where one seed's cell ends first")
         s.add_argument("--policy", choices=POLICIES, default=SearchRules().policy,
                        help="how the next n_train is chosen: bisect (step by 1.6, then bisect; the default), guided "
                             "(also reads how close a failure came) or psi (each probe where it teaches most about "
@@ -209,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
         model_overrides(model)  # an unknown shape fails here, before any work
     _check_fake_bridge(args)
     rules = _rules(args)
-    cells = [Cell(args.task, N, model, s, args.cot, args.start, args.fake_bridge)
+    starts = _starts_by_N(args.start, args.N)
+    cells = [Cell(args.task, N, model, s, args.cot, starts[N], args.fake_bridge)
              for model in args.model for N in args.N for s in args.seeds]
     if args.action == "status":
         states = search_states(cells, read_probes(args.table), _search_rules(args), step_cap=args.step_cap,
@@ -224,6 +227,16 @@ def run(args: argparse.Namespace) -> int:
     print(result.summary().to_string(index=False))
     sys.stdout.flush()
     return 1 if result.crashed else 0
+
+
+def _starts_by_N(starts: list[int] | None, sizes: list[int]) -> dict[int, int | None]:
+    """--start: one first n_train for every cell, or one per --N in its order."""
+    if starts is None or len(starts) == 1:
+        return {N: starts[0] if starts else None for N in sizes}
+    if len(starts) != len(sizes):
+        raise CovlibError(f"--start {' '.join(map(str, starts))}: give one size for every cell, or one per --N "
+                          f"({len(sizes)} here, in the order of --N {' '.join(map(str, sizes))})")
+    return dict(zip(sizes, starts))
 
 
 def _check_bracket_options(args: argparse.Namespace) -> None:
