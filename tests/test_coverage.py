@@ -391,8 +391,8 @@ def test_the_book_table_and_the_command_line_rows_agree(small_folder, tmp_path):
 
 def test_the_coverage_command_imports_only_what_its_sweep_needs(small_folder):
     """A whole `covlib coverage` run loads neither pandas nor scipy (without them it takes less than half the time),
-    nor generation, the authors' variant, numpy.ma or tempfile (benchmarks/bench_coverage.py)."""
-    unneeded = ("pandas", "scipy", "torch", "covlib.tasks.datasets", "covlib.coverage.authors", "numpy.ma", "tempfile")
+    nor generation, numpy.ma or tempfile (benchmarks/bench_coverage.py)."""
+    unneeded = ("pandas", "scipy", "torch", "covlib.tasks.datasets", "numpy.ma", "tempfile")
     code = (f"import sys; from covlib.cli.main import main; main(['coverage', {str(small_folder)!r}]); "
             f"print(sorted(m for m in {unneeded!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,7 +1,8 @@
 """Coverage of a dataset as pandas tables, for the book: share covered per test type and k, in long and wide form.
 
 The work (k-cutoffs, test_annotated.json, coverage.json) is covlib.coverage.folder_coverage's, with numpy alone, so
-that `covlib coverage` starts without pandas; its names are re-exported here.
+that `covlib coverage` starts without pandas; its names are re-exported here, and its reading of a folder extended
+to generated datasets.
 """
 from __future__ import annotations
 
@@ -17,17 +18,25 @@ from covlib.coverage.folder_coverage import (
     MODES,
     CoverageInputs,
     annotate_folder,
-    coverage_inputs,
     coverage_rows,
     default_max_k,
     print_coverage,
     test_cutoffs,
 )
+from covlib.coverage.folder_coverage import coverage_inputs as folder_inputs
 from covlib.tasks.datasets import Dataset
 from covlib.tasks.folders import DatasetFolder, type_order
 
 __all__ = ["MODES", "CoverageInputs", "annotate_dataset", "coverage_by_k", "coverage_inputs", "coverage_table",
            "default_max_k", "print_table", "test_cutoffs", "wide_table"]
+
+
+def coverage_inputs(source: str | os.PathLike | DatasetFolder | Dataset) -> CoverageInputs:
+    """Read training and test items from a folder path, a loaded ``DatasetFolder`` or a generated ``Dataset``."""
+    if isinstance(source, Dataset):
+        return CoverageInputs(source.config.num_tokens, source.train_inputs, source.evaluate(source.train_inputs)["t"],
+                              source.test_inputs, source.evaluate(source.test_inputs)["t"], source.test_types)
+    return folder_inputs(source)
 
 
 def coverage_table(cutoffs: np.ndarray, types: np.ndarray, max_k: int,

@@ -1,9 +1,9 @@
 """Coverage of a dataset folder with numpy alone: the k-cutoff of every test item, the share covered per test type
 and k, and the files test_annotated.json and coverage.json.
 
-`covlib coverage` runs on this module, so it imports only what the faithful sweep needs: not pandas (it would
-double the command's start-up time), not generation, not the authors' variant until it is asked for.
-covlib.coverage.annotate gives the same results as pandas tables, for the book.
+`covlib coverage` runs on this module, so it imports only what a folder's coverage needs: not pandas (it would
+double the command's start-up time), not generation. covlib.coverage.annotate gives the same results as pandas
+tables, for the book, and takes generated datasets too.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -20,11 +20,9 @@ from covlib import __version__
 from covlib.base.errors import CovlibError
 from covlib.base.files import write_text_atomic
 from covlib.base.paths import readable_path
+from covlib.coverage.authors import authors_sweep
 from covlib.coverage.exact import CoverageResult, coverage_sweep
 from covlib.tasks.folders import DatasetFolder, load_dataset, load_dataset_items, type_order
-
-if TYPE_CHECKING:
-    from covlib.tasks.datasets import Dataset
 
 MODES = ("faithful", "authors")
 
@@ -45,20 +43,16 @@ class CoverageInputs:
     path: Path | None = None
 
 
-def coverage_inputs(source: str | os.PathLike | DatasetFolder | Dataset) -> CoverageInputs:
-    """Read training and test items from a folder path, a loaded ``DatasetFolder`` or a generated ``Dataset``."""
-
+def coverage_inputs(source: str | os.PathLike | DatasetFolder) -> CoverageInputs:
+    """Read training and test items from a folder path or a loaded ``DatasetFolder`` (a generated ``Dataset`` goes
+    to covlib.coverage.annotate's coverage_inputs)."""
     if isinstance(source, (str, os.PathLike)):
         source = load_dataset(source)
     if isinstance(source, DatasetFolder):
         return CoverageInputs(source.num_tokens, source.train.inputs, source.train.answers, source.test.inputs,
                               source.test.answers, source.test.types, source.path)
-    # a generated Dataset exists only once generation is imported: the command on a folder does not import it
-    generation = sys.modules.get("covlib.tasks.datasets")
-    if generation is not None and isinstance(source, generation.Dataset):
-        return CoverageInputs(source.config.num_tokens, source.train_inputs, source.evaluate(source.train_inputs)["t"],
-                              source.test_inputs, source.evaluate(source.test_inputs)["t"], source.test_types)
-    raise CovlibError(f"expected a dataset folder path, DatasetFolder or Dataset, got {type(source).__name__}")
+    raise CovlibError(f"expected a dataset folder path or DatasetFolder, got {type(source).__name__} (a generated "
+                      "Dataset: use covlib.coverage.annotate.coverage_inputs)")
 
 
 def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None = None) -> CoverageResult:
@@ -66,8 +60,6 @@ def test_cutoffs(data: CoverageInputs, mode: str = "faithful", max_k: int | None
     if mode == "faithful":
         return coverage_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs, max_k)
     if mode == "authors":
-        from covlib.coverage.authors import authors_sweep
-
         return authors_sweep(data.train_inputs, data.train_answers, data.num_tokens, data.test_inputs,
                              data.test_answers, data.test_types, max_k)
     raise CovlibError(f"unknown coverage mode {mode!r}; choose one of: {', '.join(MODES)}")

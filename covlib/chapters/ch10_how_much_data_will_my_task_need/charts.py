@@ -22,7 +22,9 @@ def ratio_chart(cells: pd.DataFrame, bands: tuple[float, float]) -> alt.LayerCha
         x, alt.Y("ratio:Q", title="measured n_req / predicted", scale=alt.Scale(type="log")),
         alt.Color("series:N", title="task (click to pick)"),
         alt.Shape("kind:N", title="test"),
-        alt.Fill("series:N", legend=None), alt.FillOpacity("kind:N", legend=None, scale=alt.Scale(
+        # fill by task under the colour legend's title, so the two share one legend (with legend=None on the fill,
+        # Vega-Lite dropped the colour legend too, and the tasks went unnamed)
+        alt.Fill("series:N", title="task (click to pick)"), alt.FillOpacity("kind:N", legend=None, scale=alt.Scale(
             domain=["task, out of sample", "architecture", "preregistered"], range=[0.9, 0.0, 0.0])),
         opacity=opacity,
         tooltip=[alt.Tooltip("series:N", title="task"), alt.Tooltip("kind:N", title="test"), alt.Tooltip("N:Q"),
