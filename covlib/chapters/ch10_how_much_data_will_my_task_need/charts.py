@@ -20,11 +20,12 @@ def ratio_chart(cells: pd.DataFrame, bands: tuple[float, float]) -> alt.LayerCha
     one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(color="#2e7d32").encode(y="y:Q")
     points = alt.Chart(data).mark_point(size=70).encode(
         x, alt.Y("ratio:Q", title="measured n_req / predicted", scale=alt.Scale(type="log")),
-        alt.Color("series:N", title="task (click to pick)"),
+        # twelve tasks: the default ten colours would repeat two of them
+        alt.Color("series:N", title="task (click to pick)", scale=alt.Scale(scheme="tableau20")),
         alt.Shape("kind:N", title="test"),
         # fill by task under the colour legend's title, so the two share one legend (with legend=None on the fill,
         # Vega-Lite dropped the colour legend too, and the tasks went unnamed)
-        alt.Fill("series:N", title="task (click to pick)"), alt.FillOpacity("kind:N", legend=None, scale=alt.Scale(
+        alt.Fill("series:N", title="task (click to pick)", scale=alt.Scale(scheme="tableau20")), alt.FillOpacity("kind:N", legend=None, scale=alt.Scale(
             domain=["task, out of sample", "architecture", "preregistered"], range=[0.9, 0.0, 0.0])),
         opacity=opacity,
         tooltip=[alt.Tooltip("series:N", title="task"), alt.Tooltip("kind:N", title="test"), alt.Tooltip("N:Q"),
