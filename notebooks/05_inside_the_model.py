@@ -156,7 +156,7 @@ over = ch05.iicg_over_training(source, weights, ds, tables, id_peak, max_items)
 display(ch05.over_training_table(over))
 over_chart = chapter.save(ch05.over_training_chart(ch05.over_training_frame(over, id_peak),
                                                    "Bridge clusters and ID accuracy over training",
-                                                   y_title="IICG at the peak cell / ID accuracy"), "05_iicg_over_training")
+                                                   y_title="IICG at the peak cell, or ID accuracy"), "05_iicg_over_training")
 display(over_chart)
 corr = ch05.checkpoint_correlation(over)
 

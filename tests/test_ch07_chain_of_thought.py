@@ -661,7 +661,7 @@ def test_the_model_dropdown_keeps_one_models_iicg_panels():
     assert model["bind"]["options"] == [inside.ALL_MODELS, *inside.IICG_MODELS]
     assert model["bind"]["labels"][1:] == [MODEL_LABELS[m] for m in inside.IICG_MODELS]
     only = svg_with_params(chart, iicg_model="nontree_cot")
-    assert "nontree_cot: by b<" in only and "twohop_cot:" not in only and "twohop_fakebridge:" not in only
+    assert "non-tree with CoT: by b<" in only and "two-hop with CoT:" not in only and "two-hop with the placeholder:" not in only
 
 
 def test_the_ratio_legend_picks_a_task_and_every_point_says_its_cell():

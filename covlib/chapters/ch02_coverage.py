@@ -227,7 +227,7 @@ def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:
               axis=alt.Axis(values=[10 ** e for e in range(int(np.floor(np.log10(low / 2))),
                                                            int(np.ceil(np.log10(high * 2))) + 1)], format=",")),
         tooltip=tooltip)
-    line = base.mark_line(point=alt.OverlayMarkDef(size=50), color="#2e7d32", strokeWidth=2.5).encode(
+    line = base.mark_line(point=alt.OverlayMarkDef(size=50, color="#2e7d32"), color="#2e7d32", strokeWidth=2.5).encode(
         alt.Y("purity:Q", title="share of merged pairs with the same bridge", axis=alt.Axis(format="%"),
               scale=alt.Scale(domain=[0, 1])),
         tooltip=tooltip)

@@ -167,8 +167,8 @@ def lower_ends_chart(ends: pd.DataFrame) -> alt.LayerChart:
     points = alt.Chart(data).mark_point(filled=True, size=70).encode(
         alt.X("N:Q", title="N", scale=alt.Scale(type="log", nice=False, padding=12)),
         alt.Y("rise:Q", title=f"rise of best ID accuracy in the last {CLIMB_WINDOW} steps (points)"),
-        alt.Color("series:N", title="exponent"), opacity=opacity,
-        tooltip=[alt.Tooltip("series:N", title="exponent"), alt.Tooltip("N:Q"), alt.Tooltip("seed:Q"),
+        alt.Color("series:N", title="task"), opacity=opacity,
+        tooltip=[alt.Tooltip("series:N", title="task"), alt.Tooltip("N:Q"), alt.Tooltip("seed:Q"),
                  alt.Tooltip("low:Q", title="lower end (examples)", format=",d"),
                  alt.Tooltip("best:Q", title="best ID accuracy", format=".1%"),
                  alt.Tooltip("rise:Q", title="rise (points)", format=".1f")],

@@ -14,6 +14,7 @@ from covlib.base.paths import repository_path
 from covlib.chapters.ch06_path_ambiguity.coverage import POPULATIONS, population_coverage
 from covlib.chapters.ch06_path_ambiguity.shipped import TASKS
 from covlib.coverage.requirement import first_crossing
+from covlib.figures.give_up_rule import READER_NAMES
 from covlib.search.cells import SearchRules
 from covlib.tasks.datasets import DatasetConfig, eligible_count, generate
 
@@ -120,7 +121,7 @@ def need_lines(need: pd.DataFrame, k: int = 3, target: float = 0.99, population:
         reached = g.dropna(subset=["n_train"])
         if len(reached):
             lines.append(pd.DataFrame({"N": reached["N"], "n": reached["n_train"], "dash": "coverage",
-                                       "series": f"{task}: {target:.0%} of {population} {k}-covered"}))
+                                       "series": f"{READER_NAMES.get(task, task)}: {target:.0%} of {population} {k}-covered"}))
     pools = sel.pivot_table(index="N", columns="task", values="eligible").dropna()
     if len(pools.columns) == 2 and np.allclose(pools.iloc[:, 0], pools.iloc[:, 1], rtol=0.02):
         lines.append(pd.DataFrame({"N": pools.index, "n": pools.iloc[:, 0].to_numpy(), "dash": "pool",

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.chapters.ch06_path_ambiguity.data_need import need_lines
+from covlib.figures.give_up_rule import READER_NAMES
 from covlib.figures.required_data import requirement_frame
 from covlib.search.cells import Cell, ProbeRules
 from covlib.search.experiments import cells_for, experiment_cells, experiment_command, probe_table
@@ -74,14 +75,14 @@ def required_data_frames(twohop_summary: pd.DataFrame, nontree_summary: pd.DataF
                          ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(points, lines, reference) for covlib.figures.required_data.required_data_chart: the measured n_req of
     both tasks, the coverage-need lines, and the sizes at which non-tree never succeeded."""
-    points = pd.concat([requirement_frame(s.assign(model=f"{task}: measured n_req")) for task, s in
+    points = pd.concat([requirement_frame(s.assign(model=f"{READER_NAMES[task]}: measured n_req")) for task, s in
                         (("twohop", twohop_summary), ("nontree", nontree_summary)) if s["n_req"].notna().any()]
                        or [pd.DataFrame(columns=["N", "seed", "n_req", "low", "high", "series"])], ignore_index=True)
     lost = nontree_summary[nontree_summary["status"] == "unreachable"]
     capped = lost["low_capped"].astype(bool) if "low_capped" in lost else pd.Series(False, index=lost.index)
     reference = pd.DataFrame({"N": lost["N"], "n": lost["largest_n"],
-                              "series": np.where(capped, "nontree: no success at this size, stopped by the step cap",
-                                                 "nontree: no success at this size (the authors' rule)")})
+                              "series": np.where(capped, "non-tree: no success at this size, stopped by the step cap",
+                                                 "non-tree: no success at this size (the authors' rule)")})
     lines = need_lines(need, k) if len(need) else pd.DataFrame(columns=["N", "n", "dash", "series"])
     return points, lines, reference
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from covlib.analyses.curves import combine_curves, final_value, step_reached
 from covlib.base.paper import NONTREE_COT_FAILS_AT
-from covlib.chapters.ch07_chain_of_thought.shipped import MODELS
+from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS, MODELS
 from covlib.figures.charts import accuracy_curves_chart
 from covlib.figures.style import pending_chart
 
@@ -22,10 +22,11 @@ def learning_curves_chart(metrics: Mapping[str, pd.DataFrame], N: int, n_train: 
     """The four models' ID test accuracy over training (a placeholder when none is in the cache)."""
     if not metrics:
         return pending_chart("Learning curves of the four models", "covlib ship cot")
-    curves, series = combine_curves(metrics, {"ID test": "acc/type_0"})
+    named = {MODEL_LABELS.get(name, name): frame for name, frame in metrics.items()}
+    curves, series = combine_curves(named, {"ID test": "acc/type_0"})
     return accuracy_curves_chart(
         curves, series, f"ID test accuracy, N = {N}, {n_train:,} examples (teacher-forced, all target tokens)",
-        colors={f"{name}, ID test": c for name, c in CURVE_COLORS.items()}, chance=1 / N)
+        colors={f"{MODEL_LABELS.get(name, name)}, ID test": c for name, c in CURVE_COLORS.items()}, chance=1 / N)
 
 
 def final_accuracies(metrics: Mapping[str, pd.DataFrame], column: str = "acc/type_0") -> dict[str, float]:

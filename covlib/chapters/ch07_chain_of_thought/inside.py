@@ -91,7 +91,8 @@ def iicg_chart(iicg: pd.DataFrame) -> alt.TopLevelMixin:
     names = list(dict.fromkeys(iicg["model"]))
     model = alt.param(name="iicg_model", value=ALL_MODELS, bind=alt.binding_select(
         options=[ALL_MODELS, *names], labels=[ALL_MODELS, *(MODEL_LABELS.get(n, n) for n in names)], name="model: "))
-    heat = layer_position_heatmap(iicg.assign(panel=iicg["model"] + ": by " + iicg["group_by"]), "iicg",
+    named = iicg["model"].map(MODEL_LABELS).fillna(iicg["model"])
+    heat = layer_position_heatmap(iicg.assign(panel=named + ": by " + iicg["group_by"]), "iicg",
                                   "IICG over the CoT sequence (ID test items)", facet="panel", columns=len(IICG_KEYS),
                                   domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
                                   positions=list(dict.fromkeys(iicg["position"])))

@@ -117,7 +117,7 @@ def candidates_chart(candidates: pd.DataFrame, cov_col: str, surf_col: str, arms
     surf_title = f"surface pair measure ({surf_col.replace('surf_', 'm = ')})"
     data = candidates[["draw", cov_col, surf_col, "entropy_t", "entropy_b"]].assign(selected=label.to_numpy())
     return (
-        alt.Chart(data, title=f"Candidate training sets of {int(candidates['n_unique'].iloc[0]):,}")
+        alt.Chart(data, title=f"Candidate training sets of {int(candidates['n_unique'].iloc[0]):,} distinct examples")
         .mark_circle(size=40)
         .encode(
             # padding keeps the extreme sets, the ones the contrasts select, off the plot's edges (a nice domain
@@ -158,7 +158,7 @@ def contrast_chart(runs: pd.DataFrame) -> alt.Chart:
         alt.layer(base.mark_line(opacity=0.35, color="gray").encode(tooltip=run_tooltip("seed")), dots)
         .properties(width=160, height=240)
         .facet(column=alt.Column("experiment:N", title="selected on"))
-        .properties(title=alt.TitleParams("Same number of distinct examples, extreme coverage", anchor="start",
+        .properties(title=alt.TitleParams("Same number of distinct examples, chosen at the extremes of one measure", anchor="start",
                                           subtitle="dots: runs; grey lines join the two runs of one model seed"))
     )
 
@@ -275,7 +275,7 @@ def range_chart(table: pd.DataFrame) -> alt.HConcatChart:
     charts = []
     for N in sorted(data.N.unique()):
         cell, arms_n = data[data.N == N], long[long.N == N]
-        x = alt.X("n_unique:Q", title="distinct training examples")
+        x = alt.X("n_unique:Q", title="distinct training examples", scale=alt.Scale(padding=10))  # whole end points
         band = alt.Chart(cell).mark_area(opacity=0.3, color="steelblue").encode(
             x=x, y=alt.Y("q01:Q", title="exact 3-coverage of the ID test", axis=alt.Axis(format="%"),
                          scale=alt.Scale(domain=[0, 1])), y2="q99:Q", tooltip=tips)
