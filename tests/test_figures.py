@@ -28,6 +28,7 @@ from covlib.chapters.ch01_tasks_and_data import (
 from covlib.figures.charts import (
     accuracy_by_cutoff_chart,
     accuracy_curves_chart,
+    coinciding_note,
     coverage_by_k_chart,
     sweep_chart,
 )
@@ -409,3 +410,13 @@ def test_the_required_data_axis_labels_every_measured_N_and_leaves_room_at_its_e
     spec = shared_charts()["required_data"].to_dict()
     x = next(layer["encoding"]["x"] for layer in spec["layer"] if "x" in layer.get("encoding", {}))
     assert x["axis"]["values"] == [20, 50] and x["scale"]["padding"] == 10  # the bracketed N and the reference's
+
+
+def test_a_chart_names_the_lines_it_hides_under_others():
+    table = pd.DataFrame({"type": ["type_0"] * 3 + ["type_1"] * 3 + ["type_2"] * 3, "k": [1, 2, 3] * 3,
+                          "percent": [90, 80, 70, 0, 0, 0, 0, 0, 0]})
+    assert coinciding_note(table, "type", "percent") == "type_1 and type_2 coincide at every k (one line hides the other)"
+    apart = table.assign(percent=[90, 80, 70, 0, 0, 0, 0, 0, 5])
+    assert coinciding_note(apart, "type", "percent") is None  # equal at two k of three: both lines show
+    chart = coverage_by_k_chart(table.assign(covered=table["percent"] / 100, n=10)).to_dict()
+    assert "type_1 and type_2 coincide" in " ".join(chart["title"]["subtitle"])

@@ -37,7 +37,7 @@ from covlib.coverage.exact import (
     proper_subsets,
 )
 from covlib.coverage.requirement import data_for_coverage
-from covlib.figures.charts import coverage_by_k_chart
+from covlib.figures.charts import coinciding_note, coverage_by_k_chart
 from covlib.figures.exercises import as_number, right, unanswered, unchecked, wrong
 from covlib.figures.style import _type_scale, zoom
 from covlib.figures.tables import ReaderTable, reader_table
@@ -201,6 +201,8 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
     data = pd.concat([t.assign(mode=mode) for mode, t in tables.items()], ignore_index=True)
     data = data.assign(percent=data["covered"] * 100)
     types = data["type"].drop_duplicates().tolist()
+    hidden = [f"{mode}: {note}" for mode, rows in data.groupby("mode", sort=False)
+              if (note := coinciding_note(rows, "type", "percent"))]
     return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
         alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])),
@@ -210,7 +212,8 @@ def coverage_modes_chart(tables: dict[str, pd.DataFrame]) -> alt.FacetChart:
                  alt.Tooltip("n:Q", title="test items", format=",d")],
     ).properties(width=300, height=220).facet(
         column=alt.Column("mode:N", title=None, sort=list(tables), header=alt.Header(labelFontSize=13))
-    )
+    ).properties(title=alt.TitleParams("Share of test items k-covered, by algorithm", anchor="start",
+                                       subtitle=hidden or alt.Undefined))
 
 
 def purity_chart(frame: pd.DataFrame) -> alt.LayerChart:

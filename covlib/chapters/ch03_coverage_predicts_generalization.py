@@ -281,8 +281,9 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
                alt.Tooltip("accuracy:Q", title="mean accuracy", format=".1%"),
                alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
                alt.Tooltip("high:Q", title="highest seed", format=".1%")]
-    band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"),
-                                               color, tooltip=summary)  # one legend: the lines' and bands' colours
+    # the same colours without a legend of their own: merged into the lines', the legend took the band's faint fill
+    band_color = alt.Color("group:N", sort=groups, scale=scale, legend=None)
+    band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"), band_color, tooltip=summary)
     lines = mean.mark_line(strokeWidth=2.2).encode(x, y, color, tooltip=summary)
     one_seed = alt.Chart(curves).transform_filter(
         (alt.datum.seed == pick) & (alt.datum.seed != SEED_LABEL)).mark_line(strokeWidth=1.2, strokeDash=[4, 2]).encode(

@@ -33,12 +33,26 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
             alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None),
             tooltip=[alt.Tooltip("source:N", title="series"), alt.Tooltip("k:O", title="k"),
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
-    subtitle = note or alt.Undefined
+    subtitle = [line for line in (note, coinciding_note(data, "type", "percent")) if line]
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
-        subtitle = "vertical line: the k chosen with the slider below the live chart, each type's share written there"
+        subtitle.append("vertical line: the k chosen with the slider below the live chart, each type's share written "
+                        "there")
     return alt.layer(*layers).properties(width=420, height=260,
-                                         title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
+                                         title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
+
+
+def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k") -> str | None:
+    """A subtitle line naming the series drawn on top of each other (equal at every ``x``, to 0.1), so that a
+    reader does not look for a line the chart hides; None when every series shows."""
+    shapes: dict[tuple, list[str]] = {}
+    for name, rows in data.groupby(series, sort=False):
+        shapes.setdefault(tuple(rows.sort_values(x)[[x, value]].round(1).itertuples(index=False)), []).append(str(name))
+    hidden = [names for names in shapes.values() if len(names) > 1]
+    if not hidden:
+        return None
+    return "; ".join(f"{', '.join(names[:-1])} and {names[-1]} coincide at every {x}" for names in hidden) + \
+        " (one line hides the other)"
 
 
 def _chosen_k_layers(data: pd.DataFrame, x: alt.X, color: alt.Color, start: int) -> list[alt.Chart]:

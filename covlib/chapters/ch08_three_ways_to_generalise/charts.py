@@ -46,7 +46,7 @@ def reach_accuracy_chart(table: pd.DataFrame, groups: list[str], title: str, cha
                  alt.Tooltip("n:Q", title="inputs in the group", format=",d"),
                  alt.Tooltip("acc:Q", title="accuracy", format=".1%"),
                  alt.Tooltip("covered_share:Q", title="k-covered share of the group", format=".1%")]).add_params(picked)
-    counts = base.mark_text(dy=-4, fontSize=8, angle=270, align="left").encode(
+    counts = base.mark_text(dy=-4, fontSize=10, angle=270, align="left").encode(
         text=alt.Text("n:Q", format=","), opacity=opacity)
     layers = [bars, counts]
     if chance is not None:
