@@ -414,9 +414,10 @@ def test_the_required_data_axis_labels_every_measured_N_and_leaves_room_at_its_e
 
 def test_a_chart_names_the_lines_it_hides_under_others():
     table = pd.DataFrame({"type": ["type_0"] * 3 + ["type_1"] * 3 + ["type_2"] * 3, "k": [1, 2, 3] * 3,
-                          "percent": [90, 80, 70, 0, 0, 0, 0, 0, 0]})
-    assert coinciding_note(table, "type", "percent") == "type_1 and type_2 coincide at every k (one line hides the other)"
+                          "percent": [90, 80, 70, 20.1, 0, 0, 20.3, 0.4, 0]})
+    assert coinciding_note(table, "type", "percent") == (
+        "type_1 and type_2 lie within 1 point of each other at every k: one line hides the other")
     apart = table.assign(percent=[90, 80, 70, 0, 0, 0, 0, 0, 5])
-    assert coinciding_note(apart, "type", "percent") is None  # equal at two k of three: both lines show
+    assert coinciding_note(apart, "type", "percent") is None  # apart at one k of three: both lines show
     chart = coverage_by_k_chart(table.assign(covered=table["percent"] / 100, n=10)).to_dict()
-    assert "type_1 and type_2 coincide" in " ".join(chart["title"]["subtitle"])
+    assert "type_1 and type_2 lie within 1 point" in " ".join(chart["title"]["subtitle"])

@@ -42,17 +42,23 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
                                          title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
 
 
-def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k") -> str | None:
-    """A subtitle line naming the series drawn on top of each other (equal at every ``x``, to 0.1), so that a
-    reader does not look for a line the chart hides; None when every series shows."""
-    shapes: dict[tuple, list[str]] = {}
-    for name, rows in data.groupby(series, sort=False):
-        shapes.setdefault(tuple(rows.sort_values(x)[[x, value]].round(1).itertuples(index=False)), []).append(str(name))
-    hidden = [names for names in shapes.values() if len(names) > 1]
+def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k", within: float = 1.0) -> str | None:
+    """A subtitle line naming the series drawn on top of each other (``value``, in percentage points, within
+    ``within`` of each other at every ``x``: on a 0-100 axis, closer than a line is wide), so that a reader does not
+    look for a line the chart hides; None when every series shows."""
+    curves = data.pivot_table(index=series, columns=x, values=value, sort=False)
+    groups: list[list] = []
+    for name, curve in curves.iterrows():
+        same = next((g for g in groups if ((curves.loc[g[0]] - curve).abs() <= within).all()), None)
+        if same is None:
+            groups.append([name])
+        else:
+            same.append(name)
+    hidden = [[str(n) for n in g] for g in groups if len(g) > 1]
     if not hidden:
         return None
-    return "; ".join(f"{', '.join(names[:-1])} and {names[-1]} coincide at every {x}" for names in hidden) + \
-        " (one line hides the other)"
+    return "; ".join(f"{', '.join(g[:-1])} and {g[-1]}" for g in hidden) + \
+        f" lie within {within:g} point of each other at every {x}: one line hides the other"
 
 
 def _chosen_k_layers(data: pd.DataFrame, x: alt.X, color: alt.Color, start: int) -> list[alt.Chart]:
