@@ -271,7 +271,8 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
                      bind=alt.binding_select(options=[SEED_LABEL, *seeds], name="training seed: "))
     groups = list(dict.fromkeys(curves["group"]))
     scale = alt.Scale(domain=groups, range=[colors[g] for g in groups])
-    color = alt.Color("group:N", title="ID items / OOD", sort=groups, scale=scale)
+    # one legend for the lines and bands, its symbols opaque (from the band, they took its faint fill)
+    color = alt.Color("group:N", title="ID items / OOD", sort=groups, scale=scale, legend=alt.Legend(symbolOpacity=1))
     # the domain is set: the chosen seed's layer starts empty, and an empty layer has no extent of its own
     x = alt.X("step:Q", title="training step", scale=alt.Scale(domain=[int(curves["step"].min()),
                                                                        int(curves["step"].max())]))
@@ -281,9 +282,7 @@ def edge_seeds_chart(curves: pd.DataFrame, per_k: pd.DataFrame, colors: Mapping[
                alt.Tooltip("accuracy:Q", title="mean accuracy", format=".1%"),
                alt.Tooltip("low:Q", title="lowest seed", format=".1%"),
                alt.Tooltip("high:Q", title="highest seed", format=".1%")]
-    # the same colours without a legend of their own: merged into the lines', the legend took the band's faint fill
-    band_color = alt.Color("group:N", sort=groups, scale=scale, legend=None)
-    band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"), band_color, tooltip=summary)
+    band = mean.mark_area(opacity=0.18).encode(x, alt.Y("low:Q"), alt.Y2("high:Q"), color, tooltip=summary)
     lines = mean.mark_line(strokeWidth=2.2).encode(x, y, color, tooltip=summary)
     one_seed = alt.Chart(curves).transform_filter(
         (alt.datum.seed == pick) & (alt.datum.seed != SEED_LABEL)).mark_line(strokeWidth=1.2, strokeDash=[4, 2]).encode(
