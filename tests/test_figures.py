@@ -419,5 +419,8 @@ def test_a_chart_names_the_lines_it_hides_under_others():
         "type_1 and type_2 lie within 1 point of each other at every k: one line hides the other")
     apart = table.assign(percent=[90, 80, 70, 0, 0, 0, 0, 0, 5])
     assert coinciding_note(apart, "type", "percent") is None  # apart at one k of three: both lines show
-    chart = coverage_by_k_chart(table.assign(covered=table["percent"] / 100, n=10)).to_dict()
-    assert "type_1 and type_2 lie within 1 point" in " ".join(chart["title"]["subtitle"])
+    covs = table.assign(covered=table["percent"] / 100, n=10)
+    assert coverage_by_k_chart(covs).to_dict()["title"]["subtitle"].startswith("type_1 and type_2 lie within 1 point")
+    assert coverage_by_k_chart(covs, note="said").to_dict()["title"]["subtitle"] == "said"  # the caller's words win
+    with_slider = coverage_by_k_chart(covs, k_slider=2).to_dict()["title"]["subtitle"]
+    assert len(with_slider) == 2 and with_slider[0].startswith("type_1 and type_2")

@@ -33,13 +33,15 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
             alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None),
             tooltip=[alt.Tooltip("source:N", title="series"), alt.Tooltip("k:O", title="k"),
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
-    subtitle = [line for line in (note, coinciding_note(data, "type", "percent")) if line]
+    # a caller's note says it; without one, the chart names any lines it hides
+    lines = [line for line in (note or coinciding_note(data, "type", "percent"),) if line]
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
-        subtitle.append("vertical line: the k chosen with the slider below the live chart, each type's share written "
-                        "there")
+        lines.append("vertical line: the k chosen with the slider below the live chart, each type's share written "
+                     "there")
+    subtitle = lines[0] if len(lines) == 1 else lines or alt.Undefined
     return alt.layer(*layers).properties(width=420, height=260,
-                                         title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
+                                         title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
 
 
 def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k", within: float = 1.0) -> str | None:
