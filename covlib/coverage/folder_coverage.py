@@ -109,9 +109,10 @@ def annotate_folder(path: str | os.PathLike, mode: str = "faithful", max_k: int 
     for row in rows:
         by_type.setdefault(row["type"], []).append(row)
 
-    for item, c, a in zip(raw, cutoffs.tolist(), always.tolist()):  # in place: a copy of each item took 8 ms
+    cutoff_list = cutoffs.tolist()
+    for item, c, a in zip(raw, cutoff_list, always.tolist()):  # in place: a copy of each item took 8 ms
         item["k_cutoff"] = None if a else c
-    covered_copies = [{**item, "type": f"covered_{c}"} for item, c in zip(raw, cutoffs.tolist())
+    covered_copies = [{**item, "type": f"covered_{c}"} for item, c in zip(raw, cutoff_list)
                       if item.get("type") == "type_0"]
     command = f"covlib coverage {readable_path(folder.path)} --mode {mode}" + (f" --max-k {max_k}" if max_k is not None else "")
     summary = {

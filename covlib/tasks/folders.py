@@ -203,19 +203,15 @@ def _tokens(text: str) -> list[str]:
 
 def _split_by_prompt_length(raw: list, where: str) -> list[list]:
     """Group items by the number of prompt tokens; the largest group comes first."""
-    try:  # the common case, in C: every item has a string input_text
+    # a token is "<...>": its count is the count of "<"; counted in C where every item has a string input_text
+    try:
         counts = list(map(str.count, [item["input_text"] for item in raw], repeat("<")))
-    except (TypeError, KeyError):
-        counts = None
-    if counts is not None:  # groups in order of first appearance, as below, so that ties sort the same
-        grouped = [list(compress(raw, map(n.__eq__, counts))) for n in dict.fromkeys(counts)]
-        return sorted(grouped, key=len, reverse=True)
-    groups: dict[int, list] = {}
-    for item in raw:
-        text = item.get("input_text") if isinstance(item, dict) else None
-        # a token is "<...>": its count is the count of "<" (a malformed text is named when its group is read)
-        groups.setdefault(text.count("<") if isinstance(text, str) else -1, []).append(item)
-    return sorted(groups.values(), key=len, reverse=True)
+    except (TypeError, KeyError):  # a malformed item goes to group -1, and is named when its group is read
+        counts = [item["input_text"].count("<") if isinstance(item, dict) and isinstance(item.get("input_text"), str)
+                  else -1 for item in raw]
+    # groups in order of first appearance, so that ties sort the same way every time
+    grouped = [list(compress(raw, map(n.__eq__, counts))) for n in dict.fromkeys(counts)]
+    return sorted(grouped, key=len, reverse=True)
 
 
 def load_dataset(path: str | os.PathLike) -> DatasetFolder:

@@ -11,7 +11,7 @@ import torch
 
 from covlib.analyses.residuals import split_items
 from covlib.base.errors import CovlibError
-from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS, target_layout
+from covlib.chapters.ch07_chain_of_thought.shipped import model_names, target_layout
 from covlib.figures.exercises import check_share
 from covlib.figures.text import signed_gap
 from covlib.training.evaluation import greedy_decode
@@ -133,8 +133,7 @@ def decoding_table(models: Mapping[str, tuple], max_items: int) -> pd.DataFrame:
              for name, (model, ds, _, _) in models.items() if name != "twohop"]
     decoding = pd.concat(parts or [pd.DataFrame()], ignore_index=True)
     if len(decoding):
-        named = decoding["model"].map(MODEL_LABELS).fillna(decoding["model"])
-        decoding["items"] = named + " · " + decoding["split"].map(split_label)
+        decoding["items"] = model_names(decoding["model"]) + " · " + decoding["split"].map(split_label)
     return decoding
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from covlib.analyses.iicg import GROUP_KEYS, by_construction, fixed_positions, iicg_map, iicg_peaks, item_groups
 from covlib.analyses.residuals import residual_streams, split_items
 from covlib.base.errors import CovlibError
-from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS, target_layout
+from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS, model_names, target_layout
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.style import pending_chart
 
@@ -91,8 +91,7 @@ def iicg_chart(iicg: pd.DataFrame) -> alt.TopLevelMixin:
     names = list(dict.fromkeys(iicg["model"]))
     model = alt.param(name="iicg_model", value=ALL_MODELS, bind=alt.binding_select(
         options=[ALL_MODELS, *names], labels=[ALL_MODELS, *(MODEL_LABELS.get(n, n) for n in names)], name="model: "))
-    named = iicg["model"].map(MODEL_LABELS).fillna(iicg["model"])
-    heat = layer_position_heatmap(iicg.assign(panel=named + ": by " + iicg["group_by"]), "iicg",
+    heat = layer_position_heatmap(iicg.assign(panel=model_names(iicg["model"]) + ": by " + iicg["group_by"]), "iicg",
                                   "IICG over the CoT sequence (ID test items)", facet="panel", columns=len(IICG_KEYS),
                                   domain=(-0.1, max(0.5, float(iicg["iicg"].max()))),
                                   positions=list(dict.fromkeys(iicg["position"])))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+import pandas as pd
+
 from covlib.training.shipped import ShippedRun, archive_status, missing_archive_note
 
 DATA_DIR = "data/cot"
@@ -58,3 +60,8 @@ def missing_models_note(runs: Mapping[str, ShippedRun], ready: Mapping[str, bool
 
 MODEL_LABELS = {"twohop": "two-hop without CoT", "twohop_cot": "two-hop with CoT",
                 "twohop_fakebridge": "two-hop with the placeholder", "nontree_cot": "non-tree with CoT"}
+
+
+def model_names(models: pd.Series) -> pd.Series:
+    """A column of model keys in a reader's words (MODEL_LABELS; a key it lacks stays as it is)."""
+    return models.map(MODEL_LABELS).fillna(models)

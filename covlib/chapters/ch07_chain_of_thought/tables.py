@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from covlib.chapters.ch07_chain_of_thought.greedy import split_label
-from covlib.chapters.ch07_chain_of_thought.shipped import MODEL_LABELS
+from covlib.chapters.ch07_chain_of_thought.shipped import model_names
 from covlib.figures.required_data import COUNT
 from covlib.figures.tables import ReaderTable, reader_table
 
@@ -42,7 +42,7 @@ def bounds_reader_table(bounds: pd.DataFrame) -> ReaderTable:
 def decoding_reader_table(decoding: pd.DataFrame) -> ReaderTable:
     """``decoding_table``: per model and kind of test item, teacher-forced answer accuracy beside what greedy
     decoding gets right (the split into four outcomes is in the chart and in the frame's outcome columns)."""
-    shown = decoding.assign(model=decoding["model"].map(MODEL_LABELS).fillna(decoding["model"]),
+    shown = decoding.assign(model=model_names(decoding["model"]),
                             split=decoding["split"].map(split_label))
     rates = ["tf_answer", "greedy_bridges", "greedy_answer", "greedy_exact"]
     return reader_table(shown, {"model": "model", "split": "test items", "n": "items",
@@ -53,7 +53,7 @@ def decoding_reader_table(decoding: pd.DataFrame) -> ReaderTable:
 
 def control_reader_table(control: pd.DataFrame) -> ReaderTable:
     """``control_table``: the four models side by side."""
-    shown = control.assign(model=control["model"].map(MODEL_LABELS).fillna(control["model"]))
+    shown = control.assign(model=model_names(control["model"]))
     accuracies = ["ID answer accuracy (teacher-forced)", "ID exact match"]
     return reader_table(shown, {"model": "model", "target": "target tokens",
                                 "ID answer accuracy (teacher-forced)": "ID answer accuracy (teacher-forced)",
@@ -64,6 +64,6 @@ def control_reader_table(control: pd.DataFrame) -> ReaderTable:
 def peaks_reader_table(peaks: pd.DataFrame, caption: str) -> ReaderTable:
     """An ``iicg_peak_table`` (indexed by model and grouping key): where each model's items group most."""
     shown = peaks.reset_index()
-    shown = shown.assign(model=shown["model"].map(MODEL_LABELS).fillna(shown["model"]))
+    shown = shown.assign(model=model_names(shown["model"]))
     return reader_table(shown, {"model": "model", "group_by": "grouped by", "iicg": "largest IICG", "layer": "layer",
                                 "position": "position"}, {"iicg": ".3f", "layer": "{}"}, caption=caption)
