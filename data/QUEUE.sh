@@ -315,10 +315,17 @@ covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "
 step preregistered_deeper
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
 covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 9 10 --start 3288 4831 6532 "${PRE[@]}"
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 30 35 --start 5026 7480 10432 "${PRE[@]}"
 # 18a. round 1 (every end once with another initialisation and once on another draw): the noise model's first read
 #     at every end, including the two at three-hop CoT's largest N
 step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run
+
+# 19d. The third preregistered task, a primitive shared by both hops (its predictions committed in d778b71 with the
+#     others). Moved (2026-11-28, sixth session, before any of its probes) behind round 1: with the four-hop chain's
+#     N = 10 the issue's two tasks at three N and two seeds are measured, so this task adds a third kind of
+#     structure to a test that already has its two, while the issue on verdicts needs all 64 replicates and has 17.
+#     It is also the dearest: probes of 5,000-10,000+ examples, about 13 CPU-hours at four to five probes a cell
+step preregistered_shared
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 30 35 --start 5026 7480 10432 "${PRE[@]}"
 
 # 18b. the replicates' second round (another initialisation and another draw of each end again): 64 in all
 step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
