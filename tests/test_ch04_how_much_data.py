@@ -332,9 +332,14 @@ def test_two_hop_and_failure_charts_have_tooltips():
     for chart in charts:
         spec = chart.to_dict()
         assert missing_tooltips(spec) == [] and unexplained_layers(spec) == []
-    same = failing_probes.failure_chart(wide, covs.assign(covered=1.0), pair).to_dict()["vconcat"][1]["title"]
-    assert same.get("subtitle") == "both lines coincide: within half a point at every k"
-    assert "subtitle" not in charts[-1].to_dict()["vconcat"][1]["title"]  # lines apart: nothing to say
+    same = failing_probes.failure_chart(wide, covs.assign(covered=1.0), pair).to_dict()["vconcat"][1]
+    assert same["title"]["subtitle"] == "n = 1,000 and n = 1,300 lie within 0.01 point of each other at every k: " \
+        "one line hides the other"
+    assert same["layer"][0]["encoding"]["y"]["scale"]["domain"] == [99, 100]  # near 100%: the axis zooms, and says so
+    assert same["layer"][0]["encoding"]["y"]["title"] == "covered (%), axis from 99%"
+    apart = charts[-1].to_dict()["vconcat"][1]
+    assert "subtitle" not in apart["title"]  # lines apart: nothing to say
+    assert apart["layer"][0]["encoding"]["y"]["scale"]["domain"] == [0, 100]  # half covered: the whole axis
     assert charts[-1].to_dict()["resolve"]["legend"] == {"strokeDash": "independent"}  # chance under its curves
 
 

@@ -284,9 +284,20 @@ def test_the_chapters_charts_name_what_their_marks_show(pair):
     spec = charts.coverage_compare_chart(cov, "t").to_dict()
     assert spec["params"][0]["bind"] == "legend" and spec["params"][0]["select"]["fields"] == ["task"]
     assert {t["title"]: t.get("format") for t in spec["encoding"]["tooltip"]}["k-covered (%)"] == ".1f"
+    flat = pd.DataFrame({"task": ["twohop"] * 6 + ["nontree"] * 6, "population": (["type_0"] * 3 + ["id_pool"] * 3) * 2,
+                         "k": [1, 2, 3] * 4, "covered": [1, 1, 1, 1, 1, 1, 1, 1, 0.9, 0.9, 0.5, 0.4], "n": 10})
+    notes = charts.coverage_compare_chart(flat, "t").to_dict()["title"]["subtitle"]
+    assert notes[0].startswith("twohop, ID test (type_0) and twohop, whole ID pool (not in training) lie within")
+    # one pair: two-hop's pool line lies under its ID line everywhere, so it is not named again
+    assert notes[1] == ("twohop, ID test (type_0) and nontree, ID test (type_0) up to k = 2 lie within 1 point of "
+                        "each other: one line hides the other there")
     peaks = iicg_peaks(_iicg_maps())
     bars = charts.iicg_keys_chart(peaks, "t").to_dict()["encoding"]["tooltip"]
     assert [t["title"] for t in bars][-2:] == ["items (one per fragment)", "groups"]
+    note = charts.iicg_keys_chart(peaks, "t").to_dict()["title"]["subtitle"]  # two-hop is not grouped by (b, x1)
+    assert note == "no bar where a task was not grouped by that key (b,x1: nontree only)"
+    twohop = peaks[peaks["task"] == "twohop"]
+    assert "subtitle" not in charts.iicg_keys_chart(twohop, "t").to_dict()["title"]  # every key for every task
 
 
 def test_reader_tables_show_shares_as_percent_and_leave_unknown_sizes_empty():

@@ -30,11 +30,18 @@ from covlib.figures.charts import (
     accuracy_curves_chart,
     coinciding_note,
     coverage_by_k_chart,
+    overlapping_start_note,
     sweep_chart,
 )
 from covlib.figures.heatmaps import layer_position_heatmap, over_training_chart
 from covlib.figures.live import LIVE_MIMETYPE, chart_title, enable_live_charts
-from covlib.figures.required_data import fit_with_extrapolation, required_data_chart, requirement_frame
+from covlib.figures.required_data import (
+    dodged,
+    estimates_chart,
+    fit_with_extrapolation,
+    required_data_chart,
+    requirement_frame,
+)
 from covlib.figures.style import (
     MAX_CHART_WIDTH,
     TRAIN_LABEL,
@@ -404,6 +411,28 @@ def test_heatmap_and_over_training_data_keep_the_precision_their_tooltips_show()
     over = pd.DataFrame({"step": [1, 2], "value": [0.98765, 0.1], "series": "a"})
     (values,) = [d for d in over_training_chart(over, "t").to_dict()["datasets"].values()]
     assert [row["value"] for row in values] == [0.988, 0.1]
+
+
+def test_a_chart_names_the_lines_that_share_their_start_and_part_later():
+    table = pd.DataFrame({"line": ["a"] * 4 + ["b"] * 4 + ["c"] * 4, "k": [1, 2, 3, 4] * 3,
+                          "percent": [100, 100, 100, 100, 100, 99.5, 99, 90, 100, 60, 50, 40]})
+    assert overlapping_start_note(table, "line", "percent", x="k") == (
+        "a and b up to k = 3 lie within 1 point of each other: one line hides the other there")
+    # c meets them at k = 1 only (a crossing, not a hidden line); lines together everywhere are coinciding_note's
+    assert overlapping_start_note(table.assign(percent=[100, 100, 100, 100] * 2 + [100, 60, 50, 40]), "line",
+                                  "percent", x="k") is None
+
+
+def test_series_measured_at_one_N_stand_side_by_side():
+    points = pd.DataFrame({"N": [30, 30, 30, 50], "seed": [0, 1, 0, 0], "n_req": [9e3, 8e3, 7e3, 2.6e4],
+                           "low": 1.0, "high": 2.0, "series": ["transformer", "transformer", "Mamba", "transformer"]})
+    drawn = dodged(points)
+    assert drawn["N"].tolist() == [30, 30, 30, 50]  # the tooltip's N stays the measured one
+    left, same_series, right, alone = drawn["N_drawn"]
+    assert left == same_series < 30 < right and alone == 50  # one place per series; an N of one series stays put
+    assert right / left == pytest.approx(10 ** 0.012)
+    subtitle = estimates_chart([points], "t").to_dict()["title"]["subtitle"]
+    assert subtitle[-1] == "series measured at the same N are drawn side by side, a little apart"
 
 
 def test_the_required_data_axis_labels_every_measured_N_and_leaves_room_at_its_ends():

@@ -10,9 +10,10 @@ from covlib.figures.style import TYPE_COLORS, _type_scale, zoom
 
 def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k-covered, per test type",
                         reference: dict[int, float] | None = None, legend_title: str = "test type",
-                        k_slider: int | None = None, note: str | None = None) -> alt.LayerChart:
+                        k_slider: int | None = None, note: str | None = None, y_from: float = 0) -> alt.LayerChart:
     """Coverage (percent) against k, one line per test type; ``reference`` adds the paper's type_0 curve, and
     ``note`` a subtitle (say, that two lines coincide, so that a reader does not look for the hidden one).
+    ``y_from`` starts the axis above 0 (its title says so), for lines that all lie near 100%.
 
     ``k_slider`` (a k, e.g. 3) adds a slider over k that starts there: a vertical line marks the chosen k and each
     type's share covered at it is written beside its point."""
@@ -21,7 +22,8 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
     x = alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0))
     color = alt.Color("type:N", title=legend_title, scale=_type_scale(types), sort=types)
     lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=50), strokeWidth=2).encode(
-        x, alt.Y("percent:Q", title="covered (%)", scale=alt.Scale(domain=[0, 100])), color,
+        x, alt.Y("percent:Q", title="covered (%)" if not y_from else f"covered (%), axis from {y_from:g}%",
+                 scale=alt.Scale(domain=[y_from, 100])), color,
         tooltip=[alt.Tooltip("type:N", title=legend_title), alt.Tooltip("k:O", title="k"),
                  alt.Tooltip("percent:Q", title="covered (%)", format=".1f"),
                  alt.Tooltip("n:Q", title="test items", format=",d")],
@@ -33,8 +35,10 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
             alt.X("k:O"), alt.Y("percent:Q"), alt.Shape("source:N", title=None),
             tooltip=[alt.Tooltip("source:N", title="series"), alt.Tooltip("k:O", title="k"),
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
-    # a caller's note says it; without one, the chart names any lines it hides
-    lines = [line for line in (note or coinciding_note(data, "type", "percent"),) if line]
+    # a caller's note says it; without one, the chart names any lines it hides (closer than a line is wide: about
+    # a hundredth of the axis)
+    hidden = coinciding_note(data, "type", "percent", within=(100 - y_from) / 100)
+    lines = [line for line in (note or hidden,) if line]
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
         lines.append("vertical line: the k chosen with the slider below the live chart, each type's share written "
@@ -49,6 +53,15 @@ def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k", w
     ``within`` of each other at every ``x``: on a 0-100 axis, closer than a line is wide), so that a reader does not
     look for a line the chart hides; None when every series shows."""
     curves = data.pivot_table(index=series, columns=x, values=value, sort=False)
+    hidden = [[str(n) for n in g] for g in _coinciding_groups(curves, within) if len(g) > 1]
+    if not hidden:
+        return None
+    return "; ".join(f"{', '.join(g[:-1])} and {g[-1]}" for g in hidden) + \
+        f" lie within {within:g} point of each other at every {x}: one line hides the other"
+
+
+def _coinciding_groups(curves: pd.DataFrame, within: float) -> list[list]:
+    """Series (rows of ``curves``) grouped with the first earlier one they lie within ``within`` of at every x."""
     groups: list[list] = []
     for name, curve in curves.iterrows():
         same = next((g for g in groups if ((curves.loc[g[0]] - curve).abs() <= within).all()), None)
@@ -56,11 +69,24 @@ def coinciding_note(data: pd.DataFrame, series: str, value: str, x: str = "k", w
             groups.append([name])
         else:
             same.append(name)
-    hidden = [[str(n) for n in g] for g in groups if len(g) > 1]
-    if not hidden:
+    return groups
+
+
+def overlapping_start_note(data: pd.DataFrame, series: str, value: str, x: str = "x", within: float = 1.0) -> str | None:
+    """A subtitle line naming pairs of series that lie on each other from the first ``x`` on and part later (one
+    line hides the other up to that ``x``); pairs that coincide everywhere are coinciding_note's. None if none."""
+    curves = data.pivot_table(index=series, columns=x, values=value, sort=False)
+    # one name per group of lines that coincide everywhere: the others are hidden under it all along
+    names, pairs = [g[0] for g in _coinciding_groups(curves, within)], []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            close = ((curves.loc[a] - curves.loc[b]).abs() <= within).tolist()
+            shared = close.index(False) if False in close else len(close)
+            if 2 <= shared < len(close):  # one shared point is a crossing, not a hidden line
+                pairs.append(f"{a} and {b} up to {x} = {curves.columns[shared - 1]}")
+    if not pairs:
         return None
-    return "; ".join(f"{', '.join(g[:-1])} and {g[-1]}" for g in hidden) + \
-        f" lie within {within:g} point of each other at every {x}: one line hides the other"
+    return "; ".join(pairs) + f" lie within {within:g} point of each other: one line hides the other there"
 
 
 def _chosen_k_layers(data: pd.DataFrame, x: alt.X, color: alt.Color, start: int) -> list[alt.Chart]:

@@ -39,6 +39,18 @@ def fit_with_extrapolation(fit: dict, draw_to: float, label: str = "fit") -> pd.
     return pd.concat(lines, ignore_index=True)
 
 
+DODGE = 0.012  # log10 units between the series drawn at one N: about 7 pixels on a chart of N = 10-70
+
+
+def dodged(points: pd.DataFrame) -> pd.DataFrame:
+    """``points`` with ``N_drawn``: N moved a little left or right per series wherever several series were measured
+    at one N, so that their dots and bars stand side by side instead of on each other (the tooltip keeps N)."""
+    names = list(dict.fromkeys(points["series"]))
+    shared = points.groupby("N")["series"].transform("nunique") > 1
+    slot = points["series"].map({n: i - (len(names) - 1) / 2 for i, n in enumerate(names)})
+    return points.assign(N_drawn=points["N"] * 10 ** (DODGE * slot.where(shared, 0.0)))
+
+
 def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd.DataFrame | None = None,
                         title: str = "Required data against the token-set size", colors: Mapping[str, str] | None = None,
                         triangles: str = "published reference points") -> alt.LayerChart:
@@ -55,7 +67,8 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     # few pixels of room so that a point at either end of the range is not cut in half
     measured = sorted({int(n) for n in [*points["N"], *(reference["N"] if reference is not None else [])]})
     axis = alt.Axis(values=measured, format="d") if len(measured) >= 2 else alt.Undefined
-    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10), axis=axis)
+    x_scale = alt.Scale(type="log", nice=False, padding=10)
+    x = alt.X("N:Q", title="N (tokens)", scale=x_scale, axis=axis)
     series_tip, N_tip = alt.Tooltip("series:N", title="series"), alt.Tooltip("N:Q", title="N (tokens)")
     layers = []
     if len(lines):
@@ -68,10 +81,12 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
             tooltip=[series_tip, alt.Tooltip("N:Q", title="N (tokens)", format=".0f"),
                      alt.Tooltip("n:Q", title="training examples", format=",.0f")], **enc))
     if len(points):
-        base = alt.Chart(points)
-        layers.append(base.mark_rule(strokeWidth=2).encode(x, alt.Y("low:Q", scale=LOG), alt.Y2("high:Q"), color))
+        points = dodged(points)
+        base, x_drawn = alt.Chart(points), alt.X("N_drawn:Q", title="N (tokens)", scale=x_scale, axis=axis)
+        layers.append(base.mark_rule(strokeWidth=2).encode(x_drawn, alt.Y("low:Q", scale=LOG), alt.Y2("high:Q"),
+                                                           color))
         layers.append(base.mark_point(filled=True, size=55).encode(
-            x, alt.Y("n_req:Q", scale=LOG, title="training examples"), color,
+            x_drawn, alt.Y("n_req:Q", scale=LOG, title="training examples"), color,
             tooltip=[series_tip, N_tip, alt.Tooltip("seed:O", title="seed"),
                      alt.Tooltip("n_req:Q", title="n_req (estimate)", format=",.0f"),
                      alt.Tooltip("low:Q", title="largest failing n", format=",.0f"),
@@ -86,6 +101,8 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     if len(points):
         subtitle.append("bars: the bracket (largest failing to smallest succeeding training set); dots: its "
                         "geometric mean, the estimate of n_req")
+        if (points["N_drawn"] != points["N"]).any():
+            subtitle.append("series measured at the same N are drawn side by side, a little apart")
     if reference is not None and len(reference):
         subtitle.append(f"open triangles: {triangles}")
     return alt.layer(*layers).properties(width=460, height=320, title=alt.TitleParams(

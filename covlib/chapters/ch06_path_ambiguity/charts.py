@@ -6,6 +6,7 @@ import altair as alt
 import pandas as pd
 
 from covlib.chapters.ch06_path_ambiguity.coverage import POPULATION_LABELS
+from covlib.figures.charts import coinciding_note, overlapping_start_note
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.style import TASK_COLORS, legend_highlight
 
@@ -19,6 +20,10 @@ def coverage_compare_chart(table: pd.DataFrame, title: str) -> alt.Chart:
     """k-coverage (percent) against k for each task (colour) and population (dash): ambiguity.coverage_comparison.
     Clicking a task in the legend picks out its two lines."""
     data = table.assign(percent=table["covered"] * 100, population=table["population"].map(POPULATION_LABELS))
+    # two-hop's lines sit at 100% at every k, where non-tree's ID line also starts: say which lines hide which
+    lines = data.assign(line=data["task"] + ", " + data["population"])
+    notes = [n for n in (coinciding_note(lines, "line", "percent"),
+                         overlapping_start_note(lines, "line", "percent", x="k")) if n]
     picked, opacity = legend_highlight("task")
     return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
@@ -29,7 +34,8 @@ def coverage_compare_chart(table: pd.DataFrame, title: str) -> alt.Chart:
         tooltip=[alt.Tooltip("task:N", title="task"), alt.Tooltip("population:N", title="items"),
                  alt.Tooltip("k:O", title="k"), alt.Tooltip("percent:Q", title="k-covered (%)", format=".1f"),
                  alt.Tooltip("n:Q", title="items in the population", format=",d")],
-    ).add_params(picked).properties(width=420, height=260, title=alt.TitleParams(title, anchor="start"))
+    ).add_params(picked).properties(width=420, height=260, title=alt.TitleParams(
+        title, subtitle=notes or alt.Undefined, anchor="start"))
 
 
 def merged_pairs_chart(table: pd.DataFrame, title: str) -> alt.Chart:
@@ -68,7 +74,12 @@ def iicg_keys_chart(peaks: pd.DataFrame, title: str) -> alt.Chart:
         tooltip=[alt.Tooltip("task:N", title="task"), alt.Tooltip("group_by:N", title="grouped by"),
                  alt.Tooltip("where:N", title="where (layer, position)"),
                  alt.Tooltip("iicg:Q", title="largest IICG", format=".3f"), *counts])
-    return bars.properties(width=360, height=240, title=alt.TitleParams(title, anchor="start"))
+    # a key measured for some tasks only leaves a gap in its group of bars: say so, or a reader looks for a zero
+    tasks = list(dict.fromkeys(data["task"]))
+    only = [f"{key}: {', '.join(t for t in tasks if t in have)} only" for key in keys
+            if len(have := set(data.loc[data["group_by"] == key, "task"])) < len(tasks)]
+    note = "no bar where a task was not grouped by that key (" + "; ".join(only) + ")" if only else alt.Undefined
+    return bars.properties(width=360, height=240, title=alt.TitleParams(title, subtitle=note, anchor="start"))
 
 
 ALL_KEYS = "every key"
