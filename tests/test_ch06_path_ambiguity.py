@@ -287,10 +287,11 @@ def test_the_chapters_charts_name_what_their_marks_show(pair):
     flat = pd.DataFrame({"task": ["twohop"] * 6 + ["nontree"] * 6, "population": (["type_0"] * 3 + ["id_pool"] * 3) * 2,
                          "k": [1, 2, 3] * 4, "covered": [1, 1, 1, 1, 1, 1, 1, 1, 0.9, 0.9, 0.5, 0.4], "n": 10})
     notes = charts.coverage_compare_chart(flat, "t").to_dict()["title"]["subtitle"]
-    assert notes[0].startswith("twohop, ID test (type_0) and twohop, whole ID pool (not in training) lie within")
+    assert notes[0] == "twohop ID test and twohop whole ID pool lie within 1 point of each other at every k: one " \
+        "line hides the other"
     # one pair: two-hop's pool line lies under its ID line everywhere, so it is not named again
-    assert notes[1] == ("twohop, ID test (type_0) and nontree, ID test (type_0) up to k = 2 lie within 1 point of "
-                        "each other: one line hides the other there")
+    assert notes[1] == ("twohop ID test and nontree ID test up to k = 2 lie within 1 point of each other: one line "
+                        "hides the other there")
     peaks = iicg_peaks(_iicg_maps())
     bars = charts.iicg_keys_chart(peaks, "t").to_dict()["encoding"]["tooltip"]
     assert [t["title"] for t in bars][-2:] == ["items (one per fragment)", "groups"]

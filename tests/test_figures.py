@@ -418,6 +418,8 @@ def test_a_chart_names_the_lines_that_share_their_start_and_part_later():
                           "percent": [100, 100, 100, 100, 100, 99.5, 99, 90, 100, 60, 50, 40]})
     assert overlapping_start_note(table, "line", "percent", x="k") == (
         "a and b up to k = 3 lie within 1 point of each other: one line hides the other there")
+    chart = coverage_by_k_chart(table.rename(columns={"line": "type"}).assign(covered=table["percent"] / 100, n=10))
+    assert chart.to_dict()["title"]["subtitle"].startswith("a and b up to k = 3")  # the k-coverage chart says it too
     # c meets them at k = 1 only (a crossing, not a hidden line); lines together everywhere are coinciding_note's
     assert overlapping_start_note(table.assign(percent=[100, 100, 100, 100] * 2 + [100, 60, 50, 40]), "line",
                                   "percent", x="k") is None

@@ -37,8 +37,10 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
     # a caller's note says it; without one, the chart names any lines it hides (closer than a line is wide: about
     # a hundredth of the axis)
-    hidden = coinciding_note(data, "type", "percent", within=(100 - y_from) / 100)
-    lines = [line for line in (note or hidden,) if line]
+    within = (100 - y_from) / 100
+    hidden = [n for n in (coinciding_note(data, "type", "percent", within=within),
+                          overlapping_start_note(data, "type", "percent", x="k", within=within)) if n]
+    lines = [note] if note else hidden
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
         lines.append("vertical line: the k chosen with the slider below the live chart, each type's share written "

@@ -21,7 +21,7 @@ def coverage_compare_chart(table: pd.DataFrame, title: str) -> alt.Chart:
     Clicking a task in the legend picks out its two lines."""
     data = table.assign(percent=table["covered"] * 100, population=table["population"].map(POPULATION_LABELS))
     # two-hop's lines sit at 100% at every k, where non-tree's ID line also starts: say which lines hide which
-    lines = data.assign(line=data["task"] + ", " + data["population"])
+    lines = data.assign(line=data["task"] + " " + data["population"].str.split(" (", regex=False).str[0])
     notes = [n for n in (coinciding_note(lines, "line", "percent"),
                          overlapping_start_note(lines, "line", "percent", x="k")) if n]
     picked, opacity = legend_highlight("task")
