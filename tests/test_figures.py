@@ -440,7 +440,14 @@ def test_series_measured_at_one_N_stand_side_by_side():
 def test_the_required_data_axis_labels_every_measured_N_and_leaves_room_at_its_ends():
     spec = shared_charts()["required_data"].to_dict()
     x = next(layer["encoding"]["x"] for layer in spec["layer"] if "x" in layer.get("encoding", {}))
-    assert x["axis"]["values"] == [20, 50] and x["scale"]["padding"] == 10  # the bracketed N and the reference's
+    # the bracketed N and the reference's, and where the extrapolated line ends (it starts at a measured N)
+    assert x["axis"]["values"] == [20, 50, 60] and x["scale"]["padding"] == 10
+    lines = fit_with_extrapolation({"a": 1.0, "c": 2.3, "N_min": 20, "N_max": 30}, draw_to=51)
+    points = requirement_frame(pd.DataFrame({"N": [20], "seed": [0], "n_req": [1e3], "low": [900], "high": [1100],
+                                             "model": "L4-d128"}))
+    crowded = required_data_chart(points, lines, pd.DataFrame({"N": [50], "n": [27_000], "series": "authors"}))
+    x = next(layer["encoding"]["x"] for layer in crowded.to_dict()["layer"] if "x" in layer.get("encoding", {}))
+    assert x["axis"]["values"] == [20, 50]  # an end at 51 would print over the reference's 50
 
 
 def test_a_chart_names_the_lines_it_hides_under_others():

@@ -66,7 +66,10 @@ def required_data_chart(points: pd.DataFrame, lines: pd.DataFrame, reference: pd
     # ticks at the measured N (a log axis would otherwise drop labels that collide, such as 100 beside 90), and a
     # few pixels of room so that a point at either end of the range is not cut in half
     measured = sorted({int(n) for n in [*points["N"], *(reference["N"] if reference is not None else [])]})
-    axis = alt.Axis(values=measured, format="d") if len(measured) >= 2 else alt.Undefined
+    # and the ends of the lines, where they reach past the measured N (a label crowding its neighbour is left out)
+    ends = [round(float(e)) for e in (lines["N"].min(), lines["N"].max())] if len(lines) else []
+    ticks = sorted(set(measured) | {e for e in ends if all(abs(np.log10(e / m)) > 0.03 for m in measured)})
+    axis = alt.Axis(values=ticks, format="d") if len(ticks) >= 2 else alt.Undefined
     x_scale = alt.Scale(type="log", nice=False, padding=10)
     x = alt.X("N:Q", title="N (tokens)", scale=x_scale, axis=axis)
     series_tip, N_tip = alt.Tooltip("series:N", title="series"), alt.Tooltip("N:Q", title="N (tokens)")
