@@ -114,7 +114,13 @@ def test_the_preregistered_predictions_are_read_with_their_measurements_or_said_
     above = readings.preregistered_sentence(predictions, measured.assign(ratio=[1.72, 2.32]))
     assert "1.72-2.32, more than predicted in every cell" in above and "0% within 1.25x" in above
     below = readings.preregistered_sentence(predictions, measured.assign(ratio=[0.5, 0.7]))
-    assert "less than predicted in every cell" in below
+    assert "less than predicted in every cell" in below and "with N" not in below  # one N: no trend to read
+    chain = pd.DataFrame({"N": [8, 8, 9, 9, 10, 10], "ratio": [0.89, 1.10, 1.18, 1.42, 1.4, 1.6]})
+    assert readings.ratio_trend(chain) == (", rising with N (median 1.00 at N = 8, 1.50 at N = 10): the data it "
+                                           "needs grows faster with N than the coverage that predicts it")
+    assert readings.ratio_trend(chain.assign(ratio=chain["ratio"][::-1].to_numpy())).startswith(", falling with N")
+    assert readings.ratio_trend(chain.assign(ratio=[1.0, 1.0, 1.1, 1.1, 1.2, 1.2])) == ""  # within the band
+    assert readings.ratio_trend(chain.assign(ratio=[1.0, 1.0, 1.6, 1.6, 1.5, 1.5])) == ""  # not one way
     metrics = readings.chapter_metrics(None, pd.DataFrame({"series": [], "ratio": []}), pd.DataFrame({"ratio": []}),
                                        pd.DataFrame(), pd.DataFrame(), predictions, measured)
     assert metrics["predict_preregistered_tasks"] == 1 and metrics["predict_preregistered_ratio_max"] == 1.1

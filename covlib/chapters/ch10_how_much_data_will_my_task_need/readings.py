@@ -103,6 +103,23 @@ def preregistered_table(predictions: pd.DataFrame, measured: pd.DataFrame) -> pd
     return predictions.assign(measured=np.nan, ratio=np.nan, seeds=0)
 
 
+def ratio_trend(cells: pd.DataFrame) -> str:
+    """A clause on how one task's measured / predicted moves with N, when its median over seeds moves one way
+    across three or more N by more than the band (else nothing): a drift that a constant factor cannot absorb."""
+    medians = cells.groupby("N")["ratio"].median().sort_index()
+    steps = np.diff(medians.to_numpy())
+    if len(medians) < 3 or not ((steps > 0).all() or (steps < 0).all()):
+        return ""
+    first, last = medians.iloc[0], medians.iloc[-1]
+    if max(first, last) / min(first, last) <= BANDS[1]:
+        return ""
+    way = "rising" if last > first else "falling"
+    meaning = ("the data it needs grows faster with N than the coverage that predicts it" if way == "rising" else
+               "the data it needs grows slower with N than the coverage that predicts it")
+    return (f", {way} with N (median {first:.2f} at N = {medians.index[0]}, {last:.2f} at N = {medians.index[-1]}): "
+            f"{meaning}")
+
+
 def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) -> str:
     """Where the preregistered predictions stand: not written, written and not yet measured, or measured."""
     if not len(predictions):
@@ -122,7 +139,7 @@ def preregistered_sentence(predictions: pd.DataFrame, measured: pd.DataFrame) ->
                 "less than predicted in every cell" if (g["ratio"] < 1 / BANDS[1]).all() else
                 f"{within(g['ratio'], BANDS[1]):.0%} of its cells within {BANDS[1]:g}x")
         per_task.append(f"{PREREGISTER_NAMES.get(task, task)} ({len(g)} cell{'s' if len(g) != 1 else ''} at "
-                        f"N = {Ns}): {g['ratio'].min():.2f}-{g['ratio'].max():.2f}, {side}")
+                        f"N = {Ns}): {g['ratio'].min():.2f}-{g['ratio'].max():.2f}, {side}{ratio_trend(g)}")
     return (head + f". Measured so far: {len(measured)} cell{'s' if len(measured) != 1 else ''} at {pairs} of the "
             f"{len(predictions)} (task, N) pairs; measured / predicted {measured['ratio'].min():.2f}-"
             f"{measured['ratio'].max():.2f}, {inside:.0%} within {BANDS[1]:g}x. By task: " + "; ".join(per_task)
