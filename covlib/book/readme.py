@@ -117,11 +117,21 @@ class ClaimRow:
     chapter: str
 
 
+# every task and model the findings name, in the findings' words (the chapters' metric keys on the left)
+TASK_WORDS = {"twohop": "two-hop", "threehop": "three-hop", "fivehop": "five-hop", "parallel_twohop": "parallel two-hop",
+              "twohop_mamba": "two-hop on a Mamba", "twohop_cot": "two-hop with CoT",
+              "threehop_cot": "three-hop with CoT", "fivehop_cot": "five-hop with CoT"}
+
+
+def task_words(*keys: str) -> dict[str, str]:
+    """The findings' names of ``keys``, in that order."""
+    return {key: TASK_WORDS[key] for key in keys}
+
+
 # each exponent the paper publishes: the chapter that records its verdict, and its name in the findings
 EXPONENT_ROWS: dict[str, tuple[str, str]] = {
-    "twohop": ("04", "two-hop"), "threehop": ("04", "three-hop"), "parallel_twohop": ("04", "parallel two-hop"),
-    "twohop_mamba": ("04", "two-hop on a Mamba"), "twohop_cot": ("07", "two-hop with CoT"),
-    "threehop_cot": ("07", "three-hop with CoT"), "fivehop_cot": ("07", "five-hop with CoT")}
+    key: ("07" if key.endswith("_cot") else "04", name) for key, name in task_words(
+        "twohop", "threehop", "parallel_twohop", "twohop_mamba", "twohop_cot", "threehop_cot", "fivehop_cot").items()}
 EXPONENT_LABELS = {key: label for key, (_, label) in EXPONENT_ROWS.items()}
 VERDICT_RULE = (
     f"*Verdicts.* An exponent is *reproduced* when its 90% interval lies within the paper's value ± "
@@ -272,8 +282,7 @@ def _saving_verdict(m: Mapping[str, Any]) -> str:
 
 
 def _saving_row(m: Mapping[str, Any]) -> ClaimRow:
-    parts = [f"{name} {text}" for task, name in (("twohop", "two-hop"), ("threehop", "three-hop"),
-                                                  ("fivehop", "five-hop"))
+    parts = [f"{name} {text}" for task, name in task_words("twohop", "threehop", "fivehop").items()
              if (text := _ratio(m, task))]
     return ClaimRow("chain of thought saves data: required data without CoT over with it, at equal N",
                     f"{COT_DATA_RATIO[0]:.0f}-{COT_DATA_RATIO[1]:.0f}x (two-hop)",
@@ -308,15 +317,13 @@ def _taxonomy_rows(m: Mapping[str, Any]) -> list[ClaimRow]:
 
 
 BAND = 1.15  # chapter 10's band: a prediction within this factor of the measurement (its *_within_115 metrics)
-PREDICT_SET_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
-                     "twohop_cot": "two-hop with CoT", "threehop_cot": "three-hop with CoT",
-                     "twohop_mamba": "two-hop on a Mamba", "authors": "the authors' two-hop models"}
+PREDICT_SET_NAMES = task_words("twohop", "threehop", "parallel_twohop", "twohop_cot", "threehop_cot", "twohop_mamba") | {
+    "authors": "the authors' two-hop models"}
 
 
 # chapter 10's tasks scored out of sample (its predict_oos_median_ratio_<key> metrics)
-OOS_TASK_NAMES = {"twohop": "two-hop", "threehop": "three-hop", "parallel_twohop": "parallel two-hop",
-                  "fivehop": "five-hop", "twohop_cot": "two-hop with CoT", "threehop_cot": "three-hop with CoT",
-                  "fivehop_cot": "five-hop with CoT"}
+OOS_TASK_NAMES = task_words("twohop", "threehop", "parallel_twohop", "fivehop", "twohop_cot", "threehop_cot",
+                            "fivehop_cot")
 
 
 def _within(low: float, high: float, band: float = BAND) -> bool:
@@ -506,8 +513,7 @@ def _chapter_sentences(ch: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
                      f"with IICG {m['iicg_max_nontree_by_b']:.2f}, two-hop's with {m['iicg_max_twohop_by_b']:.2f}.")
     if m := ch.get("07"):
         said = _verdict_clause(m, ["twohop_cot", "threehop_cot", "fivehop_cot"])
-        ratios = [f"{name} {r:.1f}x" for task, name in (("twohop", "two-hop"), ("threehop", "three-hop"),
-                                                         ("fivehop", "five-hop"))
+        ratios = [f"{name} {r:.1f}x" for task, name in task_words("twohop", "threehop", "fivehop").items()
                   if not math.isnan(r := _number(m, f"data_ratio_{task}_cot"))]
         share = _number(m, "placeholder_saving_share")
         low, high = _number(m, "placeholder_saving_share_ci_low"), _number(m, "placeholder_saving_share_ci_high")
