@@ -86,6 +86,20 @@ def test_the_plan_repeats_both_ends_in_rounds_and_refuses_an_unfinished_cell():
         replicate_plan(_bracketed_table()[lambda d: d["success"]], cells)
 
 
+def test_a_cell_without_probes_is_skipped_or_refused_without_computing_its_first_guess(monkeypatch):
+    import covlib.search.required_data as required_data
+
+    def no_guess(*args, **kwargs):
+        raise AssertionError("the plan computed a first guess for a cell it cannot use")
+
+    monkeypatch.setattr(required_data, "first_guess", no_guess)
+    absent = [ReplicateCell("twohop", 20, 0, model="smoke"), ReplicateCell("threehop", 40, 1, cot=True)]
+    plan = replicate_plan(_bracketed_table(), absent, strict=False)
+    assert set(plan["N"]) == {20}  # the cell with probes is planned, the other skipped
+    with pytest.raises(CovlibError, match=r"not bracketed .*\(no probes\)"):
+        replicate_plan(_bracketed_table(), absent)
+
+
 def test_flips_are_counted_against_the_probe_each_replicate_repeats():
     cells = [ReplicateCell("twohop", 20, 0, model="smoke")]
     table = _bracketed_table()
