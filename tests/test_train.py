@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -250,6 +251,25 @@ def test_early_stop_records_the_crossing(ds10, tmp_path):
     res = train(ds10, tmp_path / "run", preset="smoke", progress=False,
                 overrides=FAST | {"early_stop": True, "threshold": 0.0})
     assert res.stopped == "early_stop" and res.first_step_type0_above == 0 and res.final["step"] == 0
+
+
+def test_a_pause_inside_a_step_is_not_counted_as_training(ds10, tmp_path, monkeypatch):
+    import covlib.training.loop as loop
+
+    plain = loop.train_step
+
+    def paused_once(model, opt, batches, step, *args):
+        if step == 3:
+            time.sleep(1.5)  # as a stopped queue: wall time passes, the process uses no CPU
+        return plain(model, opt, batches, step, *args)
+
+    monkeypatch.setattr(loop, "train_step", paused_once)
+    res = train(ds10, tmp_path / "run", preset="smoke", progress=False, overrides=FAST | {"steps": 10})
+    assert res.final["elapsed"] < 1.0, res.final["elapsed"]
+    clock = loop.WorkClock("cuda") if torch.cuda.is_available() else None
+    if clock is not None:  # on a GPU the process waits on the device: wall time alone
+        time.sleep(0.2)
+        assert clock.seconds() >= 0.2
 
 
 def _weights(run_dir):

@@ -164,6 +164,23 @@ def _one_process_per_run_dir(train_fn: Callable[..., TrainResult]) -> Callable[.
     return locked
 
 
+class WorkClock:
+    """Seconds of work: wall time, but on a CPU never more than the CPU time the process used, so that a pause (a
+    stopped queue, a suspended laptop) does not count as training; with several threads the wall time is the
+    smaller. On a GPU the process waits on the device without using CPU time: wall time alone."""
+
+    def __init__(self, device: str | torch.device) -> None:
+        self.on_cpu = torch.device(device).type == "cpu"
+        self.start()
+
+    def start(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def seconds(self) -> float:
+        wall = time.perf_counter() - self.wall
+        return min(wall, time.process_time() - self.cpu) if self.on_cpu else wall
+
+
 @_one_process_per_run_dir
 def train(
     dataset_dir: str | os.PathLike,
@@ -239,15 +256,16 @@ def train(
     elif gave_up(rows, tc, len(batches)):
         stopped = "gave_up"
     bar = _progress(progress, step, tc.steps, run_dir.name)
+    clock = WorkClock(device)
     try:
         while step < tc.steps and stopped == "steps":
-            t0 = time.perf_counter()
+            clock.start()
             loss = train_step(model, opt, batches, step, tc, forward)
             step += 1
             loss_sum, loss_n = loss_sum + loss, loss_n + 1
             row = None
             if step % tc.eval_every == 0 or step == tc.steps:
-                row = _eval_row(model, lean or es, tc, step, elapsed + time.perf_counter() - t0, loss_sum / max(loss_n, 1),
+                row = _eval_row(model, lean or es, tc, step, elapsed + clock.seconds(), loss_sum / max(loss_n, 1),
                                 forward)
                 loss_sum, loss_n = 0.0, 0
                 rows.append(row)
@@ -259,7 +277,7 @@ def train(
                 if bar is not None:
                     bar.set_postfix({k.split("/")[-1]: round(v, 3) for k, v in row.items() if k.startswith("acc/type_")
                                      or k == "acc/train_inferred"} | {"loss": round(row["train_loss"], 4)}, refresh=False)
-            elapsed += time.perf_counter() - t0  # wall time of training and evaluation
+            elapsed += clock.seconds()  # training and evaluation
             if bar is not None:
                 bar.update(1)
             if stopped == "steps" and step < tc.steps and tc.checkpoint_every and step % tc.checkpoint_every == 0:
@@ -271,9 +289,9 @@ def train(
             bar.close()
     if lean is not None and rows and rows[-1]["step"] == step and not _scores_everything(rows[-1], es):
         # the last evaluation scores every type (a finished run resumed from its checkpoint is already whole)
-        t0 = time.perf_counter()
+        clock.start()
         rows[-1] = _eval_row(model, es, tc, step, 0.0, rows[-1]["train_loss"], forward)
-        elapsed += time.perf_counter() - t0
+        elapsed += clock.seconds()
         rows[-1]["elapsed"] = round(elapsed, 3)
         _write_rows(run_dir, rows)
     checkpoint(stopped)
