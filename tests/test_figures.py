@@ -48,6 +48,7 @@ from covlib.figures.style import (
     drawn_width,
     legend_highlight,
     pending_chart,
+    printed_spec,
     reader_spec,
     rounded,
     save_figure,
@@ -423,6 +424,17 @@ def test_a_chart_names_the_lines_that_share_their_start_and_part_later():
     # c meets them at k = 1 only (a crossing, not a hidden line); lines together everywhere are coinciding_note's
     assert overlapping_start_note(table.assign(percent=[100, 100, 100, 100] * 2 + [100, 60, 50, 40]), "line",
                                   "percent", x="k") is None
+
+
+def test_printed_figures_leave_out_prompts_to_click_or_hover():
+    spec = {"title": {"text": "t", "subtitle": ["dots: n_req", "click a dot for its probes"]},
+            "encoding": {"color": {"field": "task", "legend": {"title": "task (click to pick)"}}},
+            "layer": [{"title": {"text": "u", "subtitle": ["hover a dot"]}}]}
+    printed = printed_spec(spec)
+    assert printed["title"] == {"text": "t", "subtitle": "dots: n_req"}
+    assert printed["encoding"]["color"]["legend"]["title"] == "task"
+    assert printed["layer"][0]["title"] == {"text": "u"}  # nothing left of the subtitle: no subtitle
+    assert spec["encoding"]["color"]["legend"]["title"] == "task (click to pick)"  # the live chart keeps it
 
 
 def test_series_measured_at_one_N_stand_side_by_side():

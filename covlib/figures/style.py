@@ -37,10 +37,11 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
     """
     folder = Path(directory) if directory else default_figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    spec = json.dumps(reader_spec(json.loads(chart.to_json())))
+    live = reader_spec(json.loads(chart.to_json()))
+    spec, printed = json.dumps(live), json.dumps(printed_spec(live))
     outputs = {
-        folder / f"{name}.png": vlc.vegalite_to_png(spec, scale=scale),
-        folder / f"{name}.svg": vlc.vegalite_to_svg(spec).encode("utf-8"),
+        folder / f"{name}.png": vlc.vegalite_to_png(printed, scale=scale),
+        folder / f"{name}.svg": vlc.vegalite_to_svg(printed).encode("utf-8"),
     }
     specs = os.environ.get(SPECS_ENV)
     if specs:  # the Vega-Lite spec too, for tests that read what every chart shows (tests/test_book.py)
@@ -78,6 +79,32 @@ def reader_spec(spec: dict) -> dict:
     config = dict(out.get("config", {}))
     config["axis"] = {"labelSeparation": AXIS_LABEL_SEPARATION, **config.get("axis", {})}
     out["config"] = config
+    return out
+
+
+PROMPT = re.compile(r"\s*\((?:click|shift-click|hover)\b[^)]*\)", re.IGNORECASE)  # "task (click to pick)"
+PROMPT_LINE = re.compile(r"^(?:click|shift-click|hover)\b", re.IGNORECASE)  # a subtitle line "click a dot for ..."
+
+
+def printed_spec(spec: Any) -> Any:
+    """A chart spec for the PNG and SVG files, where nothing can be clicked or hovered: the prompts to do so are
+    left out of its titles and subtitles (the live chart keeps them)."""
+    if isinstance(spec, list):
+        return [printed_spec(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {}
+    for key, value in spec.items():
+        if key in ("title", "subtitle") and isinstance(value, str):
+            value = PROMPT.sub("", value)
+        elif key in ("title", "subtitle") and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = [PROMPT.sub("", v) for v in value if not PROMPT_LINE.match(v)]
+            if not value:
+                continue
+            value = value[0] if len(value) == 1 else value
+        else:
+            value = printed_spec(value)
+        out[key] = value
     return out
 
 
