@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from covlib.chapters.ch10_how_much_data_will_my_task_need import reader, readings, rule, views
+from covlib.chapters.ch10_how_much_data_will_my_task_need import charts, reader, readings, rule, views
 from covlib.coverage.rule import Rule
 
 
@@ -311,3 +311,13 @@ def test_the_amended_rule_is_scored_only_on_the_cells_it_was_written_before():
     mixed = views.amended_view(readings.preregistered_table(amended.assign(larger="hop facts k-coverage hop facts"),
                                                             measured))
     assert mixed.text.iloc[0, 3] == "hop facts in 2 seeds, k-coverage in 1 seed"
+
+
+def test_the_ratio_chart_labels_every_measured_N_and_names_its_tasks():
+    cells = pd.DataFrame({"series": ["two-hop", "two-hop", "four-hop chain"], "kind": ["task, out of sample"] * 2
+                          + ["preregistered"], "N": [24, 70, 9], "seed": 0, "n_req": [5e3, 4.6e4, 6e3],
+                          "predicted": [5e3, 4e4, 5e3], "ratio": [1.0, 1.15, 1.2]})
+    spec = charts.ratio_chart(cells, rule.BANDS).to_dict()
+    points = spec["layer"][-1]
+    assert points["encoding"]["x"]["axis"]["values"] == [9, 24, 70]  # not only the log axis's own 10, 20, 30, ...
+    assert points["encoding"]["color"]["legend"]["title"].startswith("task")

@@ -13,7 +13,10 @@ def ratio_chart(cells: pd.DataFrame, bands: tuple[float, float]) -> alt.LayerCha
     tasks; green bands at 1.15x and 1.25x. Click the legend to pick a task; drag and scroll to pan and zoom."""
     data = cells.dropna(subset=["ratio"])[["series", "kind", "N", "seed", "n_req", "predicted", "ratio"]]
     pick, opacity = legend_highlight("series")
-    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10))
+    # a label at every measured N (a log axis labels only 6-10 and the tens); Vega leaves out one that would collide
+    ticks = sorted({int(n) for n in data["N"]})
+    x = alt.X("N:Q", title="N (tokens)", scale=alt.Scale(type="log", nice=False, padding=10),
+              axis=alt.Axis(values=ticks, format="d") if len(ticks) >= 2 else alt.Undefined)
     # legends below the plot: beside it, twelve task names made the chart wider than the page
     task_legend = alt.Legend(title="task (click to pick)", orient="bottom", columns=3)
     rects = [alt.Chart(pd.DataFrame({"lo": [1 / b], "hi": [b], "band": [f"within {b:g}x"]})).mark_rect(
