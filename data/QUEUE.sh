@@ -312,6 +312,9 @@ covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 12 --start 2567 "
 #     finished (four-hop N = 8: one worker idle from 14:00 while seed 0 went on). Same probes: with a start given, a
 #     bisect cell's next size reads only its own rows (required_data.cell_state), so the order of cells changes
 #     nothing but when each probe runs. Changed 2026-11-28 ~14:25 with four-hop N = 8 under way
+#     Measured (2026-11-28, AMD EPYC, two one-thread workers): the four-hop chain's six cells finished at 17:48, 18
+#     probes of 2,055-10,451 examples, 6-26 minutes each (two rows at 4,831 record 113.5: a 100-minute pause of the
+#     queue counted into one step, which e5b32a8 stops), 433 recorded minutes, about 4 CPU-hours without the pause
 step preregistered_deeper
 covlib scaling search --graph "b=f1(x1,x2); t=f2(b,x3,x4)" --N 14 --start 4133 "${PRE[@]}"
 covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3,x5)" --N 8 9 10 --start 3288 4831 6532 "${PRE[@]}"
