@@ -21,7 +21,7 @@ from covlib.search.replicates import (
     replicate_plan,
     run_replicates,
 )
-from covlib.search.required_data import run_probe
+from covlib.search.required_data import run_probe, search_states
 from covlib.tasks.datasets import DatasetConfig, generate
 
 
@@ -139,3 +139,17 @@ def test_replicates_run_resume_and_land_in_the_table(tmp_path: Path):
     assert done_mask(plan, every, 50).all()
     assert run_replicates(table, tmp_path / "w", plan, jobs=1, give_up_floor=50, log=None) == 0  # nothing left
     assert len(read_probes(table, replicates=True)) == 4
+
+
+def test_a_cells_pool_size_comes_from_its_rows_under_any_rule(monkeypatch):
+    import covlib.search.required_data as required_data
+
+    def no_generation(*args, **kwargs):
+        raise AssertionError("the pool size was counted by generating the dataset")
+
+    monkeypatch.setattr(required_data, "eligible_count", no_generation)
+    floor_only = pd.DataFrame([row(400, False), row(450, True)]).astype({"success": bool})
+    cell = Cell("twohop", 20, "smoke", 0)
+    # under the authors' rule none of these rows counts, yet each records the pool
+    state = search_states([cell], floor_only, starts={cell.key(): 300}, give_up_floor=0)[0]
+    assert state.eligible == 4000

@@ -241,19 +241,18 @@ def cell_state(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int |
     its probes capped at cell_step_cap. Under the "psi" policy: ``pending`` sizes of the cell now running, its
     ``prior`` (else psi_prior) and ``costs`` (fit_probe_costs of the table under the rule, else fitted here)."""
     step_cap = cell_step_cap(cell, step_cap)
-    rows, reopened = rule_rows(cell_rows(table, cell, None), give_up_floor)
+    every = cell_rows(table, cell, None)
+    rows, reopened = rule_rows(every, give_up_floor)
+    # the ID pool's size: any row of the cell records it, under whatever rule (else the dataset is generated to
+    # count it, a second or more per cell)
+    eligible = int(every["eligible"].iloc[0]) if len(every) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
     if rules.policy == "psi":
         if prior is None:
             prior = psi_prior(cell, table, rules, cell.start, give_up_floor)
         model = costs_for(costs if costs is not None else fit_probe_costs(_under_rule(table, give_up_floor)), cell)
-        anyrows = rows if len(rows) else reopened
-        eligible = int(anyrows["eligible"].iloc[0]) if len(anyrows) else eligible_count(cell.task, cell.N, cell.seed,
-                                                                                        cell.cot)
         return next_probe(cell, rows, eligible, rules, int(prior.centre), step_cap, (), prior, model, pending)
     if start is None and not len(rows) and not len(reopened):
         start = first_guess(cell, table, rules, give_up_floor)
-    anyrows = rows if len(rows) else reopened
-    eligible = int(anyrows["eligible"].iloc[0]) if len(anyrows) else eligible_count(cell.task, cell.N, cell.seed, cell.cot)
     if not len(rows) and len(reopened) and not start:
         start = int(reopened["n_train"].max())  # nothing counts yet: rerun the largest reopened size first
     return next_probe(cell, rows, eligible, rules, start or 0, step_cap, reopened["n_train"].astype(int).tolist())
