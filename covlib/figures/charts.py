@@ -37,10 +37,7 @@ def coverage_by_k_chart(table: pd.DataFrame, title: str = "Share of test items k
                      alt.Tooltip("percent:Q", title="covered (%)", format=".1f")]))
     # a caller's note says it; without one, the chart names any lines it hides (closer than a line is wide: about
     # a hundredth of the axis)
-    within = (100 - y_from) / 100
-    hidden = [n for n in (coinciding_note(data, "type", "percent", within=within),
-                          overlapping_start_note(data, "type", "percent", x="k", within=within)) if n]
-    lines = [note] if note else hidden
+    lines = [note] if note else hidden_line_notes(data, "type", "percent", within=(100 - y_from) / 100)
     if k_slider is not None:  # drawn first, so that they never cover a point's tooltip
         layers = _chosen_k_layers(data, x, color, k_slider) + layers
         lines.append("vertical line: the k chosen with the slider below the live chart, each type's share written "
@@ -74,7 +71,14 @@ def _coinciding_groups(curves: pd.DataFrame, within: float) -> list[list]:
     return groups
 
 
-def overlapping_start_note(data: pd.DataFrame, series: str, value: str, x: str = "x", within: float = 1.0) -> str | None:
+def hidden_line_notes(data: pd.DataFrame, series: str, value: str, x: str = "k", within: float = 1.0) -> list[str]:
+    """The subtitle lines that name every line a chart hides: under another everywhere (coinciding_note), or from
+    the first ``x`` until they part (overlapping_start_note); empty when every line shows."""
+    return [n for n in (coinciding_note(data, series, value, x, within),
+                        overlapping_start_note(data, series, value, x, within)) if n]
+
+
+def overlapping_start_note(data: pd.DataFrame, series: str, value: str, x: str = "k", within: float = 1.0) -> str | None:
     """A subtitle line naming pairs of series that lie on each other from the first ``x`` on and part later (one
     line hides the other up to that ``x``); pairs that coincide everywhere are coinciding_note's. None if none."""
     curves = data.pivot_table(index=series, columns=x, values=value, sort=False)

@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from covlib.chapters.ch06_path_ambiguity.coverage import POPULATION_LABELS
-from covlib.figures.charts import coinciding_note, overlapping_start_note
+from covlib.figures.charts import hidden_line_notes
 from covlib.figures.heatmaps import layer_position_heatmap
 from covlib.figures.style import TASK_COLORS, legend_highlight
 
@@ -22,8 +22,7 @@ def coverage_compare_chart(table: pd.DataFrame, title: str) -> alt.Chart:
     data = table.assign(percent=table["covered"] * 100, population=table["population"].map(POPULATION_LABELS))
     # two-hop's lines sit at 100% at every k, where non-tree's ID line also starts: say which lines hide which
     lines = data.assign(line=data["task"] + " " + data["population"].str.split(" (", regex=False).str[0])
-    notes = [n for n in (coinciding_note(lines, "line", "percent"),
-                         overlapping_start_note(lines, "line", "percent", x="k")) if n]
+    notes = hidden_line_notes(lines, "line", "percent")
     picked, opacity = legend_highlight("task")
     return alt.Chart(data).mark_line(point=True, strokeWidth=2).encode(
         alt.X("k:O", title="k (shared contexts required for equivalence)", axis=alt.Axis(labelAngle=0)),
