@@ -435,6 +435,8 @@ def test_printed_figures_leave_out_prompts_to_click_or_hover():
     assert printed["encoding"]["color"]["legend"]["title"] == "task"
     assert printed["layer"][0]["title"] == {"text": "u"}  # nothing left of the subtitle: no subtitle
     assert spec["encoding"]["color"]["legend"]["title"] == "task (click to pick)"  # the live chart keeps it
+    rows = {"datasets": {"d": [{"title": "hover me (click to pick)"}]}, "data": {"values": [{"title": "(hover)"}]}}
+    assert printed_spec(rows) == rows  # the rows drawn are data, whatever their columns are called
 
 
 def test_series_measured_at_one_N_stand_side_by_side():

@@ -38,7 +38,7 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
     folder = Path(directory) if directory else default_figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
     live = reader_spec(json.loads(chart.to_json()))
-    spec, printed = json.dumps(live), json.dumps(printed_spec(live))
+    printed = json.dumps(printed_spec(live))
     outputs = {
         folder / f"{name}.png": vlc.vegalite_to_png(printed, scale=scale),
         folder / f"{name}.svg": vlc.vegalite_to_svg(printed).encode("utf-8"),
@@ -46,7 +46,7 @@ def save_figure(chart: alt.TopLevelMixin, name: str, directory: str | os.PathLik
     specs = os.environ.get(SPECS_ENV)
     if specs:  # the Vega-Lite spec too, for tests that read what every chart shows (tests/test_book.py)
         Path(specs).mkdir(parents=True, exist_ok=True)
-        outputs[Path(specs) / f"{name}.vl.json"] = spec.encode("utf-8")
+        outputs[Path(specs) / f"{name}.vl.json"] = json.dumps(live).encode("utf-8")
     for path, payload in outputs.items():
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(payload)
@@ -95,7 +95,9 @@ def printed_spec(spec: Any) -> Any:
         return spec
     out = {}
     for key, value in spec.items():
-        if key in ("title", "subtitle") and isinstance(value, str):
+        if key in ("data", "datasets"):  # the rows drawn: a column that happens to be called "title" is data
+            pass
+        elif key in ("title", "subtitle") and isinstance(value, str):
             value = PROMPT.sub("", value)
         elif key in ("title", "subtitle") and isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = [PROMPT.sub("", v) for v in value if not PROMPT_LINE.match(v)]
