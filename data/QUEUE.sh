@@ -322,14 +322,6 @@ covlib scaling search --graph "b1=f1(x1,x2); b2=f2(b1,x3); b3=f3(b2,x4); t=f4(b3
 #     at every end, including the two at three-hop CoT's largest N
 step replicates_round1; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --rounds 1 --run
 
-# 19d. The third preregistered task, a primitive shared by both hops (its predictions committed in d778b71 with the
-#     others). Moved (2026-11-28, sixth session, before any of its probes) behind round 1: with the four-hop chain's
-#     N = 10 the issue's two tasks at three N and two seeds are measured, so this task adds a third kind of
-#     structure to a test that already has its two, while the issue on verdicts needs all 64 replicates and has 17.
-#     It is also the dearest: probes of 5,000-10,000+ examples, about 13 CPU-hours at four to five probes a cell
-step preregistered_shared
-covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 30 35 --start 5026 7480 10432 "${PRE[@]}"
-
 # 18b. the replicates' second round (another initialisation and another draw of each end again): 64 in all
 step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --table "$TABLE" --work "$WORK/scaling" --jobs 2 --run
 
@@ -353,6 +345,17 @@ step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --m
 step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
 step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step fivehop_cot_16;  covlib scaling search --task fivehop --cot --N 16 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
+
+# 19d. The third preregistered task, a primitive shared by both hops (its predictions committed in d778b71 with the
+#     others). Moved (2026-11-28, sixth session, before any of its probes) behind round 1: with the four-hop chain's
+#     N = 10 the issue's two tasks at three N and two seeds are measured, so this task adds a third kind of
+#     structure to a test that already has its two, while the issue on verdicts needs all 64 replicates and has 17.
+#     It is also the dearest: probes of 5,000-10,000+ examples, about 13 CPU-hours at four to five probes a cell.
+#     Moved again (2026-11-28, seventh session, before any of its probes) behind round 2 and the evidence steps:
+#     chapter 10's test of unseen tasks stands on its two measured tasks, so this one adds to a finished test,
+#     while chapter 4's verdicts still wait on round 2's 32 replicates (64 in all) and on the evidence of 19-23
+step preregistered_shared
+covlib scaling search --graph "b=f(x1,x2); t=f(b,x3)" --N 25 30 35 --start 5026 7480 10432 "${PRE[@]}"
 
 # 17. a longer floor's control (optional: after every required step): chapter 4's patience note
 #     finds most lower ends still climbing when the 2,000-step floor gave up, and infers that a longer floor would
