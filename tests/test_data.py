@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from covlib.base.errors import CovlibError
+from covlib.tasks.codes import decode, encode
 from covlib.tasks.datasets import DatasetConfig, dataset_files, generate, save_dataset
 from covlib.tasks.folders import load_dataset
 from covlib.tasks.graphs import TASKS
@@ -270,3 +271,14 @@ def test_a_bad_item_is_named_whether_or_not_its_neighbours_are_fine(tmp_path):
     (folder / "test.json").write_text(json.dumps(items))
     with pytest.raises(CovlibError, match="test.json item 5 uses token"):
         load_dataset(folder)
+
+
+@pytest.mark.parametrize("num_tokens,n_inputs", [(7, 3), (16, 6), (100, 6), (5, 0)])  # (100, 6): codes past int32
+def test_decode_gives_each_code_its_digits_most_significant_first(num_tokens, n_inputs):
+    space = num_tokens**n_inputs
+    rng = np.random.default_rng(0)
+    codes = np.unique(np.concatenate([[0, space - 1], rng.integers(0, space, size=500)]))
+    digits = decode(codes, num_tokens, n_inputs)
+    by_hand = [[(code // num_tokens**(n_inputs - 1 - j)) % num_tokens for j in range(n_inputs)] for code in codes.tolist()]
+    assert digits.dtype == np.int32 and digits.tolist() == by_hand
+    assert np.array_equal(encode(digits, num_tokens), codes)
