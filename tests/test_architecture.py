@@ -22,8 +22,9 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def layer(module: str) -> int:
+    """The package root sits in the base layer: it runs first in every process (covlib.base.iri_grammar)."""
     parts = module.split(".")
-    return -1 if len(parts) == 1 else LAYERS.index(parts[1])
+    return 0 if len(parts) == 1 else LAYERS.index(parts[1])
 
 
 def chapter(module: str) -> str | None:

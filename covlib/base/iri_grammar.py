@@ -2,8 +2,9 @@
 
 altair and nbformat import jsonschema, and jsonschema imports `rfc3987_syntax` (pulled in by Jupyter's
 `jsonschema[format-nongpl]`) to offer an "iri" format check. That module builds some thirty Earley parsers when it
-is imported: 1.9-2.4 s of CPU on the book's machines, in every chapter's kernel, every `covlib` command that draws
-a chart and every papermill worker, though nothing in the book ever checks an IRI (jsonschema issue #1428).
+is imported: 2.2-2.4 s of CPU on an AMD EPYC (2026-11-28), in every chapter's kernel, every `covlib` command that draws
+a chart and every papermill worker, though nothing in the book ever checks an IRI
+(https://github.com/python-jsonschema/jsonschema/issues/1428).
 
 ``defer_iri_grammar`` puts a stand-in under that module's name. jsonschema takes ``is_valid_syntax`` from it as
 before; the real module is imported on the first call of that function, or of any other name, so a program that
