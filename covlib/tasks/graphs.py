@@ -78,7 +78,16 @@ class Task:
         inputs = np.asarray(inputs)
         if inputs.ndim != 2 or inputs.shape[1] != self.n_inputs:
             raise CovlibError(f"task {self.name} takes inputs of shape (n, {self.n_inputs}), got {inputs.shape}")
-        values: dict[str, np.ndarray] = {name: inputs[:, i] for i, name in enumerate(self.input_names)}
+        return self.evaluate_columns({name: inputs[:, i] for i, name in enumerate(self.input_names)}, tables,
+                                     same_functions)
+
+    def evaluate_columns(
+        self, inputs: Mapping[str, np.ndarray], tables: dict[str, np.ndarray], same_functions: bool = False
+    ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+        """``evaluate`` on one array per input node (x1, x2, ...), broadcast against each other: a column each of
+        a batch, or an open grid over the whole input space, where each hop's work grows only with the inputs it
+        depends on (datasets.space_facts)."""
+        values: dict[str, np.ndarray] = dict(inputs)
         fact_index: list[np.ndarray] = []
         for hop, table_name in zip(self.hops, self.table_of_hop(same_functions)):
             table = tables[table_name]
