@@ -297,7 +297,7 @@ def main() -> None:
         print(f"\npsi (one probe at a time) against bisect, both to a 90% interval <= {TARGET}x: {saving:.2f}x fewer "
               f"CPU-minutes per cell (90% interval over cells {np.quantile(ratio, 0.05):.2f}-"
               f"{np.quantile(ratio, 0.95):.2f}x), {new['probes'].mean():.2f} probes against {base['probes'].mean():.2f}; "
-              f"RMS log error {rms['psi']:.3f} against {rms['bisect']:.3f} (bisect - psi, 90% interval over cells "
+              f"RMS log error {rms['psi']:.3f} against {rms['bisect']:.3f} (psi - bisect, 90% interval over cells "
               f"{-np.quantile(diff, 0.95):+.3f} to {-np.quantile(diff, 0.05):+.3f})")
         if "psi-pairs" in results:
             pairs = results["psi-pairs"]
