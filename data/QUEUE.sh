@@ -338,11 +338,11 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     (two-hop N = 100 would narrow 0.35 -> 0.21 for ~23 h, parallel two-hop N = 40 0.18 -> 0.14: left out).
 #     Reproduce: covlib scaling value --table data/scaling/probes.csv --candidates twohop_cot:70 twohop_cot:60
 #       twohop_mamba:50 threehop_cot:50 threehop:24 fivehop_cot:16 twohop:100 parallel_twohop:40
-#     Asked again at 2c96e2d (26 replicates, the slope 52; 2026-11-28, before any of them ran), per CPU-hour of
-#     narrowing: two-hop CoT N = 70 0.126 (its claim 0.133), two-hop CoT N = 60 0.121 (its claim 0.000), the Mamba
-#     N = 50 0.112 (0.090), three-hop N = 24 0.058 (its claims 0.096), three-hop CoT N = 50 0.042, five-hop CoT
-#     N = 16 0.038, parallel two-hop N = 40 0.035, two-hop N = 100 0.008. So three-hop N = 24 now runs before
-#     three-hop CoT N = 50; N = 60 stays out (it narrows no claim, and N = 70 does the same work better)
+#     Asked again at e9d35a8's table (26 replicates, the slope 52; 2026-11-28, before any of them ran), per
+#     CPU-hour of narrowing: two-hop CoT N = 70 0.126 (its claim 0.130), two-hop CoT N = 60 0.123 (its claim 0.000),
+#     the Mamba N = 50 0.103 (0.074), three-hop N = 24 0.048 (its claims 0.084), three-hop CoT N = 50 0.044 (its
+#     claim 0.000), five-hop CoT N = 16 0.037, parallel two-hop N = 40 0.030, two-hop N = 100 0.008. So three-hop
+#     N = 24 now runs before three-hop CoT N = 50; N = 60 stays out (N = 70 does its work better, and a claim's too)
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
