@@ -226,3 +226,30 @@ def test_the_slope_note_says_what_measures_the_slope_before_and_after_a_flip(fli
         assert "12 reruns of bracket ends in 3 cells" in text and f"{flips} did" in text
         assert ("no finite estimate" in text) == (flips == 0)
         assert f"{fit.low:.1f}" in text  # the shallow end the cells' intervals are computed at
+
+
+def _outcomes(changed_large: int, n_large: int, changed_small: int, n_small: int) -> pd.DataFrame:
+    large = [True] * changed_large + [False] * (n_large - changed_large)
+    small = [True] * changed_small + [False] * (n_small - changed_small)
+    return pd.DataFrame({"replicate": ["init", "draw"] * ((n_large + n_small) // 2) + ["init"] * ((n_large + n_small) % 2),
+                         "side": "below", "changed": large + small, "N": [40] * n_large + [12] * n_small})
+
+
+@pytest.mark.parametrize("counts,expected", [
+    ((1, 4, 2, 28), "too few replicates at that N (fewer than 8)"),
+    ((6, 8, 3, 56), "the noise is larger at the largest N (Fisher's exact test, p = "),
+    ((2, 8, 6, 56), "no difference these counts can show (Fisher's exact test, p = "),
+])
+def test_the_noise_note_tests_whether_the_noise_grows_with_n(counts, expected):
+    from scipy.stats import fisher_exact
+
+    from covlib.figures.reproduction import noise_note
+    from covlib.search.replicates import noise_by_size
+
+    outcomes = _outcomes(*counts)
+    text = noise_note(_reproduction(outcomes, _claims()))
+    assert expected in text and f"{counts[0]} of {counts[1]} changed, at the smaller N {counts[2]} of {counts[3]}" in text
+    a, n_a, b, n_b = counts
+    assert noise_by_size(outcomes).p == pytest.approx(fisher_exact([[a, n_a - a], [b, n_b - b]]).pvalue)
+    if counts[1] >= 8:  # the verdict follows the test, not the bare shares: 2 of 8 (25%) beats 6 of 56 (11%)
+        assert (noise_by_size(outcomes).p < 0.05) == ("larger" in text)

@@ -12,6 +12,7 @@ from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, verdict_words
 from covlib.analyses.success_curve import SLOPE_BOUNDS
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
+from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, noise_by_size
 from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
 
 NAMES = {"twohop_small_model": "two-hop, 2-layer width-64", "twohop_large_model": "two-hop, 6-layer width-128",
@@ -205,13 +206,19 @@ def noise_note(rep: Reproduction) -> str:
              for k, label in (("init", "another initialisation"), ("draw", "another draw of the training set"))
              if k in flips.index]
     said += (": " + " and ".join(parts) + ". ") if parts else ". "
-    largest = r["N"] >= 40
-    if largest.any() and (~largest).any():
-        big, small = r[largest]["changed"].mean(), r[~largest]["changed"].mean()
-        said += (f"At three-hop CoT's largest N (40) {big:.0%} changed, at the smaller N {small:.0%}: "
-                 + ("too few replicates to say whether the noise grows with N." if largest.sum() < 8 else
-                    ("the noise is larger at the largest N." if big > small else
-                     "the noise does not grow with N here.")))
+    by_size = noise_by_size(r)
+    if by_size.replicates_large and by_size.replicates_small:
+        said += (f"At three-hop CoT's largest N ({LARGEST_N}) {by_size.changed_large} of {by_size.replicates_large} "
+                 f"changed, at the smaller N {by_size.changed_small} of {by_size.replicates_small}: ")
+        if not by_size.enough:
+            said += f"too few replicates at that N (fewer than {MIN_AT_LARGEST_N}) to say whether the noise grows with N."
+        elif by_size.p < 0.05:
+            grows = by_size.changed_large / by_size.replicates_large > by_size.changed_small / by_size.replicates_small
+            said += (f"the noise is {'larger' if grows else 'smaller'} at the largest N (Fisher's exact test, "
+                     f"p = {by_size.p:.2g}).")
+        else:
+            said += (f"no difference these counts can show (Fisher's exact test, p = {by_size.p:.2g}), which does "
+                     "not rule out a small one.")
     return said.strip()
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
 from covlib.base.errors import CovlibError
@@ -168,6 +169,36 @@ def flip_shares(outcomes: pd.DataFrame) -> pd.DataFrame:
         rows.append({"source": name, "replicates": n, "changed": flips, "share": flips / n if n else np.nan,
                      "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows)
+
+
+LARGEST_N = 40  # the replicated cells at a series' largest N (three-hop CoT's), against every smaller one
+MIN_AT_LARGEST_N = 8  # both ends, each rerun twice per source: too few before that to compare at all
+
+
+@dataclass(frozen=True)
+class NoiseBySize:
+    """Outcome changes among the replicates at the largest N and at smaller N, and Fisher's exact test (two-sided)
+    of whether the share differs; ``p`` is NaN while either group is empty."""
+
+    changed_large: int
+    replicates_large: int
+    changed_small: int
+    replicates_small: int
+    p: float
+
+    @property
+    def enough(self) -> bool:
+        return self.replicates_large >= MIN_AT_LARGEST_N and self.replicates_small > 0
+
+
+def noise_by_size(outcomes: pd.DataFrame, largest_n: int = LARGEST_N) -> NoiseBySize:
+    """Does the noise grow with N? A share of changed outcomes compared by Fisher's exact test (counts this small
+    leave a chi-squared approximation unreliable); the rule was written before any replicate at that N ran."""
+    large = outcomes["N"] >= largest_n
+    a, n_a = int(outcomes.loc[large, "changed"].sum()), int(large.sum())
+    b, n_b = int(outcomes.loc[~large, "changed"].sum()), int((~large).sum())
+    p = float(fisher_exact([[a, n_a - a], [b, n_b - b]]).pvalue) if n_a and n_b else float("nan")
+    return NoiseBySize(a, n_a, b, n_b, p)
 
 
 def measured_pace(outcomes: pd.DataFrame) -> float:
