@@ -193,7 +193,7 @@ class NoiseBySize:
 
 def noise_by_size(outcomes: pd.DataFrame, largest_n: int = LARGEST_N) -> NoiseBySize:
     """Does the noise grow with N? A share of changed outcomes compared by Fisher's exact test (counts this small
-    leave a chi-squared approximation unreliable); the rule was written before any replicate at that N ran."""
+    leave a chi-squared approximation unreliable); written before any replicate at that N had finished."""
     large = outcomes["N"] >= largest_n
     a, n_a = int(outcomes.loc[large, "changed"].sum()), int(large.sum())
     b, n_b = int(outcomes.loc[~large, "changed"].sum()), int((~large).sum())
