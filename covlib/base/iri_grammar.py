@@ -23,12 +23,14 @@ MODULE = "rfc3987_syntax"
 def _real_module() -> types.ModuleType:
     """Swap the stand-in for the real module (imported now, once) and return it."""
     stand_in = sys.modules.get(MODULE)
-    if getattr(stand_in, "__covlib_stand_in__", False):
+    ours = getattr(stand_in, "__covlib_stand_in__", False)
+    if ours:
         del sys.modules[MODULE]
     try:
         return importlib.import_module(MODULE)
     except BaseException:
-        sys.modules[MODULE] = stand_in  # leave things as they were; the next call tries again
+        if ours:  # put back only what was taken out; the next call tries again
+            sys.modules[MODULE] = stand_in
         raise
 
 
