@@ -347,7 +347,8 @@ display(Markdown(ch07.summary.summary_text(
     decoding=decoding, available=models, at_bridge=at_bridge, N=N, n_train=n_train, bounds=bounds,
     placeholder_floor=placeholder_floor, floor_fits=floor_fits, floor_ratio=floor_ratio_by_task["twohop"],
     verdicts=ch07.verdicts_bullet(cot_book_verdicts, recheck, "chapter 4, section 4.8",
-                                  tasks=list(ch07.searches.COT_RULE_EXPONENTS)))))
+                                  tasks=list(ch07.searches.COT_RULE_EXPONENTS)),
+    claims=ch07.reproduction.claims_bullet(rep, only=("cot_flattens_twohop", "cot_flattens_threehop")))))
 
 # %% [markdown]
 # ## Exercises

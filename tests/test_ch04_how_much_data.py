@@ -202,22 +202,6 @@ def test_chain_table_and_note():
         "out of the fit (the commands in data/scaling/COMMANDS.txt resume these searches from the probe table)")
 
 
-def test_the_chain_note_says_where_the_papers_exponent_falls_and_whether_a_task_is_steeper():
-    def fit(c, low, high):
-        return {"c": c, "c_low": low, "c_high": high}
-    assert longer_chains.paper_inside(fit(2.05, 1.53, 2.38), 2.43) == ", outside the interval"
-    assert longer_chains.paper_inside(fit(2.05, 1.53, 2.50), 2.43) == ", inside the interval"
-    assert longer_chains.paper_inside(fit(2.84, np.nan, np.nan), 2.58) == ""
-    two = fit(2.1, 1.8, 2.4)
-    fits = {"twohop": two, "threehop": fit(3.0, 2.6, 3.4), "parallel_twohop": fit(2.05, 1.5, 2.4)}
-    text = longer_chains.steeper_text(fits)
-    assert " Three-hop is steeper than two-hop (the intervals do not overlap)." in text
-    assert " Parallel two-hop: the intervals overlap with two-hop's" in text
-    assert longer_chains.steeper_text({"twohop": two, "threehop": fit(2.8, np.nan, np.nan)}).startswith(
-        " Three-hop: no interval")
-    assert longer_chains.steeper_text({"twohop": None}) == ""
-
-
 def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
     probes = pd.DataFrame({"success": [True, False, False, False], "final_train": [1.0, 0.995, 0.5, 1.0]})
     assert failing_probes.fitted_failures_note(probes) == (
@@ -226,26 +210,29 @@ def test_fitted_failures_note_counts_failures_that_fitted_their_training_set():
     assert failing_probes.fitted_failures_note(probes[probes["success"]]) == ""
 
 
-def test_summary_bullets_say_whether_the_paper_is_inside_the_interval():
+def test_summary_bullets_lead_with_the_verdicts_and_set_measured_exponents_beside_the_papers_unjudged():
     fit = {"c": 2.1, "c_low": 1.8, "c_high": 2.4, "interval": "resampling N-cells and the seeds within them", "n_values": 5, "seeds": 2,
            "N_min": 25, "N_max": 50, "r2": 0.97}
     text = findings.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
     lines = text.split("\n")
     assert all(line.startswith("* ") for line in lines) and len(lines) == 4
     assert "c = 2.10 (95% interval 1.80 to 2.40" in lines[0] and "N = 25-50, 5 values of N, 2 seeds" in lines[0]
-    assert "is inside that interval" in lines[0]
-    assert "N^2.30, inside the measured interval" in lines[1]
+    assert lines[0].endswith("under the authors' give-up rule (the paper's c: 2.26).")
+    assert "N^2.30, 0.20 above the measured 2.10 (95% interval 1.80 to 2.40)" in lines[1]
     assert lines[2].startswith("* Model size: not measured yet")
     assert "took 10 probes, 1.5 run-hours, about 0.1 days of one CPU core," in lines[3]
+    assert not any(word in text for word in ("inside", "outside", "reproduced"))  # only the verdicts' rule judges
     text = findings.summary_bullets(fit | {"c": 3.0, "c_low": 2.9, "c_high": 3.1}, np.nan, {}, "sizes", 2, 1, 0.1, 0.99)
-    assert "is outside that interval" in text and "* sizes" in text and "Coverage predicts" not in text
+    assert "* sizes" in text and "Coverage predicts" not in text
     few = fit | {"c_low": np.nan, "c_high": np.nan, "n_values": 3}
     text = findings.summary_bullets(few, 2.3, {}, "sizes", 1, 10, 1.5, 0.99)
-    assert "too few values of N for an interval" in text and "inside" not in text and "outside" not in text
+    assert "no interval" in text and "Coverage predicts" not in text  # nothing to set coverage's exponent against
     chains = {"threehop": fit | {"c": 2.31}, "parallel_twohop": few}
     text = findings.summary_bullets(fit, 2.3, chains, "sizes", 1, 10, 1.5, 0.99)
     assert "* Longer chains at small N, under the authors' rule: three-hop c = 2.31 (95% interval" in text
     assert "; parallel two-hop c = 2.10 (no interval: 3 values of N are too few" in text and "parallel_twohop" not in text
+    led = findings.summary_bullets(fit, 2.3, {}, "sizes", 1, 10, 1.5, 0.99, verdicts="Verdicts.", claims="Claims.")
+    assert led.split("\n")[:3] == ["* Verdicts.", "* Claims.", lines[0]]  # what it concludes, then what it measured
 
 
 def explorer_inputs():

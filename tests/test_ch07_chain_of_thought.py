@@ -747,6 +747,10 @@ def test_the_summary_sets_cot_beside_plain_under_the_floor_where_both_are_fitted
     assert "Five-hop with CoT, under the authors' rule: c = 2.00" in five and "; under the step floor c = 1.23" in five
     assert "under the step floor c" not in summary.summary_text(fits=fits | {"fivehop_cot": full}, floor_fits=floor,
                                                                 **common)
+    led = summary.summary_text(fits=fits, verdicts="Against the paper: inconclusive.",
+                               claims="The paper's comparative claims: holds.", **common).split("\n")
+    assert led[:2] == ["* Against the paper: inconclusive.", "* The paper's comparative claims: holds."]
+    assert led[2].startswith("* With the bridge written out")  # what it concludes first, then what it measured
     rules = pd.DataFrame([{"exponent": "twohop_cot", "give_up_floor": 0, "fit": fit},
                           {"exponent": "twohop_cot", "give_up_floor": 2000, "fit": floor["twohop_cot"]}])
     assert searches.floor_fits(rules) == {"twohop_cot": floor["twohop_cot"]}

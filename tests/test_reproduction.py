@@ -199,6 +199,18 @@ def test_the_pattern_says_when_a_claims_estimate_runs_against_the_paper():
     assert "1 inconclusive" in text and "0 reproduced" in text
 
 
+def test_the_claims_bullet_names_only_the_claims_asked_for():
+    from covlib.figures.reproduction import claims_bullet
+
+    empty = pd.DataFrame(columns=["replicate", "side", "changed", "N"])
+    rep = _reproduction(empty, _claims(cot_flattens_twohop=-0.29))
+    both = claims_bullet(rep, only=("cot_flattens_twohop", "cot_flattens_threehop"))
+    assert both.startswith("The paper's comparative claims, judged by the same rule (section 4.11). That chain of "
+                           "thought flattens two-hop's law: inconclusive")
+    assert both.count("That ") == 2 and "runs the other way" in both and "Mamba" not in both
+    assert claims_bullet(rep).count("That ") == 6
+
+
 def test_the_noise_note_handles_no_replicates_and_counts_by_source():
     from covlib.figures.reproduction import noise_note
 

@@ -152,6 +152,13 @@ def test_the_summarys_verdict_sentence_names_each_verdict_its_rule_and_where_the
     assert "None of these tasks' lower ends" in verdicts_bullet(verdicts, recheck.assign(rerun=False), "section 7.1",
                                                                 ["twohop"])
     assert verdicts_bullet(verdicts.iloc[:0], recheck, "section 4.7", ["twohop"]) == ""
+    # the equivalence rule's verdicts all read one estimate: said once, with the interval and margin each compares
+    same = verdicts.assign(decided_by="the step floor's logistic estimate", verdict=["inconclusive", "reproduced"],
+                           ci90_low=[1.94, 2.26], ci90_high=[2.45, 2.58], margin=0.25)
+    assert verdicts_bullet(same, recheck, "section 4.8", ["twohop"]).startswith(
+        "Against the paper, by the rule of section 4.8, on the step floor's logistic estimate: two-hop "
+        "**inconclusive** (2.29, 90% interval 1.94-2.45; paper 2.26 ± 0.25); parallel two-hop **reproduced** "
+        "(2.15, 90% interval 2.26-2.58; paper 2.43 ± 0.25).")
 
 
 def test_reader_names_spell_out_cot_keys_and_leave_unknown_keys_as_they_are():

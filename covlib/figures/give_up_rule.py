@@ -274,9 +274,17 @@ def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str,
     verdict rule is stated. "" if there are no verdicts."""
     if not len(verdicts):
         return ""
-    said = "; ".join(
-        f"{reader_name(r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** "
-        f"({r['c']:.2f} under {r['decided_by']}; paper {r['paper']:.2f})" for _, r in verdicts.iterrows())
+    shared = verdicts["decided_by"].nunique() == 1  # said once, in the lead, when every verdict reads the same
+
+    def evidence(r: pd.Series) -> str:
+        where = "" if shared else f" under {r['decided_by']}"
+        if np.isfinite(r.get("ci90_low", np.nan)):  # the interval and margin the rule compares
+            return (f"{r['c']:.2f}{where}, 90% interval {r['ci90_low']:.2f}-{r['ci90_high']:.2f}; "
+                    f"paper {r['paper']:.2f} ± {r['margin']:.2f}")
+        return f"{r['c']:.2f}{where}; paper {r['paper']:.2f}"
+    said = "; ".join(f"{reader_name(r['exponent'])} **{VERDICT_WORDS[r['verdict']]}** ({evidence(r)})"
+                     for _, r in verdicts.iterrows())
+    lead = f"the rule of {section}" + (f", on {verdicts['decided_by'].iloc[0]}" if shared else "")
     counts = flip_counts(recheck)
     counts = counts[counts["task"].isin(tasks)]
     reruns, flips = int(counts["reruns"].sum()), int(counts["flips"].sum())
@@ -285,7 +293,7 @@ def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str,
              "success" if reruns else "None of these tasks' lower ends the step floor reopens has been rerun yet")
     pending = (f", {waiting} still to rerun; an exponent keeps the authors' rule's verdict until every cell of it "
                "has finished under the floor" if waiting else "")
-    return f"Against the paper, by the rule of {section}: {said}. {floor}{pending}."
+    return f"Against the paper, by {lead}: {said}. {floor}{pending}."
 
 
 def rule_counts_metrics(recheck: pd.DataFrame, floor: int, tasks: Sequence[str]) -> dict[str, int]:

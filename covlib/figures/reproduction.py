@@ -177,7 +177,17 @@ def pattern_note(rep: Reproduction) -> str:
                                         for r in differs.itertuples()) + ". "
     below = (rep.verdicts["c"] < rep.verdicts["paper"]).sum()
     said += f"{below} of {len(rep.verdicts)} book exponents lie below the paper's. "
+    said += claims_sentence(rep)
+    return said.strip()
+
+
+def claims_sentence(rep: Reproduction, only: tuple[str, ...] | None = None) -> str:
+    """Each comparative claim (or those named in ``only``) as a sentence: its verdict, the difference and its 95%
+    interval, and, where an inconclusive estimate runs against the paper, that it does."""
+    said = ""
     for claim in CLAIMS:
+        if only is not None and claim.name not in only:
+            continue
         row = rep.claims.set_index("claim").loc[claim.name]
         said += f"That {claim.text.split(' (')[0]}: {verdict_words(row['verdict'])}"
         said += (f" (difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
@@ -189,6 +199,11 @@ def pattern_note(rep: Reproduction) -> str:
                      f"{'below' if claim.sign > 0 else 'above'} {series_name(claim.second)}), short of a contradiction")
         said += ". "
     return said.strip()
+
+
+def claims_bullet(rep: Reproduction, only: tuple[str, ...] | None = None) -> str:
+    """A summary's sentence of the paper's comparative claims (claims_sentence), under the verdicts' rule."""
+    return f"The paper's comparative claims, judged by the same rule (section 4.11). {claims_sentence(rep, only)}"
 
 
 def noise_note(rep: Reproduction) -> str:
@@ -238,7 +253,8 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
 
 def book_verdicts(rep: Reproduction, names: Mapping[str, float]) -> pd.DataFrame:
     """The verdicts of ``names`` (series) in the columns the summary's sentence reads (exponent, verdict,
-    decided_by, c, paper)."""
+    decided_by, c, paper, the 90% interval the rule reads and its margin)."""
     v = rep.verdicts[rep.verdicts["series"].isin(list(names))]
     return pd.DataFrame({"exponent": v["series"], "verdict": v["verdict"], "c": v["c"], "paper": v["paper"],
-                         "decided_by": "the floor, logistic estimate"})
+                         "decided_by": "the step floor's logistic estimate", "ci90_low": v["ci90_low"],
+                         "ci90_high": v["ci90_high"], "margin": EQUIVALENCE_MARGIN})

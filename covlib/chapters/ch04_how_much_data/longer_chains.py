@@ -34,14 +34,6 @@ def chain_table(summaries: Mapping[str, pd.DataFrame], experiments: Mapping[str,
     return pd.DataFrame(rows), points
 
 
-def paper_inside(fit: dict, paper: float) -> str:
-    """Whether a published exponent lies inside a fit's 95% interval ("" where the fit has none)."""
-    if np.isnan(fit["c_low"]):
-        return ""
-    inside = fit["c_low"] <= paper <= fit["c_high"]
-    return f", {'inside' if inside else 'outside'} the interval"
-
-
 def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | None], threshold: float) -> str:
     """The longer chains in prose: fit against the paper's, estimates, and N values no training set reaches."""
     parts = []
@@ -51,7 +43,7 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
             continue
         done = s.dropna(subset=["n_req"]).sort_values(["N", "seed"])
         text = f"{reader_name(name)}: " + (describe_exponent(f) + f" against the paper's {EXPONENTS[name]:.2f}"
-                              + paper_inside(f, EXPONENTS[name]) if f else "no fit yet")
+                                           if f else "no fit yet")
         if len(done):
             text += " (n_req " + "; ".join(f"at N = {int(n)}: " + " and ".join(f"{v:,.0f}" for v in cell["n_req"])
                                            for n, cell in done.groupby("N")) + ")"
@@ -62,24 +54,3 @@ def chain_note(summaries: Mapping[str, pd.DataFrame], fits: Mapping[str, dict | 
             text += f"; {pending}"
         parts.append(text)
     return sentence_start("; ".join(parts))
-
-
-def steeper_text(fits: Mapping[str, dict | None]) -> str:
-    """Whether each longer chain is steeper than two-hop: only where both intervals exist and do not overlap."""
-    two, parts = fits.get("twohop"), []
-    if not two or np.isnan(two["c_low"]):
-        return ""
-    for name in ("threehop", "parallel_twohop"):
-        f = fits.get(name)
-        if not f:
-            continue
-        said = reader_name(name)
-        if np.isnan(f["c_low"]):
-            parts.append(f"{said}: no interval, so no comparison")
-        elif f["c_low"] > two["c_high"]:
-            parts.append(f"{said} is steeper than two-hop (the intervals do not overlap)")
-        elif f["c_high"] < two["c_low"]:
-            parts.append(f"{said} is shallower than two-hop (the intervals do not overlap)")
-        else:
-            parts.append(f"{said}: the intervals overlap with two-hop's, so this cache does not say which is steeper")
-    return "".join(f" {sentence_start(p)}." for p in parts)

@@ -122,15 +122,17 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
                  metrics: Mapping[str, pd.DataFrame], final_type0: Mapping[str, float], placeholder: pd.DataFrame,
                  decoding: pd.DataFrame, available: Collection[str], at_bridge: pd.DataFrame, N: int,
                  n_train: int, bounds: pd.DataFrame, placeholder_floor: int = 0, verdicts: str = "",
-                 floor_fits: Mapping[str, dict | None] | None = None, floor_ratio: float = float("nan")) -> str:
-    """The chapter's findings as a bullet list, each only where the cache holds what it rests on; ``verdicts`` is
-    the sentence of the exponents' verdicts against the paper (none if empty); ``floor_fits`` the exponents under
+                 claims: str = "", floor_fits: Mapping[str, dict | None] | None = None,
+                 floor_ratio: float = float("nan")) -> str:
+    """The chapter's findings as a bullet list, each only where the cache holds what it rests on; first what it
+    concludes against the paper: ``verdicts``, the sentence of the exponents' verdicts, and ``claims``, that of the
+    paper's claims about chain of thought (none if empty); ``floor_fits`` the exponents under
     the step floor (searches.floor_fits), set beside each other where a task has both; ``floor_ratio`` two-hop's
     data ratio under the floor."""
     def value(name: str, col: str, split: str = "type_0") -> float:
         return decoded(decoding, name, col, split)
 
-    summary = []
+    summary = [b for b in (verdicts, claims) if b]
     if fits["twohop_cot"] or fits["threehop_cot"]:
         summary.append("With the bridge written out, the required data (under the authors' rule) grows as " + "; ".join(
             f"{reader_name(task)}: N^{fits[f'{task}_cot']['c']:.2f} against N^{fits[task]['c']:.2f} without"
@@ -142,8 +144,6 @@ def summary_text(*, fits: Mapping[str, dict | None], ratios: pd.DataFrame, by_ta
         summary.append(f"Five-hop with CoT, under the authors' rule: {describe_exponent(fits['fivehop_cot'])}"
                        + (f"; under the step floor {describe_exponent(floored)}" if floored else "")
                        + f"; the paper's {EXPONENTS_COT['fivehop']:.2f}." + fivehop_saving(ratios, bounds))
-    if verdicts:
-        summary.append(verdicts)
     if len(ratios):
         summary.append(f"At equal N, two-hop without CoT needs {fmt(by_task['twohop'], '.1f', MISSING)} times the "
                        "data it needs with CoT" + ("." if np.isnan(floor_ratio) else
