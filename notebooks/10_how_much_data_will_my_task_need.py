@@ -287,7 +287,8 @@ record_metrics(ch10.readings.chapter_metrics(fitted, oos, in_sample, result["arc
                                              predictions, measured, measured_amended)
                | ch10.reader.reader_metrics(my_task, my_cot, mine, growth, my_k, where, row))
 display(Markdown(ch10.views.findings_markdown(ch10.readings.findings(
-    fitted, summary, oos, in_sample, result["architecture"], prereg_text))))
+    fitted, summary, oos, in_sample, result["architecture"], prereg_text,
+    ch10.readings.both_sentence(amended, measured_amended)))))
 
 # %% [markdown]
 # ## Exercise

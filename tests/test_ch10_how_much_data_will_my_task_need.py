@@ -56,6 +56,12 @@ def test_the_rule_is_scored_out_of_sample_and_in_sample_apart():
     assert "Every task's median lies within 1.25x" in rule.where_it_misses(summary.reset_index())
     assert "100% of 24 cells lie within 1.25x" in rule.oos_sentence(oos, ins, fitted) and "met." in \
         rule.oos_sentence(oos, ins, fitted)
+    lines = readings.findings(fitted, summary.reset_index(), oos, ins, arch, "Preregistered.",
+                              "Amended.").split("\n")
+    assert lines[1].endswith("every task's median within 1.25x: met.") and lines[-2:] == ["Preregistered.", "Amended."]
+    missed = oos.assign(ratio=np.where(oos["series"] == "two-hop", 1.5, 1.0))  # one task's median outside
+    assert rule.goal_text(missed).endswith("not met; the medians outside are two-hop (1.50).")
+    assert "Amended." not in readings.findings(fitted, summary.reset_index(), oos, ins, arch, "Preregistered.")
 
 
 def test_a_cell_without_crossings_waits_and_a_missing_prediction_counts_as_a_miss():

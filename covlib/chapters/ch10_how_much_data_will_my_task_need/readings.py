@@ -13,6 +13,7 @@ from covlib.chapters.ch10_how_much_data_will_my_task_need.rule import (
     PREREGISTER_NAMES,
     PREREGISTERED_BOTH,
     cells_text,
+    goal_text,
 )
 from covlib.coverage.rule import Rule, within
 from covlib.figures.exercises import check_share
@@ -203,8 +204,10 @@ def check_raw_within(answer, truth: float, band: float = BANDS[1]) -> str:
 
 
 def findings(rule: Rule | None, summary: pd.DataFrame, oos: pd.DataFrame, in_sample: pd.DataFrame,
-             architecture: pd.DataFrame, prereg: str) -> str:
-    """The closing summary, one finding per line."""
+             architecture: pd.DataFrame, prereg: str, amended: str = "") -> str:
+    """The closing summary, one finding per line: the rule, its out-of-sample score against the goal set before it,
+    each task, the architecture test, and the predictions written down before the training (``prereg``; and
+    ``amended``, the amended rule's, where one was written)."""
     if rule is None:
         return "No rule: no task has measured cells with crossings yet."
     lines = [f"The rule, fitted on the cells of {len(rule.fitted_on)} tasks under the give-up floor: n_req = "
@@ -212,7 +215,8 @@ def findings(rule: Rule | None, summary: pd.DataFrame, oos: pd.DataFrame, in_sam
              f"Out of sample (each task predicted by the rule fitted without any of its cells): "
              f"{within(oos['ratio'], BANDS[1]):.0%} of {len(oos)} cells within {BANDS[1]:g}x, "
              f"{within(oos['ratio'], BANDS[0]):.0%} within {BANDS[0]:g}x. In sample (the same cells, the rule fitted on "
-             f"all of them, counted apart): {within(in_sample['ratio'], BANDS[1]):.0%} within {BANDS[1]:g}x."]
+             f"all of them, counted apart): {within(in_sample['ratio'], BANDS[1]):.0%} within {BANDS[1]:g}x. "
+             + goal_text(oos)]
     for _, r in summary.iterrows():
         spread = (f" ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})" if r["cells"] > 1 else "")
         lines.append(f"{r['series']}: {cells_text(r['cells'], r['N'])}, median measured / predicted {r['median']:.2f}"
@@ -222,5 +226,7 @@ def findings(rule: Rule | None, summary: pd.DataFrame, oos: pd.DataFrame, in_sam
                      f"{within(architecture['ratio'], BANDS[1]):.0%} of {len(architecture)} cells within "
                      f"{BANDS[1]:g}x.")
     lines.append(prereg)
+    if amended:
+        lines.append(amended)
     return "\n".join(lines)
 
