@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from covlib.search.cells import Cell, Probe, ProbeRules, SearchRules
-from covlib.search.probes import PROBE_COLUMNS, append_probe, cell_rows, read_probes, rule_rows
+from covlib.search.probes import PROBE_COLUMNS, append_probe, cell_rows, read_probes, rule_rows, split_cells
 from covlib.search.required_data import search_states
 from covlib.training.config import TrainConfig
 from covlib.training.loop import gave_up
@@ -36,6 +36,29 @@ def test_the_floor_postpones_giving_up_until_that_many_steps_past_the_fit():
     assert gave_up(evals[:43], floored, n_train)  # step 2100: 2,000 steps past it
     big = 10**6  # when 100 epochs are longer than the floor, the epochs decide, as before
     assert gave_up(evals, floored, big) == gave_up(evals, authors, big) is False
+
+
+def test_many_cells_read_their_rows_from_one_split_as_each_would_alone():
+    """search_states splits the table once for many cells (split_cells): each cell's rows, and so its state, are
+    those it reads alone; rows of one size under several floors and a replicate beside its probe included."""
+    other = Cell("threehop", 12, "smoke", 1)
+    rows = [row(100, False, steps=300), row(200, False, steps=2600, fit=500), row(400, True, steps=900),
+            row(100, True, floor=2000), row(200, False, steps=3000, fit=500, floor=2000), row(300, True, floor=2000)]
+    rows += [r | {"task": "threehop", "N": 12, "seed": 1} for r in (row(500, False), row(900, True), row(700, True))]
+    rows.append(row(200, True, floor=2000) | {"replicate": "init", "replicate_seed": 1002})
+    table = pd.DataFrame(rows).sample(frac=1.0, random_state=3)  # in no particular order, as appended
+    by_cell = split_cells(table)
+    assert set(by_cell) == {("twohop", 20, "smoke", 0, False), ("threehop", 12, "smoke", 1, False)}
+    for cell in (CELL, other):
+        pd.testing.assert_frame_equal(by_cell[cell.key()[:5]], cell_rows(table, cell, None))
+    for floor in (0, 2000):
+        together = search_states([CELL, other], table, SearchRules(), give_up_floor=floor)
+        alone = [search_states([c], table, SearchRules(), give_up_floor=floor)[0] for c in (CELL, other)]
+        assert [(s.status, s.low, s.high, s.next_n) for s in together] == [(s.status, s.low, s.high, s.next_n)
+                                                                           for s in alone]
+        for a, b in zip(together, alone):
+            pd.testing.assert_frame_equal(a.probes, b.probes)
+    assert split_cells(table.iloc[:0]) == {}
 
 
 def test_authors_rows_count_under_a_floor_only_where_the_floor_cannot_change_them():

@@ -130,6 +130,16 @@ def cell_rows(table: pd.DataFrame, cell: Cell, give_up_floor: int | None = 0) ->
     return rows if give_up_floor is None else rule_rows(rows, give_up_floor)[0]
 
 
+def split_cells(table: pd.DataFrame) -> dict[tuple, pd.DataFrame]:
+    """Each cell's rows, as cell_rows(table, cell, None) gives them, keyed by (task, N, model, seed, cot): a loop
+    over many cells splits the table once here instead of filtering all of it for every cell."""
+    if not len(table):
+        return {}
+    return {(str(task), int(N), str(model), int(seed), bool(cot)): rows.sort_values("n_train")
+            for (task, N, model, seed, cot), rows in table.groupby(["task", "N", "model", "seed", "cot"], sort=False,
+                                                                                  dropna=False)}
+
+
 def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Split probe rows by what they say under the give-up rule with a step floor of ``give_up_floor``
     (give up only once the training set has been fitted for max(give_up_epochs, floor steps)): the rows
@@ -146,20 +156,22 @@ def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.
       N = 70 under a floor of 2,000 steps); elsewhere a higher floor's rows never count."""
     if not len(rows):
         return rows, rows
-    floor = (rows["give_up_floor"].fillna(0).astype(int) if "give_up_floor" in rows  # absent or empty: the authors'
-             else pd.Series(0, index=rows.index))
-    epoch_steps = _epoch_steps(rows)
-    own = rows[floor == give_up_floor]
-    same_rule = ((floor > give_up_floor) & (epoch_steps >= floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
-    own = pd.concat([own, _one_per_size(rows[same_rule], floor[same_rule], lowest=True)])
+    # positions, not frames: a cell's rows are few, and every pandas filter or take on them costs more than the
+    # arithmetic (the book reads a hundred cells under several rules); the frames are taken once, at the end
+    floor = (rows["give_up_floor"].fillna(0).astype(int).to_numpy() if "give_up_floor" in rows  # absent or empty:
+             else np.zeros(len(rows), dtype=int))                                              # the authors'
+    n = rows["n_train"].to_numpy()
+    epoch_steps = _epoch_steps(rows).to_numpy()
+    own = np.flatnonzero(floor == give_up_floor)
+    same_rule = np.flatnonzero((floor > give_up_floor) & (epoch_steps >= floor) & ~np.isin(n, n[own]))
+    own = np.concatenate([own, _one_per_size(same_rule, floor, n, lowest=True)])
     if give_up_floor == 0:
-        return own.sort_values("n_train", kind="stable"), rows.iloc[:0]
-    below = ((floor < give_up_floor) & ~rows["n_train"].isin(own["n_train"])).to_numpy()
-    lower = _one_per_size(rows[below], floor[below], lowest=False)
-    past_fit = lower["steps"].astype(float) - lower["first_fit_step"].astype(float)
-    settled = lower["success"].astype(bool) | (lower["stopped"] != "gave_up") | (past_fit >= give_up_floor)
-    counted = pd.concat([own, lower[settled]]).sort_values("n_train", kind="stable")
-    return counted, lower[~settled].sort_values("n_train", kind="stable")
+        return rows.iloc[_by_size(own, n)], rows.iloc[:0]
+    lower = _one_per_size(np.flatnonzero((floor < give_up_floor) & ~np.isin(n, n[own])), floor, n, lowest=False)
+    past_fit = (rows["steps"].to_numpy(float) - rows["first_fit_step"].to_numpy(float))[lower]
+    settled = (rows["success"].to_numpy(bool)[lower] | (rows["stopped"].to_numpy(object)[lower] != "gave_up")
+               | (past_fit >= give_up_floor))
+    return rows.iloc[_by_size(np.concatenate([own, lower[settled]]), n)], rows.iloc[_by_size(lower[~settled], n)]
 
 
 def one_rule_rows(table: pd.DataFrame, give_up_floor: int) -> pd.DataFrame:
@@ -178,10 +190,19 @@ def _epoch_steps(rows: pd.DataFrame) -> pd.Series:
     return epochs * rows["n_train"].astype(float) / ProbeRules.batch_size
 
 
-def _one_per_size(rows: pd.DataFrame, floor: pd.Series, lowest: bool) -> pd.DataFrame:
-    """One row per n_train among ``rows`` (their floors in ``floor``): the lowest floor's, or the highest's."""
-    return (rows.assign(_floor=floor.to_numpy()).sort_values("_floor", kind="stable")
-            .drop_duplicates("n_train", keep="first" if lowest else "last").drop(columns="_floor"))
+def _one_per_size(positions: np.ndarray, floor: np.ndarray, n: np.ndarray, lowest: bool) -> np.ndarray:
+    """One position per n_train among ``positions`` (rows' floors ``floor``, sizes ``n``): the lowest floor's, or
+    the highest's; in order of floor, as a stable sort by floor leaves them."""
+    by_floor = positions[np.argsort(floor[positions], kind="stable")]
+    sizes = n[by_floor] if lowest else n[by_floor][::-1]
+    first = np.unique(sizes, return_index=True)[1]  # each size's first occurrence (from the end: its last)
+    keep = first if lowest else len(by_floor) - 1 - first
+    return by_floor[np.sort(keep)]
+
+
+def _by_size(positions: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``positions`` sorted by n_train, ties kept in their order."""
+    return positions[np.argsort(n[positions], kind="stable")]
 
 
 def metrics_n_ctx(run_dir: Path) -> int:

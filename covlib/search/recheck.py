@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from covlib.search.cells import Cell, ProbeRules, SearchRules
-from covlib.search.probes import cell_rows, read_probes
+from covlib.search.probes import read_probes, split_cells
 from covlib.search.required_data import SearchResult, search, search_states
 
 CELL_KEY = ["task", "N", "model", "seed", "cot"]
@@ -60,16 +60,17 @@ def floor_recheck(table: pd.DataFrame, give_up_floor: int, rules: SearchRules = 
     if not from_floor < give_up_floor:
         raise ValueError(f"a recheck raises the floor: {give_up_floor} is not above the rule it rechecks ({from_floor})")
     rows = []
+    by_cell = split_cells(table)  # each cell's state reads only its own rows (it starts at 0: no first guess)
     for cell in table_cells(table):
-        authors = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=from_floor)[0]
+        every = by_cell[cell.key()[:5]]
+        authors = search_states([cell], every, rules, starts={cell.key(): 0}, give_up_floor=from_floor)[0]
         if authors.status not in FINISHED:
             continue
         at_low = authors.probes[authors.probes["n_train"].astype(int) == authors.low].iloc[0]
         # a probe that never fitted its training set (the step cap stopped it first) has no steps past the fit
         past_fit = at_low["steps"] - at_low["first_fit_step"] if pd.notna(at_low["first_fit_step"]) else None
-        every = cell_rows(table, cell, None)
         rerun = every[(every["give_up_floor"].astype(int) == give_up_floor) & (every["n_train"] == authors.low)]
-        floor = search_states([cell], table, rules, starts={cell.key(): 0}, give_up_floor=give_up_floor,
+        floor = search_states([cell], every, rules, starts={cell.key(): 0}, give_up_floor=give_up_floor,
                               step_cap=int(every["step_cap"].max()))[0]
         reopened = bool(at_low["stopped"] == "gave_up" and past_fit is not None and past_fit < give_up_floor)
         # a lower end the floor cannot change is no rerun, even where a row of the floor stands at it (a probe of

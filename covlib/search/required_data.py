@@ -25,6 +25,7 @@ from covlib.search.probes import (
     metrics_n_ctx,
     read_probes,
     rule_rows,
+    split_cells,
 )
 from covlib.search.psi import PRIOR_SD, ProbeCosts, PsiPrior, costs_for, fit_probe_costs, psi_state, psi_stopped
 from covlib.search.summary import summarise
@@ -236,12 +237,13 @@ def cell_step_cap(cell: Cell, step_cap: int | None) -> int | None:
 
 def cell_state(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None, step_cap: int | None,
                give_up_floor: int = 0, pending: Sequence[int] = (), prior: PsiPrior | None = None,
-               costs: dict | None = None) -> CellState:
+               costs: dict | None = None, every: pd.DataFrame | None = None) -> CellState:
     """One cell's state under the give-up rule with ``give_up_floor`` (its reopened failures guide the walk),
     its probes capped at cell_step_cap. Under the "psi" policy: ``pending`` sizes of the cell now running, its
-    ``prior`` (else psi_prior) and ``costs`` (fit_probe_costs of the table under the rule, else fitted here)."""
+    ``prior`` (else psi_prior) and ``costs`` (fit_probe_costs of the table under the rule, else fitted here).
+    ``every``: the cell's rows of ``table`` under every rule, where the caller has them (split_cells)."""
     step_cap = cell_step_cap(cell, step_cap)
-    every = cell_rows(table, cell, None)
+    every = cell_rows(table, cell, None) if every is None else every
     rows, reopened = rule_rows(every, give_up_floor)
     # the ID pool's size: any row of the cell records it, under whatever rule (else the dataset is generated to
     # count it, a second or more per cell)
@@ -264,13 +266,18 @@ def search_states(cells: Sequence[Cell], table: pd.DataFrame, rules: SearchRules
     """The state of every cell given the probe table (starting sizes from ``starts`` or the cell; with
     ``step_cap``, failures a lower cap stopped are reopened as next_probe says), under the give-up rule
     with ``give_up_floor`` (0: the authors' rule)."""
+    by_cell = split_cells(table) if len(cells) > 1 else {}  # one cell: filtering the table is cheaper
+
+    def every(cell: Cell) -> pd.DataFrame | None:
+        return by_cell.get(cell.key()[:5], table.iloc[:0]) if by_cell else None
     if rules.policy != "psi":
-        return [cell_state(cell, table, rules, cell.start or (starts or {}).get(cell.key()), step_cap, give_up_floor)
-                for cell in cells]
+        return [cell_state(cell, table, rules, cell.start or (starts or {}).get(cell.key()), step_cap, give_up_floor,
+                           every=every(cell)) for cell in cells]
     ruled = _under_rule(table, give_up_floor)  # once for every cell's prior and the cost model
     costs = fit_probe_costs(ruled)
     return [cell_state(cell, table, rules, None, step_cap, give_up_floor,
-                       prior=psi_prior(cell, ruled, rules, cell.start, None), costs=costs) for cell in cells]
+                       prior=psi_prior(cell, ruled, rules, cell.start, None), costs=costs, every=every(cell))
+            for cell in cells]
 
 
 def psi_prior(cell: Cell, table: pd.DataFrame, rules: SearchRules, start: int | None = None,
