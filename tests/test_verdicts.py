@@ -159,6 +159,9 @@ def test_the_summarys_verdict_sentence_names_each_verdict_its_rule_and_where_the
         "Against the paper, by the rule of section 4.8, on the step floor's logistic estimate: two-hop "
         "**inconclusive** (2.29, 90% interval 1.94-2.45; paper 2.26 ± 0.25); parallel two-hop **reproduced** "
         "(2.15, 90% interval 2.26-2.58; paper 2.43 ± 0.25).")
+    unfitted = same.assign(c=[np.nan, 2.15], ci90_low=[np.nan, 2.26], ci90_high=[np.nan, 2.58])
+    assert "two-hop **inconclusive** (no exponent yet; paper 2.26)" in verdicts_bullet(unfitted, recheck, "section 4.8",
+                                                                                       ["twohop"])
 
 
 def test_reader_names_spell_out_cot_keys_and_leave_unknown_keys_as_they_are():

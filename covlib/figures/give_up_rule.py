@@ -278,6 +278,8 @@ def verdicts_bullet(verdicts: pd.DataFrame, recheck: pd.DataFrame, section: str,
 
     def evidence(r: pd.Series) -> str:
         where = "" if shared else f" under {r['decided_by']}"
+        if not np.isfinite(r["c"]):  # too few finished cells for an exponent
+            return f"no exponent yet{where}; paper {r['paper']:.2f}"
         if np.isfinite(r.get("ci90_low", np.nan)):  # the interval and margin the rule compares
             return (f"{r['c']:.2f}{where}, 90% interval {r['ci90_low']:.2f}-{r['ci90_high']:.2f}; "
                     f"paper {r['paper']:.2f} ± {r['margin']:.2f}")
