@@ -347,3 +347,26 @@ def test_every_exponent_and_claim_row_gives_its_interval_and_what_it_rests_on():
     assert "(95% interval -1.00 to +0.50; 8 paired cells at 4 values of N)" in claim_row(said, claim, "04").book
     unpaired = claim_row(said | {"claim_cot_flattens_twohop_paired": 0}, claim, "04").book
     assert "8 cells at 4 values of N" in unpaired and "paired" not in unpaired
+
+
+def test_the_pattern_groups_the_verdicts_and_says_which_claims_the_data_bear_out():
+    from covlib.book.readme import pattern
+
+    ch4 = {"verdict_twohop": "inconclusive", "exponent_twohop_logistic_ci_low": 1.9,
+           "exponent_twohop_logistic_ci_high": 2.5, "verdict_parallel_twohop": "reproduced",
+           "claim_cot_flattens_threehop_verdict": "same_sign", "claim_cot_flattens_threehop_difference": 1.1,
+           "claim_cot_flattens_twohop_verdict": "inconclusive", "claim_cot_flattens_twohop_difference": -0.3,
+           "claim_mamba_equals_transformer_verdict": "differs", "claim_mamba_equals_transformer_difference": 0.6}
+    ch7 = {"verdict_threehop_cot": "inconclusive", "exponent_threehop_cot_logistic_ci_low": 1.6,
+           "exponent_threehop_cot_logistic_ci_high": 2.1}
+    said = pattern({"04": ch4, "07": ch7})
+    assert said.startswith("*The pattern.* Against the paper's 7 exponents: two-hop and three-hop with CoT "
+                           "inconclusive; parallel two-hop reproduced.")
+    assert "are 0.50 to 0.60 wide in c" in said and "a band 0.50 wide" in said
+    assert ("Of the paper's 3 comparative claims, 1 is borne out (chain of thought flattens three-hop's law), 1 is "
+            "contradicted (a Mamba's exponent equals the transformer's) and 1 is left open; in one (chain of thought "
+            "flattens two-hop's law) the book's estimate runs against the paper") in said
+    sentences = [p for p in contradictions(said, {"04_how_much_data": ch4, "07_chain_of_thought": ch7})
+                 if not p.startswith("row of")]  # no table here: only the sentence is checked
+    assert sentences == []
+    assert pattern({}) == ""  # nothing recorded: no pattern

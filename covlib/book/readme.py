@@ -436,6 +436,56 @@ def claims_table(rows: Sequence[ClaimRow], link: Callable[[str], str], stems: Ma
     return "\n".join(lines)
 
 
+# a claim's verdict as the pattern counts it: the paper's claim borne out, contradicted, or left open
+CLAIM_OUTCOMES = {"same_sign": "borne out", "reproduced": "borne out", "opposite_sign": "contradicted",
+                  "differs": "contradicted"}
+
+
+def _claim_metrics(ch: Mapping[str, Mapping[str, Any]], claim: Claim) -> Mapping[str, Any]:
+    """The metrics that record ``claim``: chapter 4's, which records every claim, else chapter 7's."""
+    return ch.get("04", {}) if f"claim_{claim.name}_verdict" in ch.get("04", {}) else ch.get("07", {})
+
+
+def pattern(ch: Mapping[str, Mapping[str, Any]]) -> str:
+    """The pattern across the verdicts, in plain words: the exponents grouped by verdict, how wide the intervals of
+    the undecided ones still are against the band a reproduction needs, and which of the paper's comparative claims
+    the data bear out, contradict or leave open ("" before any verdict is recorded)."""
+    verdicts = {f"verdict_{key}": ch.get(chapter, {}).get(f"verdict_{key}") for key, (chapter, _) in EXPONENT_ROWS.items()}
+    clause = _verdict_clause(verdicts, list(EXPONENT_ROWS))
+    if not clause:
+        return ""
+    said = f"*The pattern.* Against the paper's {len(EXPONENT_ROWS)} exponents: {clause}"
+    open_keys = [key for key in EXPONENT_ROWS if verdicts[f"verdict_{key}"] == "inconclusive"]
+    widths = [_number(ch.get(EXPONENT_ROWS[key][0], {}), f"exponent_{key}_logistic_ci_high")
+              - _number(ch.get(EXPONENT_ROWS[key][0], {}), f"exponent_{key}_logistic_ci_low") for key in open_keys]
+    widths = [w for w in widths if not math.isnan(w)]
+    if widths:
+        said += (f". The 95% intervals of the undecided ones are {min(widths):.2f} to {max(widths):.2f} wide in c, where "
+                 f"a reproduction needs a 90% interval inside a band {2 * EQUIVALENCE_MARGIN:.2f} wide: more cells "
+                 "and replicates narrow them (data/QUEUE.sh runs them)")
+    outcomes: dict[str, list[str]] = {}
+    against = []
+    for claim in CLAIMS:
+        m = _claim_metrics(ch, claim)
+        verdict = m.get(f"claim_{claim.name}_verdict")
+        if not isinstance(verdict, str):
+            continue
+        text = claim.text.split(" (")[0]
+        outcomes.setdefault(CLAIM_OUTCOMES.get(verdict, "left open"), []).append(text)
+        d = _number(m, f"claim_{claim.name}_difference")
+        if claim.sign and verdict == "inconclusive" and not math.isnan(d) and d * claim.sign < 0:
+            against.append(text)
+    if outcomes:
+        told = [f"{len(outcomes[o])} {'is' if len(outcomes[o]) == 1 else 'are'} {o}"
+                + (f" ({'; '.join(outcomes[o])})" if o != "left open" else "")
+                for o in ("borne out", "contradicted", "left open") if o in outcomes]
+        said += f". Of the paper's {sum(map(len, outcomes.values()))} comparative claims, {series(told)}"
+        if against:
+            said += (f"; in {'one' if len(against) == 1 else len(against)} ({'; '.join(against)}) the book's estimate "
+                     "runs against the paper, short of a contradiction")
+    return said + "."
+
+
 # ----------------------------------------------------------------------------- a sentence or two per chapter
 
 
@@ -573,15 +623,17 @@ def chapter_stems(chapters: Mapping[str, Any] = ()) -> dict[str, str]:
 
 def findings(chapters: Mapping[str, Mapping[str, Any]], link: Callable[[str], str] = readme_link,
              stems: Mapping[str, str] | None = None) -> str:
-    """The findings as markdown: the table of the paper's claims against the book's verdicts, the verdict rule, and
-    a sentence or two per chapter, each linking to it (``link``: a chapter's stem -> its address; ``stems``: the
+    """The findings as markdown: the table of the paper's claims against the book's verdicts, the verdict rule, the
+    pattern across the verdicts, and a sentence or two per chapter, each linking to it (``link``: a chapter's stem -> its address; ``stems``: the
     chapters to link, number -> stem, by default every chapter of the book)."""
     ch = {name[:2]: values for name, values in chapters.items()}
     stems = chapter_stems(chapters) if stems is None else stems
     sentences = _chapter_sentences(ch)
     bullets = [f"* [Chapter {int(number)}]({link(stems[number])}) {text}"
                for number, text in sorted(sentences.items()) if number in stems]
-    return "\n".join([claims_table(claim_rows(chapters), link, stems), "", VERDICT_RULE, "", *bullets])
+    said = pattern(ch)
+    return "\n".join([claims_table(claim_rows(chapters), link, stems), "", VERDICT_RULE, "",
+                      *([said, ""] if said else []), *bullets])
 # ----------------------------------------------------------------------------- the chapter table
 
 
