@@ -415,8 +415,8 @@ def claim_rows(chapters: Mapping[str, Mapping[str, Any]]) -> list[ClaimRow]:
     without CoT), CoT's saving, the taxonomy and coverage's prediction of the required data."""
     ch = {name[:2]: values for name, values in chapters.items()}
     rows = [exponent_row(ch.get(chapter, {}), key) for key, (chapter, _) in EXPONENT_ROWS.items()]
-    for claim in CLAIMS:  # chapter 4 records every claim; chapter 7 the two CoT ones
-        chapter = "04" if f"claim_{claim.name}_verdict" in ch.get("04", {}) else "07"
+    for claim in CLAIMS:
+        chapter = _claim_chapter(ch, claim)
         rows.append(claim_row(ch.get(chapter, {}), claim, chapter))
     rows += [_nontree_row(ch.get("06", {})), _nontree_cot_row(ch.get("07", {})), _saving_row(ch.get("07", {})),
              *_taxonomy_rows(ch.get("08", {})), *_prediction_rows(ch.get("10", {}))]
@@ -441,39 +441,43 @@ CLAIM_OUTCOMES = {"same_sign": "borne out", "reproduced": "borne out", "opposite
                   "differs": "contradicted"}
 
 
-def _claim_metrics(ch: Mapping[str, Mapping[str, Any]], claim: Claim) -> Mapping[str, Any]:
-    """The metrics that record ``claim``: chapter 4's, which records every claim, else chapter 7's."""
-    return ch.get("04", {}) if f"claim_{claim.name}_verdict" in ch.get("04", {}) else ch.get("07", {})
+def _claim_chapter(ch: Mapping[str, Mapping[str, Any]], claim: Claim) -> str:
+    """The chapter whose metrics record ``claim``: chapter 4, which records every claim, else chapter 7 (the two
+    about chain of thought)."""
+    return "04" if f"claim_{claim.name}_verdict" in ch.get("04", {}) else "07"
 
 
 def pattern(ch: Mapping[str, Mapping[str, Any]]) -> str:
     """The pattern across the verdicts, in plain words: the exponents grouped by verdict, how wide the intervals of
     the undecided ones still are against the band a reproduction needs, and which of the paper's comparative claims
     the data bear out, contradict or leave open ("" before any verdict is recorded)."""
-    verdicts = {f"verdict_{key}": ch.get(chapter, {}).get(f"verdict_{key}") for key, (chapter, _) in EXPONENT_ROWS.items()}
+    verdicts = {f"verdict_{key}": ch.get(chapter, {}).get(f"verdict_{key}")
+                for key, (chapter, _) in EXPONENT_ROWS.items()}
     clause = _verdict_clause(verdicts, list(EXPONENT_ROWS))
     if not clause:
         return ""
     said = f"*The pattern.* Against the paper's {len(EXPONENT_ROWS)} exponents: {clause}"
-    open_keys = [key for key in EXPONENT_ROWS if verdicts[f"verdict_{key}"] == "inconclusive"]
-    widths = [_number(ch.get(EXPONENT_ROWS[key][0], {}), f"exponent_{key}_logistic_ci_high")
-              - _number(ch.get(EXPONENT_ROWS[key][0], {}), f"exponent_{key}_logistic_ci_low") for key in open_keys]
+    widths = []
+    for key, (chapter, _) in EXPONENT_ROWS.items():
+        if verdicts[f"verdict_{key}"] == "inconclusive":
+            m = ch.get(chapter, {})
+            fit = f"exponent_{key}_logistic"
+            widths.append(_number(m, f"{fit}_ci_high") - _number(m, f"{fit}_ci_low"))
     widths = [w for w in widths if not math.isnan(w)]
     if widths:
-        said += (f". The 95% intervals of the undecided ones are {min(widths):.2f} to {max(widths):.2f} wide in c, where "
-                 f"a reproduction needs a 90% interval inside a band {2 * EQUIVALENCE_MARGIN:.2f} wide: more cells "
-                 "and replicates narrow them (data/QUEUE.sh runs them)")
+        said += (f". The 95% intervals of the undecided ones are {min(widths):.2f} to {max(widths):.2f} wide in c, "
+                 f"where a reproduction needs a 90% interval inside a band {2 * EQUIVALENCE_MARGIN:.2f} wide: more "
+                 "cells and replicates narrow them (data/QUEUE.sh runs them)")
     outcomes: dict[str, list[str]] = {}
     against = []
     for claim in CLAIMS:
-        m = _claim_metrics(ch, claim)
+        m = ch.get(_claim_chapter(ch, claim), {})
         verdict = m.get(f"claim_{claim.name}_verdict")
         if not isinstance(verdict, str):
             continue
         text = claim.text.split(" (")[0]
         outcomes.setdefault(CLAIM_OUTCOMES.get(verdict, "left open"), []).append(text)
-        d = _number(m, f"claim_{claim.name}_difference")
-        if claim.sign and verdict == "inconclusive" and not math.isnan(d) and d * claim.sign < 0:
+        if claim.runs_against(_number(m, f"claim_{claim.name}_difference"), verdict):
             against.append(text)
     if outcomes:
         told = [f"{len(outcomes[o])} {'is' if len(outcomes[o]) == 1 else 'are'} {o}"
@@ -624,8 +628,8 @@ def chapter_stems(chapters: Mapping[str, Any] = ()) -> dict[str, str]:
 def findings(chapters: Mapping[str, Mapping[str, Any]], link: Callable[[str], str] = readme_link,
              stems: Mapping[str, str] | None = None) -> str:
     """The findings as markdown: the table of the paper's claims against the book's verdicts, the verdict rule, the
-    pattern across the verdicts, and a sentence or two per chapter, each linking to it (``link``: a chapter's stem -> its address; ``stems``: the
-    chapters to link, number -> stem, by default every chapter of the book)."""
+    pattern across the verdicts, and a sentence or two per chapter, each linking to it (``link``: a chapter's stem
+    -> its address; ``stems``: the chapters to link, number -> stem, by default every chapter of the book)."""
     ch = {name[:2]: values for name, values in chapters.items()}
     stems = chapter_stems(chapters) if stems is None else stems
     sentences = _chapter_sentences(ch)

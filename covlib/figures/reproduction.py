@@ -193,8 +193,7 @@ def claims_sentence(rep: Reproduction, only: tuple[str, ...] | None = None) -> s
         said += (f"; difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
                  f"{row['ci95_high']:+.2f}" if np.isfinite(row["ci95_low"]) else
                  "; too few shared values of N for an interval")
-        against = claim.sign and np.isfinite(row["difference"]) and np.sign(row["difference"]) == -claim.sign
-        if against and row["verdict"] == "inconclusive":  # the point estimate runs against the paper: say so
+        if claim.runs_against(row["difference"], row["verdict"]):  # the point estimate runs against the paper: say so
             said += (f"; the book's estimate runs the other way ({series_name(claim.first)} "
                      f"{'below' if claim.sign > 0 else 'above'} {series_name(claim.second)}), short of a contradiction")
         said += ". "

@@ -51,6 +51,12 @@ class Claim:
     sign: int
     third: str | None = None
 
+    def runs_against(self, difference: float, verdict: str) -> bool:
+        """Whether an undecided test's estimate lies on the other side of zero from the paper's difference (a
+        directional claim only): worth saying, though short of a contradiction."""
+        return bool(self.sign) and verdict == "inconclusive" and np.isfinite(difference) and \
+            np.sign(difference) == -self.sign
+
 
 CLAIMS = (
     Claim("cot_flattens_twohop", "chain of thought flattens two-hop's law (2.26 to 2.09)", "twohop", "twohop_cot", 1),
