@@ -17,6 +17,9 @@ from covlib.tasks.graphs import get_task, is_formula
 PROBE_EVAL_TYPES = ("train_inferred", "type_0", "type_1", "type_2", "type_3")
 
 
+CELL_KEY = ["task", "N", "model", "seed", "cot"]  # the probe-table columns that name a cell
+
+
 @dataclass(frozen=True)
 class ProbeRules:
     """What counts as success and when a probe gives up (the authors' rule)."""

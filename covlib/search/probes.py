@@ -10,7 +10,7 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.tables import read_table, replace_rows, upsert_row
-from covlib.search.cells import PROBE_EVAL_TYPES, Cell, Probe, ProbeRules
+from covlib.search.cells import CELL_KEY, PROBE_EVAL_TYPES, Cell, Probe, ProbeRules
 from covlib.training.runs import load_metrics
 
 PROBE_COLUMNS = [
@@ -136,8 +136,7 @@ def split_cells(table: pd.DataFrame) -> dict[tuple, pd.DataFrame]:
     if not len(table):
         return {}
     return {(str(task), int(N), str(model), int(seed), bool(cot)): rows.sort_values("n_train")
-            for (task, N, model, seed, cot), rows in table.groupby(["task", "N", "model", "seed", "cot"], sort=False,
-                                                                                  dropna=False)}
+            for (task, N, model, seed, cot), rows in table.groupby(CELL_KEY, sort=False, dropna=False)}
 
 
 def rule_rows(rows: pd.DataFrame, give_up_floor: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -36,7 +36,7 @@ import pandas as pd
 from scipy.special import expit, log_expit, xlogy
 
 from covlib.analyses.success_curve import cell_estimate
-from covlib.search.cells import Cell, CellState, SearchRules
+from covlib.search.cells import CELL_KEY, Cell, CellState, SearchRules
 
 # the width (sd of log n_req) of the prior around each kind of first guess, from the leave-one-out error of each
 # source on the finished cells (benchmarks/bench_search_replay.py prints it): another model or seed of the same
@@ -92,7 +92,6 @@ def _brackets(rows: pd.DataFrame) -> pd.Series:
     return rows.groupby(CELL_KEY, sort=False)[["n_train", "success"]].apply(one)
 
 
-CELL_KEY = ["task", "N", "model", "seed", "cot"]
 SERIES_KEY = ["task", "cot", "model"]
 MIN_CELLS, MIN_ROWS = 3, 20  # a series with fewer bracketed cells or probes uses the fit pooled over every series
 
