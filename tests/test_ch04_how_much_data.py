@@ -32,7 +32,7 @@ from covlib.figures.tables import metrics_table
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE
 from covlib.search.summary import geometric_mean
-from covlib.training.shapes import model_params
+from covlib.training.config import model_params
 
 
 def summary(rows: list[tuple]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from covlib.search.cells import Cell, ProbeRules
 from covlib.search.required_data import search
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.tasks.folders import load_dataset
-from covlib.training.config import make_config, run_name
+from covlib.training.config import make_config, model_params, run_name
 from covlib.training.evaluation import eval_set, evaluate
 from covlib.training.loop import make_optimizer, train
 from covlib.training.mamba import (
@@ -35,7 +35,7 @@ from covlib.training.mamba import (
 )
 from covlib.training.model import build_model, model_config_from_dict
 from covlib.training.runs import load_metrics, load_model, run_family
-from covlib.training.shapes import model_overrides, model_params
+from covlib.training.shapes import model_overrides
 
 CPU = torch.device("cpu")
 TINY_MAMBA = {"family": "mamba", "n_layers": 1, "d_model": 32, "d_state": 8}

@@ -381,7 +381,7 @@ def test_the_shipped_commands_regenerate_every_cell_of_the_book_experiments():
     import shlex
 
     from covlib.base.paths import repository_path
-    from covlib.cli.scaling import add_arguments
+    from covlib.cli.arguments.scaling import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

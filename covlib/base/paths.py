@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]  # covlib/base/paths.py -> the repository
+RULE_FILE = "data/predict/rule.json"  # the rule chapter 10 fits and `covlib predict` applies (repository-relative)
 
 FIGURES_ENV = "COVLIB_FIGURES_DIR"  # set by `covlib book` / `covlib sweep` for the kernels they start
 RUN_DIR_ENV = "COVLIB_RUN_DIR"  # the run folder of the config a kernel executes (unset outside sweeps)

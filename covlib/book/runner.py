@@ -13,15 +13,13 @@ from pathlib import Path
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV, PROGRESS_ENV, REPO, RUN_DIR_ENV
+from covlib.base.presets import PRESETS
 from covlib.base.workers import one_thread_worker
 from covlib.book.editions import check_edition, edition_root, for_edition
 from covlib.book.sweep import METRICS_FILE, describe_error, execute_notebook, notebook_parameters, read_notebook
 from covlib.figures.text import count_of
 
 NOTEBOOKS = REPO / "notebooks"
-
-
-PRESETS = ("smoke", "default", "paper")
 
 
 CHAPTER = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.py$")

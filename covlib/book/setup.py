@@ -12,10 +12,9 @@ import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import FIGURES_ENV, repository_path
+from covlib.base.presets import PRESETS
 from covlib.figures.live import enable_live_charts
 from covlib.figures.style import save_figure
-
-PRESETS = ("smoke", "default", "paper")
 
 
 @dataclass

@@ -23,6 +23,7 @@ import vl_convert as vlc
 
 from covlib.base.errors import CovlibError
 from covlib.base.paths import REPO
+from covlib.base.presets import PRESETS
 from covlib.base.project import about_markdown, repository_html
 from covlib.book.classroom import class_path_markdown
 from covlib.book.editions import (
@@ -34,7 +35,7 @@ from covlib.book.editions import (
     source_without_solutions,
 )
 from covlib.book.readme import findings, site_link
-from covlib.book.runner import NOTEBOOKS, PRESETS, discover_chapters
+from covlib.book.runner import NOTEBOOKS, discover_chapters
 from covlib.book.snapshot import read_metrics
 from covlib.figures.live import PNG_SCALE, chart_title
 

@@ -1,4 +1,5 @@
-"""The `covlib` command line. Subcommand modules are imported only when used (torch is slow to import)."""
+"""The `covlib` command line. A command's options (covlib.cli.arguments.NAME) are imported apart from its work
+(covlib.cli.NAME), and only for the command given: `--help` never waits for torch."""
 from __future__ import annotations
 
 import argparse
@@ -23,13 +24,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def options_module(command: str) -> str:
+    """The module that holds a command's options: covlib.cli.arguments.NAME beside its work, covlib.cli.NAME."""
+    return COMMANDS[command][0].replace("covlib.cli.", "covlib.cli.arguments.", 1)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="covlib", description="The Coverage Principle book's library.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            importlib.import_module(module).add_arguments(p)
+            importlib.import_module(options_module(name)).add_arguments(p)
     return parser
 
 

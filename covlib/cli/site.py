@@ -4,17 +4,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from covlib.book.editions import EDITIONS
-from covlib.book.runner import PRESETS
 from covlib.book.site import build_site
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", default="default", help=f"which executed book to publish: {', '.join(PRESETS)}")
-    p.add_argument("--build-dir", default=None, help="folder holding <preset>/NN_*.ipynb (default: build/)")
-    p.add_argument("--edition", choices=EDITIONS, default="full",
-                   help="full (default), or student: the book `covlib book --edition student` executed without the "
-                        "exercises' solutions, into BUILD_DIR/student/site/PRESET/")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,7 +37,6 @@ SHARES = (0.9, 0.95, 0.99)  # candidate shares of the ID test items
 HOP_LEVELS = tuple(range(1, 11))  # candidate m: training examples per hop fact
 PLAIN_EVIDENCE = "sound"
 COT_EVIDENCE = "hop facts"
-RULE_FILE = "data/predict/rule.json"
 
 
 def depth(task: str | Task) -> int:

@@ -5,9 +5,12 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # an annotation only: the command line reads this module's names without loading pandas
+    import pandas as pd
 
 from covlib.base.errors import CovlibError
 from covlib.tasks.graphs import get_task, is_formula
@@ -61,6 +64,10 @@ POLICIES = ("bisect", "guided", "psi")  # the search policies SearchRules.policy
 # the slope of success against log n_train (P = logistic(s (log n - log n_req))) the "psi" policy assumes until
 # replicate probes measure it: success rises from 10% to 90% over a factor of 1.3 in n_train, the bracket ratio
 PLACEHOLDER_SLOPE = 2 * math.log(9) / math.log(1.3)
+FINISHED = ("bracketed", "unreachable")  # the statuses that end a search
+# covlib.search.tighten's defaults: bisect a finished bracket to this ratio (the estimate within 1.07x of either
+# end) where that costs at most this many one-thread CPU-minutes
+TIGHT_RATIO, MAX_MINUTES = 1.15, 60.0
 
 
 @dataclass(frozen=True)

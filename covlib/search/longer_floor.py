@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from covlib.analyses.fits import exponent_fit
-from covlib.search.recheck import BOOK_FLOOR, FINISHED, floor_recheck
+from covlib.search.cells import FINISHED
+from covlib.search.recheck import BOOK_FLOOR, floor_recheck
 from covlib.search.summary import geometric_mean
 
 # the longer floor of the control: twice the book's, so that every lower end gets twice the patience past its fit

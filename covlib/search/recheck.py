@@ -11,11 +11,9 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from covlib.search.cells import CELL_KEY, Cell, ProbeRules, SearchRules
+from covlib.search.cells import CELL_KEY, FINISHED, Cell, ProbeRules, SearchRules
 from covlib.search.probes import read_probes, split_cells
 from covlib.search.required_data import SearchResult, search, search_states
-
-FINISHED = ("bracketed", "unreachable")  # the statuses that end a search
 
 # the step floor the book reruns its brackets under: floor_from_probes of data/scaling/probes.csv
 BOOK_FLOOR = 2000

@@ -30,10 +30,11 @@ from covlib.search.probes import (
 from covlib.search.psi import PRIOR_SD, ProbeCosts, PsiPrior, costs_for, fit_probe_costs, psi_state, psi_stopped
 from covlib.search.summary import summarise
 from covlib.tasks.datasets import DatasetConfig, eligible_count, ensure_dataset
+from covlib.training.config import model_params
 from covlib.training.loop import train
 from covlib.training.pool import Job, SlurmOptions, run_jobs
 from covlib.training.runs import load_metrics
-from covlib.training.shapes import model_overrides, model_params
+from covlib.training.shapes import model_overrides
 
 
 def next_probe(cell: Cell, rows: pd.DataFrame, eligible: int, rules: SearchRules, start: int,

@@ -13,13 +13,10 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from covlib.search.cells import ProbeRules, SearchRules
+from covlib.search.cells import MAX_MINUTES, TIGHT_RATIO, ProbeRules, SearchRules
 from covlib.search.probes import cell_rows, read_probes
 from covlib.search.recheck import search_by_cap, select_cells, table_cells
 from covlib.search.required_data import SearchResult, search_states
-
-TIGHT_RATIO = 1.15  # the book's target: the estimate within 1.07x of either end
-MAX_MINUTES = 60.0  # tighten a cell only where that costs at most this many one-thread CPU-minutes
 
 
 def probes_to_ratio(low: int, high: int, ratio: float) -> int:

@@ -13,8 +13,7 @@ import pandas as pd
 
 from covlib.analyses.fits import exponent_fit
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
-from covlib.search.cells import Cell
-from covlib.search.recheck import FINISHED
+from covlib.search.cells import FINISHED, Cell
 from covlib.search.required_data import search_states
 from covlib.search.summary import summarise
 

@@ -6,8 +6,10 @@ import json
 from dataclasses import dataclass
 
 from covlib.base.errors import CovlibError
+from covlib.base.presets import PRESETS
 from covlib.training.mamba import MambaModelConfig
 from covlib.training.model import MODEL_FAMILIES, MODEL_PRESETS, ModelConfig, family_config
+from covlib.training.shapes import model_overrides
 
 DECISION_TYPES = ("type_0", "train_inferred")  # the test types a run's early stop and give-up rule read
 
@@ -77,8 +79,6 @@ TRAIN_PRESETS: dict[str, TrainConfig] = {
 }
 
 
-PRESETS = tuple(TRAIN_PRESETS)
-
 
 RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
                      "give_up_epochs", "give_up_floor", "fit_threshold", "eval_types")
@@ -124,6 +124,12 @@ def make_config(preset: str = "default", overrides: dict | None = None) -> RunCo
                 f"unknown setting {key!r}; model settings: family, {', '.join(m_names)}; training settings: {', '.join(t_names)}"
             )
     return RunConfig(dataclasses.replace(model, **m_set), dataclasses.replace(tr, **t_set), preset)
+
+
+def model_params(model: str, N: int, n_ctx: int) -> int:
+    """Parameters of a named model shape (covlib.training.shapes; either family) on a vocabulary of N task tokens
+    plus </a>."""
+    return make_config("default", model_overrides(model)).model.n_params(N + 1, n_ctx)
 
 
 def _pop_family(overrides: dict) -> str:

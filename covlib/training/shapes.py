@@ -1,8 +1,8 @@
-"""Named model shapes (e.g. L4-d128, mamba-L4-d128) and their parameter counts."""
+"""Named model shapes (e.g. L4-d128, mamba-L4-d128): what a search or `covlib train --shape` may name. Without
+torch, so that the command line can list them at once (their parameter counts: covlib.training.config.model_params)."""
 from __future__ import annotations
 
 from covlib.base.errors import CovlibError
-from covlib.training.config import make_config
 
 # model shapes for the parameter-scaling experiment: name -> overrides of the default preset
 MODEL_SHAPES: dict[str, dict] = {
@@ -29,8 +29,3 @@ def model_overrides(model: str) -> dict:
         raise CovlibError(f"unknown model shape {model!r}; choose one of: {', '.join(MODEL_SHAPES)}")
     return dict(MODEL_SHAPES[model])
 
-
-def model_params(model: str, N: int, n_ctx: int) -> int:
-    """Parameters of a named model shape (either family) on a vocabulary of N task tokens plus </a>."""
-
-    return make_config("default", model_overrides(model)).model.n_params(N + 1, n_ctx)

@@ -14,7 +14,8 @@ from covlib.figures.required_data import requirement_frame
 from covlib.search.experiments import experiment_command
 from covlib.search.summary import geometric_mean, requirement_ratio, seed_spread
 from covlib.search.verdicts import finished_cells, rule_label, rule_summary
-from covlib.training.shapes import MODEL_SHAPES, model_params
+from covlib.training.config import model_params
+from covlib.training.shapes import MODEL_SHAPES
 
 REFERENCE = "twohop"  # the default transformer's experiment: every other model is set against it
 SIZE_EXPERIMENTS = ("twohop_small_model", REFERENCE, "twohop_large_model")

@@ -14,11 +14,10 @@ import pandas as pd
 
 from covlib.base.files import write_text_atomic
 from covlib.base.paper import REQUIRED_DATA_TWOHOP_AUTHORS
-from covlib.base.paths import repository_path
+from covlib.base.paths import RULE_FILE, repository_path
 from covlib.coverage.evidence import coincidences_by_type
 from covlib.coverage.predict import predict_with_rule
 from covlib.coverage.rule import (
-    RULE_FILE,
     Rule,
     apply_rule,
     fit_rule,
