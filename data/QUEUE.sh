@@ -343,6 +343,10 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     the Mamba N = 50 0.103 (0.074), three-hop N = 24 0.048 (its claims 0.084), three-hop CoT N = 50 0.044 (its
 #     claim 0.000), five-hop CoT N = 16 0.037, parallel two-hop N = 40 0.030, two-hop N = 100 0.008. So three-hop
 #     N = 24 now runs before three-hop CoT N = 50; N = 60 stays out (N = 70 does its work better, and a claim's too)
+#     Asked a third time at bf916ca's table and one row since (58 replicates, the slope 33; 2026-11-29, Intel Xeon,
+#     before any of them ran): two-hop CoT N = 70 0.135 (its claim 0.131), N = 60 0.130 (0.000), the Mamba N = 50
+#     0.112 (0.086), three-hop N = 24 0.060 (0.099), three-hop CoT N = 50 0.040 (0.000), five-hop CoT N = 16
+#     0.038, parallel two-hop N = 40 0.036, two-hop N = 100 0.008: the same order, so the queue keeps it
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"

@@ -69,7 +69,7 @@ def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, n
     hours = minutes * per_cell * len(seeds) / 60
     width_now = now["ci90_high"] - now["ci90_low"]
     width_after = float(np.nanmean(widths))
-    claim_gain = {k: claim_now[k] - float(np.nanmean(v)) for k, v in claim_after.items()}
+    claim_gain = {k: claim_now[k] - _finite_mean(v) for k, v in claim_after.items()}
     return {"series": name, "N": N, "seeds": len(seeds), "n_req_predicted": n_pred, "cpu_hours": hours,
             "width_now": width_now, "width_after": width_after, "narrowing": width_now - width_after,
             "narrowing_per_cpu_hour": (width_now - width_after) / hours,
@@ -77,6 +77,13 @@ def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, n
                                 if np.isfinite(g)),
             "claim_narrowing_per_cpu_hour": max((g for g in claim_gain.values() if np.isfinite(g)), default=np.nan)
             / hours}
+
+
+def _finite_mean(values: Sequence[float]) -> float:
+    """The mean of the finite values; NaN, without numpy's empty-slice warning, where a claim has no interval in any
+    draw (a claim of equality among three series, when a draw leaves one of them without an interval)."""
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.mean(finite)) if finite else float("nan")
 
 
 def _claim_width(claim, inputs: Mapping[str, pd.DataFrame], reps: int) -> float:
