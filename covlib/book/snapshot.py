@@ -18,6 +18,11 @@ from covlib.book.sweep import METRICS_FILE
 # The tolerance of a number unless the snapshot names one for it: the chapters at the default preset read
 # caches, and recompute only small analyses of shipped fp16 models, so their numbers agree far closer than this.
 DEFAULT_RELATIVE, DEFAULT_ABSOLUTE = 1e-4, 1e-6
+# The numbers a chapter trains at the default preset rather than reads, with how far they may move between CPUs
+# (float rounding differs with the instruction set, and a run amplifies it as a new seed would): chapter 10's
+# check probe, its best ID accuracy 0.3294 on an AMD EPYC (AVX2) and 0.3471 on an Intel Xeon (AMX), 2026-11-29.
+# A snapshot's own "tolerances" take precedence.
+TRAINED_LIVE = {"10_how_much_data_will_my_task_need.reader_probe_best_type0": 0.05}
 
 # The chapters the snapshot holds: deterministic at the default preset, since they read caches. A whole-book run's
 # other metrics (chapter 1's) stay out of it, as the test that compares a fresh run expects.
@@ -69,7 +74,7 @@ def compare(metrics: dict[str, dict[str, Any]], snapshot: dict) -> list[str]:
     """Every difference between fresh metrics and the snapshot, one line each (empty when they agree):
     a chapter or metric missing on either side, or a number outside its tolerance."""
     problems = []
-    tolerances = snapshot.get("tolerances", {})
+    tolerances = TRAINED_LIVE | snapshot.get("tolerances", {})
     expected_chapters = snapshot["chapters"]
     for chapter in sorted(set(expected_chapters) | set(metrics)):
         if chapter not in metrics:
