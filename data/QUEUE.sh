@@ -350,6 +350,14 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+# 19b2. The 6-layer model at N = 40, seed 0 (added 2026-11-29, ninth session, before any of its probes): the
+#     model-size claim (chapter 4, section 4.11) is the one claim with no interval, as the 6-layer model has three
+#     values of N and an interval needs four; no other step can give it one. `covlib scaling value` cannot price
+#     a step that turns no interval into one (it reads the interval's narrowing), so this step is placed by that
+#     alone, and by its cost: one cell of ~4-5 probes at 12-17 minutes (the model's N = 35 floor probes took
+#     10-17), ~1.5 CPU-hours, on one worker (a second seed would be a cell the series has at no other N; the other
+#     core idles for it, ~1.5 hours). Budget 2 CPU-hours
+step model_size_40;   covlib scaling search --task twohop --N 40 --seeds 0 --model L6-d128 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}"
 step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
