@@ -79,7 +79,6 @@ TRAIN_PRESETS: dict[str, TrainConfig] = {
 }
 
 
-
 RESUME_MAY_CHANGE = ("steps", "early_stop", "threshold", "keep_checkpoints", "checkpoint_every", "eval_batch_size",
                      "give_up_epochs", "give_up_floor", "fit_threshold", "eval_types")
 

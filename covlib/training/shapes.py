@@ -28,4 +28,3 @@ def model_overrides(model: str) -> dict:
     if model not in MODEL_SHAPES:
         raise CovlibError(f"unknown model shape {model!r}; choose one of: {', '.join(MODEL_SHAPES)}")
     return dict(MODEL_SHAPES[model])
-
