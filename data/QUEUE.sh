@@ -13,13 +13,19 @@
 #   bash data/QUEUE.sh pause    pause it (e.g. while CI runs); `resume` continues it. Pause it too while
 #                               `covlib book --snapshot` runs and until its commit: a probe row that lands in
 #                               between makes the snapshot disagree with the committed table
+#   bash data/QUEUE.sh snapshot "REASON"
+#                               commit the rows the queue wrote (data/**.csv) with the snapshot they make: pause,
+#                               commit the tables, run the default book in a clean worktree (../snapshot) at that
+#                               commit with `covlib book --snapshot`, commit its README.md and snapshot, resume.
+#                               The default book's test reads data/, so rows may land only with their snapshot
 # One lane since the step floor was adopted: two one-thread workers (--jobs 2), niced so that interactive work
 # on the machine keeps its speed. Stop it with its process group (kill -- -PGID): its pool workers are not named
 # after covlib. (PYTHONPATH makes the worktree's covlib win over the venv's editable install of the main checkout.)
 set -uo pipefail
 LANE=${1:-main}
 LANES=${2:-main}
-if [[ "$LANE" =~ ^(start|stop|pause|resume|status)$ ]]; then
+[ "$LANE" = snapshot ] && { REASON=${2:-}; LANES=main; }
+if [[ "$LANE" =~ ^(start|stop|pause|resume|status|snapshot)$ ]]; then
   repo=$(git rev-parse --show-toplevel) && base=$(dirname "$repo") || exit 1
   tree=$base/queue logs=$base/logs
   mkdir -p "$logs"
@@ -41,6 +47,26 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status)$ ]]; then
         nohup setsid nice -n 5 bash "$base/queue-run-$lane.sh" "$lane" >> "$logs/queue-$lane.log" 2>&1 &)
     done
     echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log"
+  elif [ "$LANE" = snapshot ]; then
+    [ -n "$REASON" ] || { echo "snapshot: give the reason its commits record, e.g. bash data/QUEUE.sh snapshot \"two-hop CoT N = 70: 4 probes\"" >&2; exit 2; }
+    # the commit takes README.md and the snapshot from the book's run: a change of one's own to them would be lost
+    [ -z "$(git -C "$repo" status --porcelain -- README.md tests/snapshots)" ] || {
+      echo "snapshot: README.md or tests/snapshots has uncommitted changes; commit or restore them first" >&2; exit 1; }
+    bash "$repo/data/QUEUE.sh" pause
+    trap 'bash "$repo/data/QUEUE.sh" resume' EXIT
+    tables=$(git -C "$repo" diff --name-only -- 'data/*.csv')
+    [ -n "$tables" ] || { echo "snapshot: no new rows in data/ to commit"; exit 0; }
+    (cd "$repo" && git commit -q -m "Rows the queue wrote: $REASON" -- $tables) || exit 1
+    snap=$base/snapshot
+    [ -d "$snap" ] || git -C "$repo" worktree add -q --detach "$snap" HEAD || exit 1
+    (cd "$snap" && git checkout -q -- . && git clean -fdq data papers_figures && rm -rf build/default/metrics &&
+      git checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" &&
+      PYTHONPATH=$snap HF_HUB_OFFLINE=1 "$repo/.venv/bin/python" -m covlib.cli book --preset default --jobs 2 \
+        --snapshot tests/snapshots/metrics_default.json --reason "$REASON") || exit 1
+    cp "$snap/README.md" "$repo/README.md" && cp "$snap/tests/snapshots/metrics_default.json" "$repo/tests/snapshots/" || exit 1
+    (cd "$repo" && git commit -q -m "Snapshot (the default book from $(git rev-parse --short HEAD) in a clean worktree): $REASON" \
+      -- README.md tests/snapshots/metrics_default.json) || echo "snapshot: the book's run changed neither README.md nor the snapshot"
+    git -C "$repo" log --oneline -2
   else
     signal=$([ "$LANE" = stop ] && echo TERM || { [ "$LANE" = pause ] && echo STOP || echo CONT; })
     for lane in $LANES; do
@@ -53,7 +79,7 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status)$ ]]; then
 fi
 # a lane runs only from `start` (in the pinned worktree); a mistyped command would otherwise run the queue here
 [ -n "${PGID_FILE:-}" ] || [ "${QUEUE_HERE:-}" = 1 ] || {
-  echo "unknown command '$LANE': use start, stop, pause, resume or status (QUEUE_HERE=1 runs a lane in this checkout)" >&2
+  echo "unknown command '$LANE': use start, stop, pause, resume, status or snapshot (QUEUE_HERE=1 runs a lane in this checkout)" >&2
   exit 2; }
 # a lane started by `start` records its process group (setsid made it a group of its own) for stop/pause/resume
 [ -n "${PGID_FILE:-}" ] && ps -o pgid= -p $$ | tr -d ' ' > "$PGID_FILE"

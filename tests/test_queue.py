@@ -82,6 +82,7 @@ def strays(text: str) -> list[str]:
     functions = set(re.findall(r"^\s*(\w+)\(\)", text, flags=re.M))
     known = {"if", "then", "else", "elif", "fi", "for", "do", "done", "while", "case", "esac", "[", "[[", "}", "{",
              "set", "export", "exit", "wait", "echo", "cd", "cp", "mkdir", "git", "kill", "bash", "nohup", "covlib", "tail",
+             "trap",
              '"$PY"'}
     return [f"line {n}: {word}" for n, word in first_words(text)
             if not (re.match(r"^\w+=", word) or word.rstrip("()") in functions | known or word.startswith("(")
@@ -93,3 +94,41 @@ def test_every_line_of_the_queue_is_a_comment_or_a_command_it_knows():
     # a wrapped comment whose second line lost its `#`: bash -n accepts it, and it would run as a command
     assert strays("step() { :; }\n# 16. every bracket, at\n      6a1711b, after step 13\nstep tighten; covlib scaling tighten\n") == [
         "line 3: 6a1711b,"]
+
+
+def queue_in(repo, *args: str) -> subprocess.CompletedProcess:
+    """data/QUEUE.sh run with ``args`` from the root of the git repository ``repo`` (a copy of the script)."""
+    return subprocess.run(["bash", "data/QUEUE.sh", *args], cwd=repo, capture_output=True, text=True)
+
+
+@pytest.fixture
+def scratch_repo(tmp_path):
+    """A git repository holding the queue script, a README and a probe table, all committed; its parent (the
+    queue's base for logs and worktrees) is the test's own folder."""
+    repo = tmp_path / "repo"
+    (repo / "data" / "scaling").mkdir(parents=True)
+    (repo / "data" / "QUEUE.sh").write_text(QUEUE.read_text())
+    (repo / "README.md").write_text("# a book\n")
+    (repo / "data" / "scaling" / "probes.csv").write_text("task,N\n")
+    for command in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *command], cwd=repo, check=True)
+    return repo
+
+
+def test_a_snapshot_needs_a_reason(scratch_repo):
+    done = queue_in(scratch_repo, "snapshot")
+    assert done.returncode == 2 and "give the reason its commits record" in done.stderr
+
+
+def test_a_snapshot_refuses_to_overwrite_a_readme_being_edited(scratch_repo):
+    (scratch_repo / "README.md").write_text("# a book, being edited\n")
+    (scratch_repo / "data" / "scaling" / "probes.csv").write_text("task,N\ntwohop,30\n")
+    done = queue_in(scratch_repo, "snapshot", "new rows")
+    assert done.returncode == 1 and "README.md or tests/snapshots has uncommitted changes" in done.stderr
+    log = subprocess.run(["git", "log", "--oneline"], cwd=scratch_repo, capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1  # nothing committed: the rows wait with the README
+
+
+def test_a_snapshot_without_new_rows_commits_nothing(scratch_repo):
+    done = queue_in(scratch_repo, "snapshot", "nothing new")
+    assert done.returncode == 0 and "no new rows in data/ to commit" in done.stdout
