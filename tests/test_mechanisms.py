@@ -22,6 +22,7 @@ from covlib.analyses.tracing import (
     trace_table,
 )
 from covlib.base.errors import CovlibError
+from covlib.cli.main import main as cli_main
 from covlib.coverage.annotate import annotate_dataset
 from covlib.tasks.datasets import DatasetConfig, ensure_dataset
 from covlib.training.loop import train
@@ -165,7 +166,7 @@ def test_iicg_and_trace_tables_and_split_errors(run):
     assert set(trace["metric"]) == {"rank", "prob"} and trace["pairs"].iloc[0] <= 50
 
 
-def test_cli_writes_long_tables_and_refuses_bad_input(run, tmp_path: Path):
+def test_cli_writes_long_tables_and_refuses_bad_input(run, tmp_path: Path, capsys):
     run_dir, ds_dir = run
     out = tmp_path / "iicg.csv"
     base = [sys.executable, "-m", "covlib.cli", "analyze"]
@@ -182,9 +183,10 @@ def test_cli_writes_long_tables_and_refuses_bad_input(run, tmp_path: Path):
     for bad, words in (([str(tmp_path), "--group", "b"], "not a run folder"),
                        ([str(run_dir), "--dataset", str(ds_dir), "--group", "zz"], "unknown group key"),
                        ([str(run_dir), "--dataset", str(ds_dir), "--group", "b", "--split", "type_9"], "unknown split")):
-        target = tmp_path / "bad.csv"
-        res = subprocess.run(base + ["iicg", *bad, "--out", str(target)], capture_output=True, text=True)
-        assert res.returncode == 2 and words in res.stderr and res.stderr.count("\n") == 1, res.stderr
+        target = tmp_path / "bad.csv"  # in this process: the two runs above already start the command as a reader does
+        assert cli_main(["analyze", "iicg", *bad, "--out", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1, err
         assert not target.exists()
 
 

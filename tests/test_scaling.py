@@ -12,6 +12,7 @@ import pytest
 
 from covlib.analyses.fits import power_fit
 from covlib.base.errors import CovlibError
+from covlib.cli.main import main
 from covlib.coverage.requirement import coverage_requirement, first_crossing, probe_coverage_by_k
 from covlib.search.cells import Cell, ProbeRules, SearchRules
 from covlib.search.experiments import BOOK_EXPERIMENTS, BOOK_TABLE, cells_for, experiment_cells, experiment_command
@@ -269,22 +270,24 @@ def test_a_miniature_search_brackets_and_resumes_to_the_same_result(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_cli_status_and_bad_input(tmp_path: Path):
+def test_cli_status_and_bad_input(tmp_path: Path, capsys):
     table = tmp_path / "p.csv"
     append_probe(table, probe_row(50, True, N=6, eligible=102))
-    cmd = [sys.executable, "-m", "covlib.cli", "scaling", "status", "--task", "twohop", "--N", "6", "--seeds", "0",
-           "--model", "smoke", "--table", str(table), "--start", "50"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    args = ["scaling", "status", "--task", "twohop", "--N", "6", "--seeds", "0", "--model", "smoke", "--table", str(table),
+            "--start", "50"]
+    out = subprocess.run([sys.executable, "-m", "covlib.cli", *args], capture_output=True, text=True)  # as a reader runs it
     assert out.returncode == 0, out.stderr
     assert "searching" in out.stdout and "31" in out.stdout  # next: 50 / 1.6
-    bad = subprocess.run(cmd[:-2] + ["--model", "huge"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown model shape" in bad.stderr and bad.stderr.count("\n") == 1
-    both = subprocess.run(cmd[:-2] + ["--model", "smoke", "L2-d64"], capture_output=True, text=True)
-    assert both.returncode == 0, both.stderr
-    assert both.stdout.count("twohop") == 2 and "smoke" in both.stdout and "L2-d64" in both.stdout  # one search, two cells
-    rounds = subprocess.run([sys.executable, "-m", "covlib.cli", "scaling", "replicate", "--table", str(table),
-                             "--rounds", "0", "--run"], capture_output=True, text=True)
-    assert rounds.returncode == 2 and "--rounds 0" in rounds.stderr and "1 or more" in rounds.stderr
+    # the rest in this process: starting torch three more times adds nothing
+    assert main(args[:-2] + ["--model", "huge"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model shape" in err and err.count("\n") == 1
+    assert main(args[:-2] + ["--model", "smoke", "L2-d64"]) == 0
+    both = capsys.readouterr().out
+    assert both.count("twohop") == 2 and "smoke" in both and "L2-d64" in both  # one search, two cells
+    assert main(["scaling", "replicate", "--table", str(table), "--rounds", "0", "--run"]) == 2
+    err = capsys.readouterr().err
+    assert "--rounds 0" in err and "1 or more" in err
 
 
 @pytest.mark.slow
@@ -428,7 +431,6 @@ def test_each_probe_row_records_its_policy_and_older_tables_read_as_bisect(tmp_p
 def test_one_search_over_several_N_starts_each_N_at_its_own_size(tmp_path: Path, capsys):
     """The queue runs a task's preregistered N as one search (a worker a finished seed frees takes the next N), each
     from its own preregistered start."""
-    from covlib.cli.main import main
 
     base = ["scaling", "status", "--task", "twohop", "--N", "8", "10", "--seeds", "0", "--model", "smoke",
             "--table", str(tmp_path / "p.csv")]
