@@ -2,6 +2,8 @@
 (covlib.search.same_runs), and the reproduction's exponents, verdicts and claims (covlib.search.reproduction)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -265,3 +267,19 @@ def test_the_noise_note_tests_whether_the_noise_grows_with_n(counts, expected):
     assert noise_by_size(outcomes).p == pytest.approx(fisher_exact([[a, n_a - a], [b, n_b - b]]).pvalue)
     if counts[1] >= 8:  # the verdict follows the test, not the bare shares: 2 of 8 (25%) beats 6 of 56 (11%)
         assert (noise_by_size(outcomes).p < 0.05) == ("larger" in text)
+        # and says what the counts leave open: the difference of the shares with Newcombe's interval (statsmodels)
+        from statsmodels.stats.proportion import confint_proportions_2indep
+
+        low, high = confint_proportions_2indep(a, n_a, b, n_b, method="newcomb", compare="diff")
+        by_size = noise_by_size(outcomes)
+        assert (by_size.ci_low, by_size.ci_high) == pytest.approx((low, high))
+        assert by_size.difference == pytest.approx(a / n_a - b / n_b)
+        assert f"differs by {(a / n_a - b / n_b) * 100:+.0f} points, 95% interval {low * 100:+.0f} to {high * 100:+.0f}" in text
+        assert ("as well as a rise of" in text) == (low <= 0 <= high)
+
+
+def test_the_noise_by_n_has_no_interval_while_a_group_is_empty():
+    from covlib.search.replicates import noise_by_size
+
+    empty = noise_by_size(_outcomes(0, 0, 3, 28))
+    assert math.isnan(empty.p) and math.isnan(empty.ci_low) and math.isnan(empty.difference)

@@ -12,7 +12,7 @@ from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, verdict_words
 from covlib.analyses.success_curve import SLOPE_BOUNDS
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
-from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, noise_by_size
+from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, NoiseBySize, noise_by_size
 from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
 
 NAMES = {"twohop_small_model": "two-hop, 2-layer width-64", "twohop_large_model": "two-hop, 6-layer width-128",
@@ -227,13 +227,23 @@ def noise_note(rep: Reproduction) -> str:
         if not by_size.enough:
             said += f"too few replicates at that N (fewer than {MIN_AT_LARGEST_N}) to say whether the noise grows with N."
         elif by_size.p < 0.05:
-            grows = by_size.changed_large / by_size.replicates_large > by_size.changed_small / by_size.replicates_small
-            said += (f"the noise is {'larger' if grows else 'smaller'} at the largest N (Fisher's exact test, "
-                     f"p = {by_size.p:.2g}).")
-        else:
-            said += (f"no difference these counts can show (Fisher's exact test, p = {by_size.p:.2g}), which does "
-                     "not rule out a small one.")
+            said += (f"the noise is {'larger' if by_size.difference > 0 else 'smaller'} at the largest N (Fisher's "
+                     f"exact test, p = {by_size.p:.2g}; {_share_difference(by_size)}).")
+        elif by_size.ci_low <= 0 <= by_size.ci_high:
+            said += (f"no difference these counts can show (Fisher's exact test, p = {by_size.p:.2g}; "
+                     f"{_share_difference(by_size)}): they fit equal noise as well as a rise of "
+                     f"{by_size.ci_high * 100:.0f} points.")
+        else:  # the interval and the test disagree at the edge of significance: say so rather than pick one
+            said += (f"no difference Fisher's exact test can show (p = {by_size.p:.2g}), though the difference's "
+                     f"interval excludes zero ({_share_difference(by_size)}): the counts sit at the edge of what "
+                     "either can tell.")
     return said.strip()
+
+
+def _share_difference(by_size: NoiseBySize) -> str:
+    """The share of changed outcomes at the largest N minus at smaller N, in points, with its 95% interval."""
+    return (f"the share that changed differs by {by_size.difference * 100:+.0f} points, 95% interval "
+            f"{by_size.ci_low * 100:+.0f} to {by_size.ci_high * 100:+.0f}")
 
 
 def metrics(rep: Reproduction) -> dict[str, float | str]:
@@ -247,6 +257,12 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
     for key, value in (("outcome_slope", slope.slope), ("outcome_slope_ci_low", slope.low),
                        ("outcome_slope_ci_high", slope.high)):
         out[key] = float(value) if np.isfinite(value) else float("nan")  # no flip yet: no estimate, no upper bound
+    by_size = noise_by_size(rep.replicates) if len(rep.replicates) else None
+    if by_size is not None and by_size.enough:  # does the noise grow with N: the test and what it leaves open
+        out |= {"outcome_flip_share_largest_n": by_size.changed_large / by_size.replicates_large,
+                "outcome_flip_share_smaller_n": by_size.changed_small / by_size.replicates_small,
+                "outcome_noise_by_n_p": by_size.p, "outcome_noise_by_n_ci_low": by_size.ci_low,
+                "outcome_noise_by_n_ci_high": by_size.ci_high}
     return out | reproduction_metrics(rep.exponents, rep.verdicts, rep.claims)
 
 

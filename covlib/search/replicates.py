@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from covlib.base.errors import CovlibError
 from covlib.search.cells import Cell, Probe, ProbeRules
@@ -178,27 +178,43 @@ MIN_AT_LARGEST_N = 8  # both ends, each rerun twice per source: too few before t
 @dataclass(frozen=True)
 class NoiseBySize:
     """Outcome changes among the replicates at the largest N and at smaller N, and Fisher's exact test (two-sided)
-    of whether the share differs; ``p`` is NaN while either group is empty."""
+    of whether the share differs, with what the counts rule out: the difference of the shares (largest N minus
+    smaller N) and its Newcombe 95% interval. ``p`` and the interval are NaN while either group is empty."""
 
     changed_large: int
     replicates_large: int
     changed_small: int
     replicates_small: int
     p: float
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
 
     @property
     def enough(self) -> bool:
         return self.replicates_large >= MIN_AT_LARGEST_N and self.replicates_small > 0
 
+    @property
+    def difference(self) -> float:
+        """The share changed at the largest N minus the share at smaller N (NaN while either group is empty)."""
+        if not (self.replicates_large and self.replicates_small):
+            return float("nan")
+        return self.changed_large / self.replicates_large - self.changed_small / self.replicates_small
+
 
 def noise_by_size(outcomes: pd.DataFrame, largest_n: int = LARGEST_N) -> NoiseBySize:
     """Does the noise grow with N? A share of changed outcomes compared by Fisher's exact test (counts this small
-    leave a chi-squared approximation unreliable); written before any replicate at that N had finished."""
+    leave a chi-squared approximation unreliable); written before any replicate at that N had finished. The
+    difference's interval was added after the last of them (2026-11-29): it decides nothing, it says what the
+    counts leave open."""
     large = outcomes["N"] >= largest_n
     a, n_a = int(outcomes.loc[large, "changed"].sum()), int(large.sum())
     b, n_b = int(outcomes.loc[~large, "changed"].sum()), int((~large).sum())
-    p = float(fisher_exact([[a, n_a - a], [b, n_b - b]]).pvalue) if n_a and n_b else float("nan")
-    return NoiseBySize(a, n_a, b, n_b, p)
+    if not (n_a and n_b):
+        return NoiseBySize(a, n_a, b, n_b, float("nan"))
+    p = float(fisher_exact([[a, n_a - a], [b, n_b - b]]).pvalue)
+    # Newcombe's hybrid score interval: it keeps its level at counts this small (the Wald interval does not)
+    low, high = confint_proportions_2indep(a, n_a, b, n_b, method="newcomb", compare="diff")
+    return NoiseBySize(a, n_a, b, n_b, p, float(low), float(high))
 
 
 def measured_pace(outcomes: pd.DataFrame) -> float:
