@@ -17,7 +17,9 @@
 #                               commit the rows the queue wrote (data/**.csv) with the snapshot they make: pause,
 #                               commit the tables, run the default book in a clean worktree (../snapshot) at that
 #                               commit with `covlib book --snapshot`, commit its README.md and snapshot, resume.
-#                               The default book's test reads data/, so rows may land only with their snapshot
+#                               The default book's test reads data/, so rows may land only with their snapshot.
+#                               Without new rows it snapshots HEAD alone: the way to a snapshot after a change of
+#                               code while the queue's rows wait uncommitted in data/
 # One lane since the step floor was adopted: two one-thread workers (--jobs 2), niced so that interactive work
 # on the machine keeps its speed. Stop it with its process group (kill -- -PGID): its pool workers are not named
 # after covlib. (PYTHONPATH makes the worktree's covlib win over the venv's editable install of the main checkout.)
@@ -52,11 +54,15 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status|snapshot)$ ]]; then
     # the commit takes README.md and the snapshot from the book's run: a change of one's own to them would be lost
     [ -z "$(git -C "$repo" status --porcelain -- README.md tests/snapshots)" ] || {
       echo "snapshot: README.md or tests/snapshots has uncommitted changes; commit or restore them first" >&2; exit 1; }
+    [ -x "$repo/.venv/bin/python" ] || { echo "snapshot: no $repo/.venv: run make setup first" >&2; exit 1; }
     bash "$repo/data/QUEUE.sh" pause
     trap 'bash "$repo/data/QUEUE.sh" resume' EXIT
     tables=$(git -C "$repo" diff --name-only -- 'data/*.csv')
-    [ -n "$tables" ] || { echo "snapshot: no new rows in data/ to commit"; exit 0; }
-    (cd "$repo" && git commit -q -m "Rows the queue wrote: $REASON" -- $tables) || exit 1
+    if [ -n "$tables" ]; then
+      (cd "$repo" && git commit -q -m "Rows the queue wrote: $REASON" -- $tables) || exit 1
+    else
+      echo "snapshot: no new rows in data/; the snapshot of HEAD's code and tables alone (after a change of code)"
+    fi
     snap=$base/snapshot
     [ -d "$snap" ] || git -C "$repo" worktree add -q --detach "$snap" HEAD || exit 1
     (cd "$snap" && git checkout -q -- . && git clean -fdq data papers_figures && rm -rf build/default/metrics &&

@@ -129,6 +129,9 @@ def test_a_snapshot_refuses_to_overwrite_a_readme_being_edited(scratch_repo):
     assert len(log.splitlines()) == 1  # nothing committed: the rows wait with the README
 
 
-def test_a_snapshot_without_new_rows_commits_nothing(scratch_repo):
-    done = queue_in(scratch_repo, "snapshot", "nothing new")
-    assert done.returncode == 0 and "no new rows in data/ to commit" in done.stdout
+def test_a_snapshot_needs_the_venv_before_it_pauses_or_commits_anything(scratch_repo):
+    (scratch_repo / "data" / "scaling" / "probes.csv").write_text("task,N\ntwohop,30\n")
+    done = queue_in(scratch_repo, "snapshot", "new rows")
+    assert done.returncode == 1 and "run make setup first" in done.stderr
+    log = subprocess.run(["git", "log", "--oneline"], cwd=scratch_repo, capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1
