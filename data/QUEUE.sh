@@ -382,14 +382,20 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
-# 19b2. The 6-layer model at N = 40, seed 0 (added 2026-11-29, ninth session, before any of its probes): the
-#     model-size claim (chapter 4, section 4.11) is the one claim with no interval, as the 6-layer model has three
-#     values of N and an interval needs four; no other step can give it one. `covlib scaling value` cannot price
-#     a step that turns no interval into one (it reads the interval's narrowing), so this step is placed by that
-#     alone, and by its cost: one cell of ~4-5 probes at 12-17 minutes (the model's N = 35 floor probes took
-#     10-17), ~1.5 CPU-hours, on one worker (a second seed would be a cell the series has at no other N; the other
-#     core idles for it, ~1.5 hours). Budget 2 CPU-hours
-step model_size_40;   covlib scaling search --task twohop --N 40 --seeds 0 --model L6-d128 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}"
+# 19b2. Each model size's fourth finished N (added 2026-11-29, ninth session, before any of their probes): the
+#     model-size claim (chapter 4, section 4.11) is the one claim with no interval, as the 2-layer and 6-layer
+#     models each have three finished values of N (the 2-layer one fails everywhere at N = 25) and an interval
+#     needs four; no other step can give it one. Checked before queueing on the probe table with two invented
+#     cells (the claim's paired difference then has 4 values of N and an interval). `covlib scaling value`
+#     cannot price a step that turns no interval into one (it reads an interval's narrowing), so the step is
+#     placed by that and by its cost: the 6-layer model at N = 40, one cell of ~4-5 probes of 12-17 minutes (its
+#     N = 35 floor probes took 10-17), ~1.5 CPU-hours; the 2-layer model at N = 50 (the default model has cells
+#     there to pair with), ~4-5 probes of ~35k examples at a quarter of the default's step, ~0.5 CPU-hours. One
+#     worker each, side by side; the second core idles once the 2-layer cell is done. Budget 2.5 CPU-hours
+step model_size_4n
+covlib scaling search --task twohop --N 50 --seeds 0 --model L2-d64 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}" &
+covlib scaling search --task twohop --N 40 --seeds 0 --model L6-d128 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}"
+wait
 step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
 step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
