@@ -16,7 +16,8 @@
 #   bash data/QUEUE.sh snapshot "REASON"
 #                               commit the rows the queue wrote (data/**.csv) with the snapshot they make: pause,
 #                               commit the tables, run the default book in a clean worktree (../snapshot) at that
-#                               commit with `covlib book --snapshot`, commit its README.md and snapshot, resume.
+#                               commit with `covlib book --snapshot`, commit every file it rewrote (the snapshot,
+#                               README.md, figures), resume.
 #                               The default book's test reads data/, so rows may land only with their snapshot.
 #                               Without new rows it snapshots HEAD alone: the way to a snapshot after a change of
 #                               code while the queue's rows wait uncommitted in data/
@@ -51,9 +52,11 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status|snapshot)$ ]]; then
     echo "queue started at $(git -C "$repo" rev-parse --short HEAD): $logs/queue-main.log"
   elif [ "$LANE" = snapshot ]; then
     [ -n "$REASON" ] || { echo "snapshot: give the reason its commits record, e.g. bash data/QUEUE.sh snapshot \"two-hop CoT N = 70: 4 probes\"" >&2; exit 2; }
-    # the commit takes README.md and the snapshot from the book's run: a change of one's own to them would be lost
-    [ -z "$(git -C "$repo" status --porcelain -- README.md tests/snapshots)" ] || {
-      echo "snapshot: README.md or tests/snapshots has uncommitted changes; commit or restore them first" >&2; exit 1; }
+    # the commit takes README.md, the snapshot and the figures from the book's run: a change of one's own to them
+    # would be lost
+    [ -z "$(git -C "$repo" status --porcelain -- README.md tests/snapshots papers_figures)" ] || {
+      echo "snapshot: README.md, tests/snapshots or papers_figures has uncommitted changes; commit or restore them first" >&2
+      exit 1; }
     [ -x "$repo/.venv/bin/python" ] || { echo "snapshot: no $repo/.venv: run make setup first" >&2; exit 1; }
     bash "$repo/data/QUEUE.sh" pause
     trap 'bash "$repo/data/QUEUE.sh" resume' EXIT
@@ -69,9 +72,14 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status|snapshot)$ ]]; then
       git checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" &&
       PYTHONPATH=$snap HF_HUB_OFFLINE=1 "$repo/.venv/bin/python" -m covlib.cli book --preset default --jobs 2 \
         --snapshot tests/snapshots/metrics_default.json --reason "$REASON") || exit 1
-    cp "$snap/README.md" "$repo/README.md" && cp "$snap/tests/snapshots/metrics_default.json" "$repo/tests/snapshots/" || exit 1
+    # every committed file the run rewrote (the snapshot, README.md, figures the new rows or code redraw) goes back
+    # to the checkout, so that `make book` there leaves git status as it was
+    made=$(git -C "$snap" diff --name-only)
+    mine=$(cd "$repo" && git status --porcelain -- $made)
+    [ -z "$mine" ] || { echo "snapshot: the book rewrote files you have changed: $mine" >&2; exit 1; }
+    for f in $made; do cp "$snap/$f" "$repo/$f" || exit 1; done
     (cd "$repo" && git commit -q -m "Snapshot (the default book from $(git rev-parse --short HEAD) in a clean worktree): $REASON" \
-      -- README.md tests/snapshots/metrics_default.json) || echo "snapshot: the book's run changed neither README.md nor the snapshot"
+      -- $made) || echo "snapshot: the book's run changed no committed file"
     git -C "$repo" log --oneline -2
   else
     signal=$([ "$LANE" = stop ] && echo TERM || { [ "$LANE" = pause ] && echo STOP || echo CONT; })

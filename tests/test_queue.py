@@ -124,7 +124,7 @@ def test_a_snapshot_refuses_to_overwrite_a_readme_being_edited(scratch_repo):
     (scratch_repo / "README.md").write_text("# a book, being edited\n")
     (scratch_repo / "data" / "scaling" / "probes.csv").write_text("task,N\ntwohop,30\n")
     done = queue_in(scratch_repo, "snapshot", "new rows")
-    assert done.returncode == 1 and "README.md or tests/snapshots has uncommitted changes" in done.stderr
+    assert done.returncode == 1 and "README.md, tests/snapshots or papers_figures has uncommitted changes" in done.stderr
     log = subprocess.run(["git", "log", "--oneline"], cwd=scratch_repo, capture_output=True, text=True).stdout
     assert len(log.splitlines()) == 1  # nothing committed: the rows wait with the README
 
