@@ -18,8 +18,6 @@ from covlib.chapters.ch09_diversity_exposure_coverage.audit import (
 PLANS = {"book": BOOK_PLAN, "smoke": SMOKE_PLAN} | {name: plan for name, (plan, _) in K3_CONTRASTS.items()}
 
 
-
-
 def plan_named(name: str, per_arm: int | None = None):
     """The named plan, with ``per_arm`` training sets per contrast arm when given (the arms of a smaller plan
     are the most extreme of a larger one: its runs are kept)."""

@@ -17,8 +17,6 @@ from covlib.coverage.rule import Rule, load_rule
 RAW_ONLY = ("k", "share", "factor", "evidence")  # options that set the bare crossing, read with --raw only
 
 
-
-
 def rule_header(rule: Rule, task: str, cot: bool) -> list[str]:
     """The rule and its out-of-sample accuracy, as the command prints them above its answer."""
     provenance, accuracy = rule.provenance, rule.accuracy
