@@ -72,13 +72,13 @@ if [[ "$LANE" =~ ^(start|stop|pause|resume|status|snapshot)$ ]]; then
       git checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" &&
       PYTHONPATH=$snap HF_HUB_OFFLINE=1 "$repo/.venv/bin/python" -m covlib.cli book --preset default --jobs 2 \
         --snapshot tests/snapshots/metrics_default.json --reason "$REASON") || exit 1
-    # every committed file the run rewrote (the snapshot, README.md, figures the new rows or code redraw) goes back
-    # to the checkout, so that `make book` there leaves git status as it was
-    made=$(git -C "$snap" diff --name-only)
+    # every committed file the run rewrote (the snapshot, README.md, figures the new rows or code redraw) and every
+    # figure it drew for the first time go back to the checkout, so that `make book` there leaves git status as it was
+    made="$(git -C "$snap" diff --name-only) $(git -C "$snap" ls-files --others --exclude-standard -- papers_figures)"
     mine=$(cd "$repo" && git status --porcelain -- $made)
     [ -z "$mine" ] || { echo "snapshot: the book rewrote files you have changed: $mine" >&2; exit 1; }
-    for f in $made; do cp "$snap/$f" "$repo/$f" || exit 1; done
-    (cd "$repo" && git commit -q -m "Snapshot (the default book from $(git rev-parse --short HEAD) in a clean worktree): $REASON" \
+    for f in $made; do mkdir -p "$(dirname "$repo/$f")" && cp "$snap/$f" "$repo/$f" || exit 1; done
+    (cd "$repo" && git add -- $made && git commit -q -m "Snapshot (the default book from $(git rev-parse --short HEAD) in a clean worktree): $REASON" \
       -- $made) || echo "snapshot: the book's run changed no committed file"
     git -C "$repo" log --oneline -2
   else

@@ -460,6 +460,13 @@ display(ch04.reproduction.verdicts_view(rep))
 display(ch04.reproduction.claims_view(rep))
 display(Markdown(ch04.reproduction.pattern_note(rep)))
 
+# %% [markdown]
+# The same verdicts at a glance: each exponent against the paper's value and the band a reproduction must
+# fall in, and each claim's difference against zero and the paper's own difference.
+
+# %%
+display(chapter.save(ch04.verdicts_chart(rep), "04_verdicts_at_a_glance"))
+
 # %%
 metrics = {
     **ch04.give_up_rule.rule_counts_metrics(recheck, floor_steps, ["twohop", "threehop", "parallel_twohop", "fivehop"]),

@@ -168,7 +168,9 @@ rep = ch07.reproduce(ch07.read_probes(table_path, replicates=True), ch07.read_cu
                      floor_steps, bootstrap_reps)
 cot_book_verdicts = ch07.reproduction.book_verdicts(rep, ch07.searches.COT_RULE_EXPONENTS)
 display(ch07.reproduction.verdicts_view(rep))
-display(ch07.reproduction.claims_view(rep, only=("cot_flattens_twohop", "cot_flattens_threehop")))
+display(ch07.reproduction.claims_view(rep, only=ch07.searches.COT_CLAIMS))
+display(chapter.save(ch07.verdicts_chart(rep, series=tuple(ch07.searches.COT_RULE_EXPONENTS),
+                                         claims=ch07.searches.COT_CLAIMS), "07_verdicts_at_a_glance"))
 
 # %% [markdown]
 # How much less data does CoT need at the same $N$? The ratio pairs the plain and CoT estimates
@@ -348,7 +350,7 @@ display(Markdown(ch07.summary.summary_text(
     placeholder_floor=placeholder_floor, floor_fits=floor_fits, floor_ratio=floor_ratio_by_task["twohop"],
     verdicts=ch07.verdicts_bullet(cot_book_verdicts, recheck, "chapter 4, section 4.8",
                                   tasks=list(ch07.searches.COT_RULE_EXPONENTS)),
-    claims=ch07.reproduction.claims_bullet(rep, only=("cot_flattens_twohop", "cot_flattens_threehop")))))
+    claims=ch07.reproduction.claims_bullet(rep, only=ch07.searches.COT_CLAIMS))))
 
 # %% [markdown]
 # ## Exercises

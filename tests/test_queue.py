@@ -135,3 +135,35 @@ def test_a_snapshot_needs_the_venv_before_it_pauses_or_commits_anything(scratch_
     assert done.returncode == 1 and "run make setup first" in done.stderr
     log = subprocess.run(["git", "log", "--oneline"], cwd=scratch_repo, capture_output=True, text=True).stdout
     assert len(log.splitlines()) == 1
+
+
+FAKE_BOOK = """#!/usr/bin/env bash
+# stands in for `python -m covlib.cli book --snapshot ...`: redraws the README, draws one figure for the first time
+echo "# a book, rewritten from the new rows" > README.md
+mkdir -p papers_figures && echo png > papers_figures/04_new_figure.png
+"""
+
+
+def test_a_snapshot_commits_the_rows_then_every_file_the_book_rewrote_or_drew_anew(scratch_repo):
+    python = scratch_repo / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_BOOK)
+    python.chmod(0o755)
+    (scratch_repo / ".gitignore").write_text(".venv/\n")
+    for command in (["add", ".gitignore"], ["config", "user.name", "t"], ["config", "user.email", "t@t"],
+                    ["commit", "-q", "-m", "ignore the venv"]):
+        subprocess.run(["git", *command], cwd=scratch_repo, check=True)
+    (scratch_repo / "data" / "scaling" / "probes.csv").write_text("task,N\ntwohop,30\n")
+
+    done = queue_in(scratch_repo, "snapshot", "new rows")
+    assert done.returncode == 0, done.stderr
+    def commit(ref: str) -> list[str]:  # its subject, then the files it changed
+        shown = ["git", "show", "--format=%s", "--name-only", ref]
+        return subprocess.run(shown, cwd=scratch_repo, capture_output=True, text=True).stdout.split()
+
+    snapshot, rows = commit("HEAD"), commit("HEAD~1")
+    assert " ".join(snapshot).startswith("Snapshot (the default book from") and snapshot[-2:] == [
+        "README.md", "papers_figures/04_new_figure.png"]
+    assert " ".join(rows) == "Rows the queue wrote: new rows data/scaling/probes.csv"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=scratch_repo, capture_output=True, text=True)
+    assert status.stdout == ""  # the checkout holds what the book wrote, and nothing is left behind

@@ -2,6 +2,7 @@
 (covlib.search.same_runs), and the reproduction's exponents, verdicts and claims (covlib.search.reproduction)."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -283,3 +284,56 @@ def test_the_noise_by_n_has_no_interval_while_a_group_is_empty():
 
     empty = noise_by_size(_outcomes(0, 0, 3, 28))
     assert math.isnan(empty.p) and math.isnan(empty.ci_low) and math.isnan(empty.difference)
+
+
+def test_each_claims_paper_gap_is_the_papers_own_difference():
+    from covlib.search.reproduction import CLAIMS
+
+    gaps = {c.name: round(c.paper_gap, 2) for c in CLAIMS}
+    assert gaps == {"cot_flattens_twohop": 0.17, "cot_flattens_threehop": 0.82, "threehop_steeper": 0.32,
+                    "parallel_between": 0.15,  # the smaller of 2.43 - 2.26 and 2.58 - 2.43
+                    "model_size_unchanged": 0.0, "mamba_equals_transformer": 0.0}
+
+
+def _drawn_rows(chart, panel: int) -> list[dict]:
+    spec = chart.to_dict()
+    datasets = spec["datasets"]
+    view = spec["vconcat"][panel]
+    names = {part["data"]["name"] for part in [view, *view["layer"]] if "data" in part}
+    return [row for name in names for row in datasets[name] if "label" in row]
+
+
+def test_the_verdicts_chart_draws_every_estimate_against_the_papers_value_and_band():
+    from covlib.figures.verdicts_chart import VERDICT_COLORS, claim_rows, exponent_rows, verdicts_chart
+
+    empty = pd.DataFrame(columns=["replicate", "side", "changed", "N"])
+    rep = _reproduction(empty, _claims(cot_flattens_twohop=-0.29, mamba_equals_transformer=np.nan))
+    rows = exponent_rows(rep, margin=0.25)
+    assert rows.loc[0, ["label", "paper", "band_low", "band_high"]].tolist() == ["two-hop", 2.26, 2.01, 2.51]
+    claims = claim_rows(rep).set_index("label")
+    assert claims.loc["chain of thought flattens two-hop's law", "paper"] == pytest.approx(0.17)
+    assert math.isnan(claims.loc["chain of thought flattens two-hop's law", "band_low"])
+    equal = claims.loc["model size leaves the exponent unchanged"]
+    assert (equal["paper"], equal["band_low"], equal["band_high"]) == (0.0, -0.25, 0.25)
+
+    chart = verdicts_chart(rep)
+    drawn = {row["label"] for row in _drawn_rows(chart, 1)}
+    assert "a Mamba's exponent equals the transformer's" not in drawn and len(drawn) == 5  # no estimate: not drawn
+    assert "No estimate yet, not drawn: a Mamba's exponent equals the transformer's" in \
+        " ".join(chart.vconcat[1].title.subtitle)
+    assert {row["label"] for row in _drawn_rows(chart, 0)} == {"two-hop"}
+    scale = chart.to_dict()["vconcat"][0]["layer"][1]["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"])) == VERDICT_COLORS  # one colour per verdict in every chapter
+
+    only = verdicts_chart(rep, claims=("cot_flattens_twohop",))
+    assert {row["label"] for row in _drawn_rows(only, 1)} == {"chain of thought flattens two-hop's law"}
+
+
+def test_the_verdicts_chart_waits_for_a_first_estimate():
+    from covlib.figures.verdicts_chart import verdicts_chart
+
+    empty = pd.DataFrame(columns=["replicate", "side", "changed", "N"])
+    rep = _reproduction(empty, _claims())
+    rep.verdicts["c"] = np.nan
+    pending = verdicts_chart(rep).to_dict()
+    assert "vconcat" not in pending and "no exponent has an estimate yet" in json.dumps(pending)

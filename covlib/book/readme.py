@@ -190,12 +190,7 @@ def claim_difference(claim: Claim) -> str:
 
 
 def _paper_difference(claim: Claim) -> str:
-    if not claim.sign:
-        return "equal"
-    gap = PAPER[claim.first] - PAPER[claim.second]
-    if claim.third is not None:
-        gap = min(gap, PAPER[claim.third] - PAPER[claim.first])
-    return f"difference {gap:+.2f}"
+    return f"difference {claim.paper_gap:+.2f}" if claim.sign else "equal"
 
 
 def claim_row(m: Mapping[str, Any], claim: Claim, chapter: str) -> ClaimRow:

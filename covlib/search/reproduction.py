@@ -51,6 +51,15 @@ class Claim:
     sign: int
     third: str | None = None
 
+    @property
+    def paper_gap(self) -> float:
+        """The paper's own difference, as the book computes its own (a "between" claim: the smaller gap); 0 for an
+        equality claim, which the paper states rather than measures."""
+        if not self.sign:
+            return 0.0
+        gap = PAPER[self.first] - PAPER[self.second]
+        return min(gap, PAPER[self.third] - PAPER[self.first]) if self.third is not None else gap
+
     def runs_against(self, difference: float, verdict: str) -> bool:
         """Whether an undecided test's estimate lies on the other side of zero from the paper's difference (a
         directional claim only): worth saying, though short of a contradiction."""

@@ -22,6 +22,7 @@ from covlib.chapters.ch04_how_much_data.searches import PRESETS
 from covlib.figures import reproduction
 from covlib.figures.required_data import estimates_chart
 from covlib.figures.text import fmt, run_time
+from covlib.figures.verdicts_chart import verdicts_chart
 from covlib.search.cells import ProbeRules
 from covlib.search.experiments import authors_rule_cells, experiment_cells, floor_only_cells
 from covlib.search.probes import read_curves, read_probes
@@ -62,4 +63,5 @@ __all__ = [
     "twohop_law",
     "verdict_rule",
     "views",
+    "verdicts_chart",
 ]

@@ -29,6 +29,7 @@ from covlib.figures.patience import lower_end_note, lower_ends
 from covlib.figures.required_data import search_reader_table
 from covlib.figures.style import pending_chart
 from covlib.figures.tables import frame_table
+from covlib.figures.verdicts_chart import verdicts_chart
 from covlib.search.experiments import (
     authors_rule_cells,
     experiment_cells,
@@ -92,4 +93,5 @@ __all__ = [
     "tables",
     "verdicts_bullet",
     "verdict_table",
+    "verdicts_chart",
 ]

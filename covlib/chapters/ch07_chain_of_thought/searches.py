@@ -108,6 +108,8 @@ SEARCH_COLUMNS = ["task", "cot", "N", "seed", "status", "low", "high", "n_req", 
 
 # the CoT exponents set beside the paper's under both give-up rules (section 7.1; chapter 4 tests the rule)
 COT_RULE_EXPONENTS = {f"{task}_cot": c for task, c in EXPONENTS_COT.items()}
+# the paper's comparative claims this chapter tests (covlib.search.reproduction.CLAIMS; chapter 4 tests them all)
+COT_CLAIMS = ("cot_flattens_twohop", "cot_flattens_threehop")
 # the plain exponents they are compared with, refitted here under the floor too
 PLAIN_RULE_EXPONENTS = {task: EXPONENTS[task] for task in TASKS}
 
