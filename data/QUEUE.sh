@@ -387,6 +387,24 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     before any of them ran): two-hop CoT N = 70 0.135 (its claim 0.131), N = 60 0.130 (0.000), the Mamba N = 50
 #     0.112 (0.086), three-hop N = 24 0.060 (0.099), three-hop CoT N = 50 0.040 (0.000), five-hop CoT N = 16
 #     0.038, parallel two-hop N = 40 0.036, two-hop N = 100 0.008: the same order, so the queue keeps it
+#     Asked a fourth time at f561730's table (2026-11-29, tenth session, Intel Xeon; two-hop CoT N = 70 and the
+#     model sizes' fourth N done, the Mamba's first two probes in flight, none of the steps below with a row), now
+#     also by what each step decides: `covlib scaling value` redoes every verdict on each simulated draw and counts
+#     the draws in which the exponent's or a claim's verdict comes out other than today's (--draws 40). The
+#     narrowing ranks as before (the Mamba N = 50 0.130 per CPU-hour, two-hop CoT N = 80 0.072, N = 60 0.055,
+#     three-hop N = 24 0.054, three-hop CoT N = 50 0.040, five-hop CoT N = 16 0.038), but narrowing decides nothing
+#     where no interval the step can give is narrow enough: the Mamba's 90% interval would still be 0.70 wide
+#     against the 0.50 a reproduction needs, and its estimate lies within the margin, so no draw changes its
+#     verdict or its claim's (0 of 40); three-hop CoT N = 50 and parallel two-hop N = 40 none either. Verdicts
+#     changed per CPU-hour: five-hop CoT N = 16 0.238 (its exponent in 82% of draws: 1.47 lies 0.33 below the
+#     paper's 1.80, and a narrower 95% interval excludes it), two-hop CoT N = 80 0.181 (38%), N = 60 0.118 (20%),
+#     three-hop N = 24 0.100 (the three-hop-steeper claim in 68%), two-hop N = 100 0.029 (68%, but ~23 h). So the
+#     steps that can decide run first, in that order, then the ones that only narrow, by their narrowing; N = 60
+#     waits to be asked again once N = 80 has run (the two do the same work). No step is dropped, and each
+#     verdict is read from every cell finished when it is read, whichever step ran first
+#     Reproduce: covlib scaling value --table data/scaling/probes.csv --draws 40 --candidates twohop_cot:60
+#       twohop_mamba:50 threehop_cot:50 threehop:24 fivehop_cot:16 parallel_twohop:40 twohop:100 twohop_cot:80
+#       threehop_cot:45
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
@@ -404,10 +422,11 @@ step model_size_4n
 covlib scaling search --task twohop --N 50 --seeds 0 --model L2-d64 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}" &
 covlib scaling search --task twohop --N 40 --seeds 0 --model L6-d128 --step-cap 12000 --jobs 1 "${EVIDENCE[@]}"
 wait
-step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
-step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
-step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
 step fivehop_cot_16;  covlib scaling search --task fivehop --cot --N 16 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
+step twohop_cot_80;   covlib scaling search --task twohop --cot --N 80 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step threehop_24;     covlib scaling search --task threehop --N 24 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step mamba_50;        covlib scaling search --task twohop --N 50 --seeds 0 1 --model mamba-L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
+step threehop_cot_50; covlib scaling search --task threehop --cot --N 50 --seeds 0 1 --model L4-d128 --jobs 2 "${EVIDENCE[@]}"
 
 # 19d. The third preregistered task, a primitive shared by both hops (its predictions committed in d778b71 with the
 #     others). Moved (2026-11-28, sixth session, before any of its probes) behind round 1: with the four-hop chain's

@@ -181,25 +181,30 @@ def headline_input(by_rule: Mapping[str, pd.DataFrame], spec: tuple[str, bool, s
 def claim_table(by_rule: Mapping[str, pd.DataFrame], reps: int = 2000, margin: float = EQUIVALENCE_MARGIN,
                 series: Mapping[str, tuple[str, bool, str]] = SERIES) -> pd.DataFrame:
     """Each of the paper's comparative claims (CLAIMS) as a difference of the floor's logistic exponents (without
-    pool-limited cells): paired on the (N, seed) cells both series hold where they share at least 4 values of N,
+    pool-limited cells): claim_result on each series' headline cells."""
+    inputs = {name: headline_input(by_rule, spec) for name, spec in series.items()}
+    return pd.DataFrame([{"claim": claim.name, "text": claim.text, **claim_result(claim, inputs, reps, margin)}
+                         for claim in CLAIMS])
+
+
+def claim_result(claim: Claim, inputs: Mapping[str, pd.DataFrame], reps: int = 2000,
+                 margin: float = EQUIVALENCE_MARGIN) -> dict:
+    """One claim tested on the headline cells of its series (``inputs``, by series name; a missing one counts as
+    empty): the difference paired on the (N, seed) cells both series hold where they share at least 4 values of N,
     else unpaired (said in ``paired``), with its 90% and 95% intervals and its verdict."""
-    rows = []
-    for claim in CLAIMS:
-        first, second = (headline_input(by_rule, series.get(n)) for n in (claim.first, claim.second))
-        diff = _difference(first, second, reps)
-        third = headline_input(by_rule, series.get(claim.third)) if claim.third else None
-        if claim.sign and third is not None:  # between: the smaller of the two gaps, each of which must be positive
-            diff = _smaller_gap(diff, _difference(third, first, reps))
-        if claim.sign:
-            verdict = direction_verdict(Interval(diff["ci95_low"], diff["ci95_high"]), claim.sign)
-        else:
-            diffs = [diff] + ([_difference(third, second, reps)] if third is not None else [])
-            words = [_equal_verdict(d, margin) for d in diffs]
-            verdict = ("differs" if "differs" in words else "reproduced" if set(words) == {"reproduced"}
-                       else "inconclusive")
-            diff = max(diffs, key=lambda d: abs(d["difference"]) if np.isfinite(d["difference"]) else np.inf)
-        rows.append({"claim": claim.name, "text": claim.text, **diff, "verdict": verdict})
-    return pd.DataFrame(rows)
+    empty = headline_input({}, None)
+    first, second = inputs.get(claim.first, empty), inputs.get(claim.second, empty)
+    diff = _difference(first, second, reps)
+    third = inputs.get(claim.third, empty) if claim.third else None
+    if claim.sign and third is not None:  # between: the smaller of the two gaps, each of which must be positive
+        diff = _smaller_gap(diff, _difference(third, first, reps))
+    if claim.sign:
+        return diff | {"verdict": direction_verdict(Interval(diff["ci95_low"], diff["ci95_high"]), claim.sign)}
+    diffs = [diff] + ([_difference(third, second, reps)] if third is not None else [])
+    words = [_equal_verdict(d, margin) for d in diffs]
+    verdict = "differs" if "differs" in words else "reproduced" if set(words) == {"reproduced"} else "inconclusive"
+    widest = max(diffs, key=lambda d: abs(d["difference"]) if np.isfinite(d["difference"]) else np.inf)
+    return widest | {"verdict": verdict}
 
 
 def _equal_verdict(diff: dict, margin: float) -> str:

@@ -31,10 +31,13 @@ FAKE_BRIDGE_TABLE = "data/cot/probes_fakebridge.csv"  # relative to the reposito
 EXPERIMENTS: dict[str, dict] = {
     # two seeds over five N each (CoT probes cost 1-2
     # CPU-minutes each here, a tenth of a plain three-hop probe)
-    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50, 70], "seeds": [0, 1], "model": "L4-d128", "cot": True,
+    "twohop_cot": {"task": "twohop", "N": [20, 25, 30, 40, 50, 70, 80], "seeds": [0, 1], "model": "L4-d128",
+                   "cot": True,
                    # N = 70, the plain search's largest N, under the floor alone: it narrows the exponent and the
-                   # paired CoT claim most per CPU-hour (`covlib scaling value`); ~22k examples outlast 6,000 steps
-                   "floor_only_N": [70], "step_cap_by_N": {70: 12000}},
+                   # paired CoT claim most per CPU-hour (`covlib scaling value`); ~22k examples outlast 6,000 steps.
+                   # N = 80 (~26k examples predicted) is the step expected to change most verdicts per CPU-hour
+                   # after five-hop CoT's N = 16 (data/QUEUE.sh); it has no plain two-hop cell to pair with
+                   "floor_only_N": [70, 80], "step_cap_by_N": {70: 12000, 80: 12000}},
     # N = 24, 30 and 40 decide the exponent under the floor (at N = 40 a slope of 1.45 predicts about 5.0k
     # examples, 1.76 about 6.2k); they are searched under the floor alone (data/QUEUE.sh)
     "threehop_cot": {"task": "threehop", "N": [10, 12, 14, 16, 20, 24, 30, 40, 50], "seeds": [0, 1],
