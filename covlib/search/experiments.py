@@ -43,8 +43,8 @@ BOOK_EXPERIMENTS: dict[str, dict] = {
     # chapter as pending). At N = 8 the requirement would be most of the ID pool (coverage_<task>.csv). Three-hop is unreachable at N = 10, so its fifth N is 18: N = 24 (about
     # 1.6x N = 20's data per probe) was dropped for its cost
     "threehop": {"task": "threehop", "N": [10, 12, 14, 16, 18, 20, 24], "seeds": [0, 1], "model": "L4-d128",
-                 # N = 24 narrows the exponent's interval most per CPU-hour after two-hop CoT and the Mamba
-                 # (`covlib scaling value`), searched under the floor alone; 100 epochs of ~25k examples outlast 6,000
+                 # N = 24 is expected to decide the three-hop-steeper claim in 68% of draws (`covlib scaling
+                 # value`, data/QUEUE.sh), searched under the floor alone; 100 epochs of ~25k examples outlast 6,000
                  "floor_only_N": [24], "step_cap_by_N": {24: 12000}},
     # parallel two-hop's N = 30, the widest, is the last step of data/QUEUE.sh (N = 24 is finished)
     "parallel_twohop": {"task": "parallel_twohop", "N": [10, 12, 14, 16, 20, 24, 30], "seeds": [0, 1],
