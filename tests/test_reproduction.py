@@ -337,3 +337,35 @@ def test_the_verdicts_chart_waits_for_a_first_estimate():
     rep.verdicts["c"] = np.nan
     pending = verdicts_chart(rep).to_dict()
     assert "vconcat" not in pending and "no exponent has an estimate yet" in json.dumps(pending)
+
+
+def test_one_slope_for_every_task_is_rejected_only_when_the_tasks_flip_differently():
+    from covlib.analyses.success_curve import slope_by_group
+
+    gaps = np.full(48, 0.12)
+    alike = np.tile([True, False, False, False, False, False], 8)  # every task flips one replicate in six
+    groups = np.repeat(["twohop", "threehop", "twohop_cot"], 16)
+    same = slope_by_group(gaps, alike, groups, sims=200)
+    assert same.df == 2 and same.p > 0.5 and set(same.groups) == {"twohop", "threehop", "twohop_cot"}
+    apart = np.concatenate([np.tile([True, False], 8), np.zeros(32, bool)])  # one task flips half its replicates
+    differ = slope_by_group(gaps, apart, groups, sims=200)
+    assert differ.p < 0.01 and differ.statistic > same.statistic
+    assert differ.groups["twohop"].slope < same.groups["twohop"].slope and not differ.groups["threehop"].identified
+    assert math.isnan(slope_by_group(gaps, np.zeros(48, bool), groups, sims=10).p)  # no flip: nothing to test
+
+
+def test_the_slope_note_says_whether_one_slope_fits_every_task():
+    from covlib.analyses.success_curve import slope_by_group
+    from covlib.figures.reproduction import slope_by_series_note
+
+    gaps, groups = np.full(32, 0.12), np.repeat(["twohop", "threehop_cot"], 16)
+    rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), _claims())
+    rep.by_rule["floor"] = pd.DataFrame()
+    rep.by_rule["floor"].attrs["slope_by_series"] = slope_by_group(gaps, np.tile([True, False, False, False], 8),
+                                                                   groups, sims=100)
+    said = slope_by_series_note(rep)
+    assert said.startswith("Does one slope fit every task? Fitted to each task's replicates alone: two-hop ")
+    assert "4 of 16 changed); three-hop with CoT" in said and "give no reason for a slope per task" in said
+    rep.by_rule["floor"].attrs["slope_by_series"] = slope_by_group(
+        gaps, np.concatenate([np.tile([True, False], 8), np.zeros(16, bool)]), groups, sims=100)
+    assert "The replicates reject one slope for every task" in slope_by_series_note(rep)

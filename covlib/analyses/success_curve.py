@@ -56,6 +56,22 @@ def flip_probability(slope: float, gaps: np.ndarray) -> np.ndarray:
     return (np.log(2.0) - np.log1p(np.exp(-sg))) / sg
 
 
+def _flips_nll(log_s: float, gaps: np.ndarray, changed: np.ndarray) -> float:
+    """The negative log-likelihood of the replicates' flips at slope exp(log_s)."""
+    p = flip_probability(float(np.exp(log_s)), gaps)
+    return -float(np.sum(np.where(changed, np.log(p), np.log1p(-p))))
+
+
+def _flips_max_log_likelihood(gaps: np.ndarray, changed: np.ndarray) -> float:
+    """The flips' log-likelihood at their maximum-likelihood slope (at the range's steep end when none flipped)."""
+    lo, hi = np.log(SLOPE_BOUNDS)
+    if not changed.any():
+        return -_flips_nll(hi, gaps, changed)
+    best = optimize.minimize_scalar(_flips_nll, bounds=(lo, hi), args=(gaps, changed), method="bounded",
+                                    options={"xatol": 1e-6})
+    return -float(best.fun)
+
+
 def replicate_slope(gaps: np.ndarray, changed: np.ndarray, cells: int = 0) -> SlopeFit:
     """The shared slope from replicates of bracket ends: each one's bracket width ``gaps`` (log high / low) and
     whether it came out other than the probe it repeats (``changed``); ``cells``: how many cells they rerun."""
@@ -65,8 +81,7 @@ def replicate_slope(gaps: np.ndarray, changed: np.ndarray, cells: int = 0) -> Sl
     lo, hi = np.log(SLOPE_BOUNDS)
 
     def nll(log_s: float) -> float:
-        p = flip_probability(float(np.exp(log_s)), gaps)
-        return -float(np.sum(np.where(changed, np.log(p), np.log1p(-p))))
+        return _flips_nll(log_s, gaps, changed)
 
     drop = stats.chi2.ppf(0.90, 1) / 2
     flips = int(changed.sum())
@@ -83,6 +98,42 @@ def replicate_slope(gaps: np.ndarray, changed: np.ndarray, cells: int = 0) -> Sl
     low = optimize.brentq(gap, lo, t) if gap(lo) > 0 else lo
     high = optimize.brentq(gap, t, hi) if gap(hi) > 0 else np.inf
     return SlopeFit(float(np.exp(t)), float(np.exp(low)), float(np.exp(high)), cells, len(gaps), flips)
+
+
+@dataclass(frozen=True)
+class SlopeByGroup:
+    """Does one slope fit every group of replicates (a task, with or without chain of thought)? Each group's own
+    slope fit, and the likelihood-ratio test of one slope for all against one per group: its statistic, degrees
+    of freedom and p-value, by a parametric bootstrap under the shared slope (the chi-squared limit is poor for a
+    few flips per group); p is NaN where no flip measures the shared slope."""
+
+    groups: dict[str, SlopeFit]
+    statistic: float
+    df: int
+    p: float
+
+
+def slope_by_group(gaps: np.ndarray, changed: np.ndarray, groups: np.ndarray, sims: int = 1000,
+                   seed: int = 0) -> SlopeByGroup:
+    """The likelihood-ratio test of one slope for every group against one slope per group (SlopeByGroup)."""
+    gaps, changed, groups = np.asarray(gaps, float), np.asarray(changed, bool), np.asarray(groups)
+    names = list(dict.fromkeys(groups))
+    members = [groups == g for g in names]
+
+    def statistic(flips: np.ndarray) -> float:
+        apart = sum(_flips_max_log_likelihood(gaps[m], flips[m]) for m in members)
+        return max(2 * (apart - _flips_max_log_likelihood(gaps, flips)), 0.0)
+
+    fits = {g: replicate_slope(gaps[m], changed[m]) for g, m in zip(names, members)}
+    observed = statistic(changed)
+    shared = replicate_slope(gaps, changed)
+    if not shared.identified or len(names) < 2:
+        return SlopeByGroup(fits, observed, len(names) - 1, float("nan"))
+    rng = np.random.default_rng(seed)
+    chance = flip_probability(shared.slope, gaps)
+    simulated = [statistic(rng.random(len(gaps)) < chance) for _ in range(sims)]
+    p = (1 + sum(s >= observed - 1e-9 for s in simulated)) / (1 + sims)
+    return SlopeByGroup(fits, observed, len(names) - 1, float(p))
 
 
 def _log_likelihood(theta: float, x: np.ndarray, y: np.ndarray, slope: float) -> float:

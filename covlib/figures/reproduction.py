@@ -73,7 +73,33 @@ def slope_note(rep: Reproduction) -> str:
             f"(90% interval {slope.low:.1f} to {slope.high:.0f}; {measured}): at that slope "
             f"{rise.format(np.exp(2 * np.log(3) / slope.slope))}; {shallow}. Each cell's n_req is placed at the "
             f"estimate, and its interval is computed at the interval's shallow end, so that it carries the slope's "
-            f"own uncertainty.")
+            f"own uncertainty. " + slope_by_series_note(rep)).strip()
+
+
+def slope_by_series_note(rep: Reproduction) -> str:
+    """Whether the replicates support one slope for every task (the test in the cell tables' attrs), and what
+    they leave open: each task's own slope and interval."""
+    test = rep.by_rule["floor"].attrs.get("slope_by_series")
+    if test is None or np.isnan(test.p):
+        return ""
+    own = "; ".join(f"{series_name(name)} {_slope_text(fit)}" for name, fit in test.groups.items())
+    said = (f"Does one slope fit every task? Fitted to each task's replicates alone: {own}. One slope for all "
+            f"against one per task: likelihood ratio {test.statistic:.1f} on {test.df} degrees of freedom, p = "
+            f"{test.p:.2f} (a parametric bootstrap under the shared slope; a check of the model added after the "
+            f"replicates were in). ")
+    if test.p < 0.05:
+        return said + ("The replicates reject one slope for every task: the cells' intervals, computed at the shared "
+                       "slope's shallow end, are too narrow for the tasks whose own slope is shallower.")
+    return said + ("The replicates give no reason for a slope per task, and they rule out little: each task's own "
+                   "interval is wide, so tasks whose slopes differ severalfold would fit them as well.")
+
+
+def _slope_text(fit) -> str:
+    if not fit.identified:
+        return f"no flip (at least {fit.low:.1f})" if fit.bounded else "no flip"
+    low = f"the range's bottom, {SLOPE_BOUNDS[0]}" if fit.low <= SLOPE_BOUNDS[0] * 1.001 else f"{fit.low:.1f}"
+    high = "unbounded" if not np.isfinite(fit.high) else f"{fit.high:.0f}"
+    return f"{fit.slope:.0f} ({low} to {high}; {fit.flips} of {fit.replicates} changed)"
 
 
 def rules_view(rep: Reproduction) -> ReaderTable:
@@ -257,6 +283,9 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
     for key, value in (("outcome_slope", slope.slope), ("outcome_slope_ci_low", slope.low),
                        ("outcome_slope_ci_high", slope.high)):
         out[key] = float(value) if np.isfinite(value) else float("nan")  # no flip yet: no estimate, no upper bound
+    by_series = rep.by_rule["floor"].attrs.get("slope_by_series")
+    if by_series is not None and np.isfinite(by_series.p):  # does one slope fit every task: the test
+        out |= {"outcome_slope_by_series_statistic": by_series.statistic, "outcome_slope_by_series_p": by_series.p}
     by_size = noise_by_size(rep.replicates) if len(rep.replicates) else None
     if by_size is not None and by_size.enough:  # does the noise grow with N: the test and what it leaves open
         out |= {"outcome_flip_share_largest_n": by_size.changed_large / by_size.replicates_large,

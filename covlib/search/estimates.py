@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.success_curve import SlopeFit, cell_estimates, replicate_slope
+from covlib.analyses.success_curve import SlopeByGroup, SlopeFit, cell_estimates, replicate_slope, slope_by_group
 from covlib.search.cells import SearchRules
 from covlib.search.same_runs import CELL_COLUMNS, cell_brackets
 
@@ -21,23 +21,37 @@ def _labelled(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(cell=cell, log_n=np.log(table["n_train"].astype(float)))
 
 
-def shared_slope(table: pd.DataFrame) -> SlopeFit:
-    """The slope of success against log n_train shared by every cell of a rule table, measured by its replicates
-    of bracket ends (success_curve.replicate_slope): each one's bracket width and whether its outcome differs from
-    the search's at that size. Replicates at a size that is not an end of its cell's bracket are not read."""
+def replicate_ends(table: pd.DataFrame) -> pd.DataFrame:
+    """The replicates of bracket ends in a rule table: each one's series (task, ``_cot`` with chain of thought),
+    cell, bracket width ``gap`` (log high / low) and whether its outcome differs from the search's at that size
+    (``changed``). Replicates at a size that is not an end of its cell's bracket are not read."""
     brackets = cell_brackets(table).dropna(subset=["n_req_bracket"]).set_index(CELL_COLUMNS)
     reps = table[table["replicate"] != "search"]
     search = table[table["replicate"] == "search"].drop_duplicates([*CELL_COLUMNS, "n_train"])
     said = search.set_index([*CELL_COLUMNS, "n_train"])["success"]
-    gaps, changed, cells = [], [], set()
+    rows = []
     for r in reps.itertuples(index=False):
         cell = tuple(getattr(r, c) for c in CELL_COLUMNS)
         if cell not in brackets.index or r.n_train not in (brackets.loc[cell, "low"], brackets.loc[cell, "high"]):
             continue
-        gaps.append(np.log(brackets.loc[cell, "high"] / brackets.loc[cell, "low"]))
-        changed.append(bool(r.success) != bool(said.loc[(*cell, r.n_train)]))
-        cells.add(cell)
-    return replicate_slope(np.array(gaps), np.array(changed, bool), len(cells))
+        rows.append({"series": f"{r.task}_cot" if r.cot else r.task, "cell": cell,
+                     "gap": float(np.log(brackets.loc[cell, "high"] / brackets.loc[cell, "low"])),
+                     "changed": bool(r.success) != bool(said.loc[(*cell, r.n_train)])})
+    return pd.DataFrame(rows, columns=["series", "cell", "gap", "changed"])
+
+
+def shared_slope(table: pd.DataFrame) -> SlopeFit:
+    """The slope of success against log n_train shared by every cell of a rule table, measured by its replicates
+    of bracket ends (success_curve.replicate_slope)."""
+    ends = replicate_ends(table)
+    return replicate_slope(ends["gap"].to_numpy(float), ends["changed"].to_numpy(bool), ends["cell"].nunique())
+
+
+def slope_by_series(table: pd.DataFrame, sims: int = 1000) -> SlopeByGroup:
+    """Whether the replicates support one slope for every series (success_curve.slope_by_group)."""
+    ends = replicate_ends(table)
+    return slope_by_group(ends["gap"].to_numpy(float), ends["changed"].to_numpy(bool), ends["series"].to_numpy(),
+                          sims=sims)
 
 
 def cell_table(table: pd.DataFrame, slope: SlopeFit, rules: SearchRules = SearchRules()) -> pd.DataFrame:

@@ -15,7 +15,7 @@ import pandas as pd
 from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, Interval, direction_verdict, equivalence_verdict
 from covlib.analyses.fits import exponent_difference, exponent_intervals
 from covlib.base.paper import EXPONENTS_COT, EXPONENTS_WITH_MAMBA
-from covlib.search.estimates import cell_table, fit_input, shared_slope
+from covlib.search.estimates import cell_table, fit_input, shared_slope, slope_by_series
 from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan
 from covlib.search.same_runs import rule_table, same_run_outcomes
 
@@ -85,14 +85,16 @@ def rule_cells(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -
     """Per rule, the cell table (covlib.search.estimates.cell_table) read off the same runs, replicates included,
     each under one slope: the one the replicates measure at the floor's bracket ends (the noise of a training run
     at the boundary, which a give-up rule does not change; the replicates were placed on the floor's brackets).
-    Each table carries that slope fit in ``attrs["slope"]``."""
+    Each table carries that slope fit in ``attrs["slope"]``, and the test of one slope for every series against
+    one per series in ``attrs["slope_by_series"]``."""
     outcomes = same_run_outcomes(probes, curves, give_up_floor)
     tables = {rule: rule_table(outcomes, rule) for rule in RULES}
-    slope = shared_slope(tables["floor"])
+    slope, by_series = shared_slope(tables["floor"]), slope_by_series(tables["floor"])
     out = {}
     for rule, table in tables.items():
         cells = cell_table(table, slope)
         cells.attrs["slope"] = slope
+        cells.attrs["slope_by_series"] = by_series
         out[rule] = cells
     return out
 
