@@ -12,6 +12,7 @@ from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, verdict_words
 from covlib.analyses.success_curve import SLOPE_BOUNDS
 from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
+from covlib.figures.text import p_value
 from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, NoiseBySize, noise_by_size
 from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
 
@@ -84,8 +85,8 @@ def slope_by_series_note(rep: Reproduction) -> str:
         return ""
     own = "; ".join(f"{series_name(name)} {_slope_text(fit)}" for name, fit in test.groups.items())
     said = (f"Does one slope fit every task? Fitted to each task's replicates alone: {own}. One slope for all "
-            f"against one per task: likelihood ratio {test.statistic:.1f} on {test.df} degrees of freedom, p = "
-            f"{test.p:.2f} (a parametric bootstrap under the shared slope; a check of the model added after the "
+            f"against one per task: likelihood ratio {test.statistic:.1f} on {test.df} degrees of freedom, "
+            f"{p_value(test.p)} (a parametric bootstrap under the shared slope; a check of the model added after the "
             f"replicates were in). ")
     if test.p < 0.05:
         return said + ("The replicates reject one slope for every task: the cells' intervals, computed at the shared "
