@@ -369,3 +369,24 @@ def test_the_slope_note_says_whether_one_slope_fits_every_task():
     rep.by_rule["floor"].attrs["slope_by_series"] = slope_by_group(
         gaps, np.concatenate([np.tile([True, False], 8), np.zeros(16, bool)]), groups, sims=100)
     assert "The replicates reject one slope for every task" in slope_by_series_note(rep)
+
+
+def test_a_decided_claim_is_also_read_as_one_of_the_family():
+    from covlib.analyses.fits import exponent_difference
+    from covlib.figures.reproduction import claims_sentence
+
+    rng = np.random.default_rng(3)
+    cells = [(N, s) for N in (10, 12, 14, 16, 20) for s in (0, 1)]
+    first = pd.DataFrame({"N": [N for N, _ in cells], "seed": [s for _, s in cells],
+                          "n_req": [N ** 2.6 * np.exp(rng.normal(0, 0.1)) for N, _ in cells]})
+    second = first.assign(n_req=[N ** 2.0 * np.exp(rng.normal(0, 0.1)) for N, _ in cells])
+    d = exponent_difference(first, second, reps=2000, family_level=1 - 0.05 / 6)
+    assert d["cif_low"] < d["ci95_low"] < d["ci95_high"] < d["cif_high"]  # the family's interval is the wider
+    assert "cif_low" not in exponent_difference(first, second, reps=200)
+
+    claims = _claims(cot_flattens_threehop=1.1).assign(cif_low=np.nan, cif_high=np.nan)
+    claims.loc[claims["claim"] == "cot_flattens_threehop", ["verdict", "cif_low", "cif_high"]] = ["same_sign", -0.2, 2.8]
+    rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), claims)
+    said = claims_sentence(rep, only=("cot_flattens_threehop",))
+    assert said.endswith("read as one of the 6 claims tested at once (Bonferroni: each interval at 99.2%), its "
+                         "interval is -0.20 to +2.80, which holds zero: read with the other claims, it is left open.")

@@ -137,8 +137,9 @@ def exponent_metrics(name: str, fit: dict | None) -> dict[str, float]:
 
 
 def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4000, seed: int = 0,
-                        paired: bool = True) -> dict:
-    """The difference of two exponents, c(first) - c(second), with 90% and 95% percentile intervals.
+                        paired: bool = True, family_level: float | None = None) -> dict:
+    """The difference of two exponents, c(first) - c(second), with 90% and 95% percentile intervals (and, given a
+    ``family_level``, one at that level too: cif_low/high, for a difference read as one of several at once).
 
     Paired (the default): both series are cut to the (N, seed) cells they share, and each resample draws the same
     N values and seeds for both, so a difference is read on the same cells; unpaired: each series is resampled on
@@ -153,8 +154,9 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     n_values = min(first["N"].nunique(), second["N"].nunique())
     out = {"difference": float(c), "paired": paired, "cells": int(len(first) + (0 if paired else len(second))),
            "n_values": int(n_values)}
+    ends = ["ci90", "ci95"] + (["cif"] if family_level is not None else [])
     if n_values < MIN_N_FOR_INTERVAL:
-        return out | {"ci90_low": np.nan, "ci90_high": np.nan, "ci95_low": np.nan, "ci95_high": np.nan}
+        return out | {f"{e}_{side}": np.nan for e in ends for side in ("low", "high")}
     rng = np.random.default_rng(seed)
     xa, ya, sda, ma = _series_arrays(first)
     xb, yb, sdb, mb = _series_arrays(second)
@@ -165,7 +167,11 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     draws = np.asarray(draws)
     draws = draws[np.isfinite(draws)]
     q = np.quantile(draws, [0.05, 0.95, 0.025, 0.975])
-    return out | {"ci90_low": float(q[0]), "ci90_high": float(q[1]), "ci95_low": float(q[2]), "ci95_high": float(q[3])}
+    out |= {"ci90_low": float(q[0]), "ci90_high": float(q[1]), "ci95_low": float(q[2]), "ci95_high": float(q[3])}
+    if family_level is not None:
+        low, high = np.quantile(draws, [(1 - family_level) / 2, (1 + family_level) / 2])
+        out |= {"cif_low": float(low), "cif_high": float(high)}
+    return out
 
 
 def _series_arrays(est: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

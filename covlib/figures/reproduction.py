@@ -14,7 +14,7 @@ from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import p_value
 from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, NoiseBySize, noise_by_size
-from covlib.search.reproduction import CLAIMS, Reproduction, reproduction_metrics, select
+from covlib.search.reproduction import CLAIMS, FAMILY_LEVEL, Reproduction, reproduction_metrics, select
 
 NAMES = {"twohop_small_model": "two-hop, 2-layer width-64", "twohop_large_model": "two-hop, 6-layer width-128",
          "twohop_cot": "two-hop with CoT", "threehop_cot": "three-hop with CoT", "fivehop_cot": "five-hop with CoT"}
@@ -193,6 +193,14 @@ def claims_view(rep: Reproduction, only: tuple[str, ...] | None = None) -> Reade
                         caption="The paper's comparative claims, as differences of the book's exponents")
 
 
+def family_clause(low: float, high: float) -> str:
+    """A decided claim read as one of the paper's claims tested at once (Bonferroni, FAMILY_LEVEL): its interval
+    at that level, and whether it still excludes zero."""
+    kept = "still excludes zero" if low > 0 or high < 0 else "holds zero: read with the other claims, it is left open"
+    return (f"read as one of the {len(CLAIMS)} claims tested at once (Bonferroni: each interval at "
+            f"{FAMILY_LEVEL:.1%}), its interval is {low:+.2f} to {high:+.2f}, which {kept}")
+
+
 def pattern_note(rep: Reproduction) -> str:
     """The pattern across verdicts and claims, in plain words, whichever way they fall."""
     counts = rep.verdicts["verdict"].value_counts()
@@ -220,6 +228,8 @@ def claims_sentence(rep: Reproduction, only: tuple[str, ...] | None = None) -> s
         said += (f"; difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
                  f"{row['ci95_high']:+.2f}" if np.isfinite(row["ci95_low"]) else
                  "; too few shared values of N for an interval")
+        if row["verdict"] in ("same_sign", "opposite_sign") and np.isfinite(row["cif_low"]):
+            said += "; " + family_clause(row["cif_low"], row["cif_high"])
         if claim.runs_against(row["difference"], row["verdict"]):  # the point estimate runs against the paper: say so
             said += (f"; the book's estimate runs the other way ({series_name(claim.first)} "
                      f"{'below' if claim.sign > 0 else 'above'} {series_name(claim.second)}), short of a contradiction")
