@@ -372,18 +372,22 @@ def test_the_pattern_groups_the_verdicts_and_says_which_claims_the_data_bear_out
     assert pattern({}) == ""  # nothing recorded: no pattern
 
 
-def test_the_pattern_says_whether_a_decided_claim_survives_being_read_with_the_others():
+def test_the_pattern_says_whether_the_decided_verdicts_survive_being_read_as_families():
     from covlib.book.readme import pattern
 
-    ch4 = {"verdict_twohop": "inconclusive", "claim_cot_flattens_threehop_verdict": "same_sign",
-           "claim_cot_flattens_threehop_difference": 1.1, "claim_cot_flattens_threehop_ci_family_low": -0.2,
-           "claim_cot_flattens_threehop_ci_family_high": 2.8,
+    ch4 = {"verdict_twohop": "inconclusive", "verdict_twohop_family": "inconclusive",
+           "verdict_parallel_twohop": "reproduced", "verdict_parallel_twohop_family": "inconclusive",
+           "claim_cot_flattens_threehop_verdict": "same_sign", "claim_cot_flattens_threehop_difference": 1.1,
+           "claim_cot_flattens_threehop_family_verdict": "inconclusive",
            "claim_threehop_steeper_verdict": "inconclusive", "claim_threehop_steeper_difference": 0.5,
-           "claim_threehop_steeper_ci_family_low": -0.5, "claim_threehop_steeper_ci_family_high": 1.7}
+           "claim_threehop_steeper_family_verdict": "inconclusive"}
     said = pattern({"04": ch4})
-    assert ("1 is borne out (chain of thought flattens three-hop's law) and 1 is left open; read as one family of 6 "
-            "tests (Bonferroni: each interval at 99.2%), the one decided no longer excludes zero.") in said
-    ch4["claim_cot_flattens_threehop_ci_family_low"] = 0.1
-    assert "the one decided still excludes zero." in pattern({"04": ch4})
-    del ch4["claim_cot_flattens_threehop_ci_family_low"]  # a snapshot from before the family interval: no clause
-    assert "family" not in pattern({"04": ch4})
+    assert said.endswith("1 is borne out (chain of thought flattens three-hop's law) and 1 is left open. Read as two "
+                         "families tested at once (Bonferroni: every exponent, and every claim, judged at the level "
+                         "that holds for its whole family together), of the 7 exponents, the one decided loses its "
+                         "verdict and of the 6 claims, the one decided loses its verdict.")
+    ch4["claim_cot_flattens_threehop_family_verdict"] = "same_sign"
+    assert "of the 6 claims, the one decided keeps its verdict." in pattern({"04": ch4})
+    for key in [k for k in ch4 if "family" in k]:  # a snapshot from before the family reading: no clause
+        del ch4[key]
+    assert "famil" not in pattern({"04": ch4})

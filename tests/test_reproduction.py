@@ -372,21 +372,51 @@ def test_the_slope_note_says_whether_one_slope_fits_every_task():
 
 
 def test_a_decided_claim_is_also_read_as_one_of_the_family():
-    from covlib.analyses.fits import exponent_difference
+    from covlib.analyses.family import family_levels
+    from covlib.analyses.fits import exponent_difference, exponent_intervals
     from covlib.figures.reproduction import claims_sentence
 
+    assert family_levels(6) == pytest.approx({"fam_equiv": 1 - 0.1 / 6, "fam_excl": 1 - 0.05 / 6})
+    assert family_levels(1) == pytest.approx({"fam_equiv": 0.90, "fam_excl": 0.95})  # one test: the rule's own levels
     rng = np.random.default_rng(3)
     cells = [(N, s) for N in (10, 12, 14, 16, 20) for s in (0, 1)]
     first = pd.DataFrame({"N": [N for N, _ in cells], "seed": [s for _, s in cells],
                           "n_req": [N ** 2.6 * np.exp(rng.normal(0, 0.1)) for N, _ in cells]})
     second = first.assign(n_req=[N ** 2.0 * np.exp(rng.normal(0, 0.1)) for N, _ in cells])
-    d = exponent_difference(first, second, reps=2000, family_level=1 - 0.05 / 6)
-    assert d["cif_low"] < d["ci95_low"] < d["ci95_high"] < d["cif_high"]  # the family's interval is the wider
-    assert "cif_low" not in exponent_difference(first, second, reps=200)
+    d = exponent_difference(first, second, reps=2000, named_levels=family_levels(6))
+    assert d["fam_excl_low"] < d["ci95_low"] < d["ci95_high"] < d["fam_excl_high"]  # the family's interval is wider
+    assert d["fam_equiv_low"] < d["ci90_low"] and "fam_excl_low" not in exponent_difference(first, second, reps=200)
+    one = exponent_intervals(first, reps=2000, named_levels=family_levels(7))
+    assert one["fam_excl_low"] < one["ci95_low"] and one["fam_equiv_high"] > one["ci90_high"]
 
-    claims = _claims(cot_flattens_threehop=1.1).assign(cif_low=np.nan, cif_high=np.nan)
-    claims.loc[claims["claim"] == "cot_flattens_threehop", ["verdict", "cif_low", "cif_high"]] = ["same_sign", -0.2, 2.8]
+    claims = _claims(cot_flattens_threehop=1.1).assign(fam_excl_low=np.nan, fam_excl_high=np.nan,
+                                                        family_verdict="inconclusive")
+    row = claims["claim"] == "cot_flattens_threehop"
+    claims.loc[row, ["verdict", "fam_excl_low", "fam_excl_high"]] = ["same_sign", -0.2, 2.8]
     rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), claims)
     said = claims_sentence(rep, only=("cot_flattens_threehop",))
     assert said.endswith("read as one of the 6 claims tested at once (Bonferroni: each interval at 99.2%), its "
-                         "interval is -0.20 to +2.80, which holds zero: read with the other claims, it is left open.")
+                         "interval is -0.20 to +2.80, so that, read with the other claims, it is inconclusive.")
+    claims.loc[row, ["fam_excl_low", "family_verdict"]] = [0.1, "same_sign"]
+    assert claims_sentence(rep, only=("cot_flattens_threehop",)).endswith(
+        "its interval is +0.10 to +2.80, which keeps its verdict (holds (same sign)).")
+
+
+def test_a_decided_exponent_is_also_read_as_one_of_the_published_seven():
+    from covlib.figures.reproduction import exponent_family_sentence
+    from covlib.search.reproduction import exponent_verdicts
+
+    exponents = pd.DataFrame([{"series": "parallel_twohop", "cells_used": "own", "rule": "floor",
+                               "estimator": "logistic", "pool": "without", "c": 2.40, "ci90_low": 2.26,
+                               "ci90_high": 2.59, "ci95_low": 2.22, "ci95_high": 2.63, "fam_equiv_low": 2.16,
+                               "fam_equiv_high": 2.73, "fam_excl_low": 2.10, "fam_excl_high": 2.82, "paper": 2.43,
+                               "n_values": 7, "seeds": 2}])
+    verdicts = exponent_verdicts(exponents)
+    assert verdicts.loc[0, ["verdict", "family_verdict"]].tolist() == ["reproduced", "inconclusive"]
+    rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), _claims())
+    rep = type(rep)(rep.by_rule, exponents, verdicts, rep.claims, rep.replicates, rep.flips)
+    assert exponent_family_sentence(rep) == (
+        "Read as one family of the 1 published exponents tested at once (Bonferroni: a reproduction's interval at "
+        "98.6%, an exclusion's at 99.3%): parallel two-hop (reproduced; 2.16 to 2.73) is inconclusive.")
+    assert exponent_family_sentence(_reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]),
+                                                  _claims())) == ""  # nothing decided: nothing to say

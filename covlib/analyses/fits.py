@@ -1,7 +1,7 @@
 """Power-law fits of required data against N, with intervals valid for the design."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -137,9 +137,9 @@ def exponent_metrics(name: str, fit: dict | None) -> dict[str, float]:
 
 
 def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4000, seed: int = 0,
-                        paired: bool = True, family_level: float | None = None) -> dict:
-    """The difference of two exponents, c(first) - c(second), with 90% and 95% percentile intervals (and, given a
-    ``family_level``, one at that level too: cif_low/high, for a difference read as one of several at once).
+                        paired: bool = True, named_levels: Mapping[str, float] | None = None) -> dict:
+    """The difference of two exponents, c(first) - c(second), with 90% and 95% percentile intervals (and one per
+    entry of ``named_levels``, from the same resamples: name_low/high, e.g. for a family's levels).
 
     Paired (the default): both series are cut to the (N, seed) cells they share, and each resample draws the same
     N values and seeds for both, so a difference is read on the same cells; unpaired: each series is resampled on
@@ -154,7 +154,8 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     n_values = min(first["N"].nunique(), second["N"].nunique())
     out = {"difference": float(c), "paired": paired, "cells": int(len(first) + (0 if paired else len(second))),
            "n_values": int(n_values)}
-    ends = ["ci90", "ci95"] + (["cif"] if family_level is not None else [])
+    named_levels = dict(named_levels or {})
+    ends = ["ci90", "ci95", *named_levels]
     if n_values < MIN_N_FOR_INTERVAL:
         return out | {f"{e}_{side}": np.nan for e in ends for side in ("low", "high")}
     rng = np.random.default_rng(seed)
@@ -168,9 +169,15 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     draws = draws[np.isfinite(draws)]
     q = np.quantile(draws, [0.05, 0.95, 0.025, 0.975])
     out |= {"ci90_low": float(q[0]), "ci90_high": float(q[1]), "ci95_low": float(q[2]), "ci95_high": float(q[3])}
-    if family_level is not None:
-        low, high = np.quantile(draws, [(1 - family_level) / 2, (1 + family_level) / 2])
-        out |= {"cif_low": float(low), "cif_high": float(high)}
+    return out | _named_quantiles(draws, named_levels)
+
+
+def _named_quantiles(draws: np.ndarray, named_levels: Mapping[str, float]) -> dict[str, float]:
+    """The percentile interval of ``draws`` at each named level: {name_low, name_high}."""
+    out = {}
+    for name, level in named_levels.items():
+        low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        out |= {f"{name}_low": float(low), f"{name}_high": float(high)}
     return out
 
 
@@ -215,13 +222,16 @@ def _slopes(x, y, sd, mask, cells, seeds, rng) -> np.ndarray:
 
 
 def exponent_intervals(estimates: pd.DataFrame, levels: Sequence[float] = (0.90, 0.95), reps: int = 4000,
-                       seed: int = 0) -> dict:
+                       seed: int = 0, named_levels: Mapping[str, float] | None = None) -> dict:
     """exponent_fit's design, for several levels from one set of resamples and vectorised: the least-squares c
     and, with 2+ seeds at half the N or more, the two-level bootstrap that also draws each cell's log n_req from
     its ``log_sd``; otherwise the slope t-interval over N-cell means; none below MIN_N_FOR_INTERVAL values of N.
-    Returns c, r2, n_values, seeds, N_min, N_max, points and ci<level>_low/high (e.g. ci90_low)."""
+    Returns c, r2, n_values, seeds, N_min, N_max, points and ci<level>_low/high (e.g. ci90_low), and name_low/high
+    for each entry of ``named_levels`` (levels whose percentages do not round to a name of their own)."""
     est = estimates.dropna(subset=["n_req"]) if len(estimates) else estimates
+    named_levels = dict(named_levels or {})
     nan = {f"ci{round(lv * 100)}_{end}": np.nan for lv in levels for end in ("low", "high")}
+    nan |= {f"{name}_{end}": np.nan for name in named_levels for end in ("low", "high")}
     if len(est) == 0 or est["N"].nunique() < 2:
         return {"c": np.nan, "r2": np.nan, "n_values": int(est["N"].nunique()) if len(est) else 0, "seeds": 0,
                 "N_min": np.nan, "N_max": np.nan, "points": len(est)} | nan
@@ -239,10 +249,10 @@ def exponent_intervals(estimates: pd.DataFrame, levels: Sequence[float] = (0.90,
         for lv in levels:
             low, high = np.quantile(draws, [(1 - lv) / 2, (1 + lv) / 2])
             out |= {f"ci{round(lv * 100)}_low": float(low), f"ci{round(lv * 100)}_high": float(high)}
-        return out
+        return out | _named_quantiles(draws, named_levels)
     cells = est.assign(log_n=np.log(est["n_req"].astype(float))).groupby("N")["log_n"].mean()
     out["c"] = power_fit(cells.index.to_numpy(float), np.exp(cells.to_numpy()))["c"]
-    for lv in levels:
+    for name, lv in [(f"ci{round(lv * 100)}", lv) for lv in levels] + list(named_levels.items()):
         low, high = _slope_t_interval(cells.index.to_numpy(float), cells.to_numpy(), lv)
-        out |= {f"ci{round(lv * 100)}_low": low, f"ci{round(lv * 100)}_high": high}
+        out |= {f"{name}_low": low, f"{name}_high": high}
     return out

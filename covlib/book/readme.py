@@ -40,7 +40,7 @@ from covlib.chapters.ch09_diversity_exposure_coverage.stats import MIN_GAP
 from covlib.figures.reproduction import series_name
 from covlib.figures.text import count_of, fmt, is_missing, p_value, run_time, series, share_of
 from covlib.search.experiments import BOOK_EXPERIMENTS, floor_only_N, floor_only_seeds
-from covlib.search.reproduction import CLAIMS, FAMILY_LEVEL, PAPER, Claim
+from covlib.search.reproduction import CLAIMS, PAPER, Claim
 from covlib.tasks.graphs import TASKS
 from covlib.training.shapes import MODEL_SHAPES
 from covlib.training.shipped import EDGE_SEED_ARCHIVES
@@ -479,29 +479,33 @@ def pattern(ch: Mapping[str, Mapping[str, Any]]) -> str:
                 + (f" ({'; '.join(outcomes[o])})" if o != "left open" else "")
                 for o in ("borne out", "contradicted", "left open") if o in outcomes]
         said += f". Of the paper's {sum(map(len, outcomes.values()))} comparative claims, {series(told)}"
-        said += _family_clause(ch)
         if against:
             said += (f"; in {'one' if len(against) == 1 else len(against)} ({'; '.join(against)}) the book's estimate "
                      "runs against the paper, short of a contradiction")
-    return said + "."
+    return said + _family_clause(ch) + "."
 
 
 def _family_clause(ch: Mapping[str, Mapping[str, Any]]) -> str:
-    """How many decided claims stay decided when the claims are read as one family (Bonferroni: each interval at
-    FAMILY_LEVEL): "" when none is decided or none records that interval."""
-    kept, decided = 0, 0
-    for claim in CLAIMS:
-        m = ch.get(_claim_chapter(ch, claim), {})
-        low, high = (_number(m, f"claim_{claim.name}_ci_family_{end}") for end in ("low", "high"))
-        if m.get(f"claim_{claim.name}_verdict") in ("same_sign", "opposite_sign") and not math.isnan(low):
-            decided += 1
-            kept += low > 0 or high < 0
-    if not decided:
+    """The decided verdicts read as two families, the published exponents and the claims (covlib.analyses.family):
+    how many keep their verdict ("" when none is decided, or the metrics predate the family reading)."""
+    exponents = [(ch.get(chapter, {}), f"verdict_{key}", f"verdict_{key}_family")
+                 for key, (chapter, _) in EXPONENT_ROWS.items()]
+    claims = [(ch.get(_claim_chapter(ch, c), {}), f"claim_{c.name}_verdict", f"claim_{c.name}_family_verdict")
+              for c in CLAIMS]
+    told = []
+    for noun, keys in (("exponents", exponents), ("claims", claims)):
+        decided = [(m.get(key), m.get(family)) for m, key, family in keys
+                   if m.get(key) not in (None, "inconclusive") and isinstance(m.get(family), str)]
+        if not decided:
+            continue
+        kept = sum(verdict == family for verdict, family in decided)
+        told.append(f"of the {len(keys)} {noun}, " + (
+            f"the one decided {'keeps' if kept else 'loses'} its verdict" if len(decided) == 1 else
+            f"{kept} of the {len(decided)} decided keep their verdicts"))
+    if not told:
         return ""
-    which = "the one decided" if decided == 1 else f"{kept} of the {decided} decided"
-    verb = ("still excludes zero" if kept else "no longer excludes zero") if decided == 1 else "still exclude zero"
-    return (f"; read as one family of {len(CLAIMS)} tests (Bonferroni: each interval at {FAMILY_LEVEL:.1%}), "
-            f"{which} {verb}")
+    return (". Read as two families tested at once (Bonferroni: every exponent, and every claim, judged at the level "
+            f"that holds for its whole family together), {' and '.join(told)}")
 
 
 # ----------------------------------------------------------------------------- a sentence or two per chapter

@@ -14,7 +14,14 @@ from covlib.figures.give_up_rule import reader_name
 from covlib.figures.tables import ReaderTable, reader_table
 from covlib.figures.text import p_value
 from covlib.search.replicates import LARGEST_N, MIN_AT_LARGEST_N, NoiseBySize, noise_by_size
-from covlib.search.reproduction import CLAIMS, FAMILY_LEVEL, Reproduction, reproduction_metrics, select
+from covlib.search.reproduction import (
+    CLAIM_FAMILY,
+    CLAIMS,
+    EXPONENT_FAMILY,
+    Reproduction,
+    reproduction_metrics,
+    select,
+)
 
 NAMES = {"twohop_small_model": "two-hop, 2-layer width-64", "twohop_large_model": "two-hop, 6-layer width-128",
          "twohop_cot": "two-hop with CoT", "threehop_cot": "three-hop with CoT", "fivehop_cot": "five-hop with CoT"}
@@ -173,11 +180,14 @@ def verdicts_view(rep: Reproduction) -> ReaderTable:
                                   zip(rep.verdicts["ci90_low"], rep.verdicts["ci90_high"])],
                             ci95=[f"{a:.2f}-{b:.2f}" if np.isfinite(a) else "none" for a, b in
                                   zip(rep.verdicts["ci95_low"], rep.verdicts["ci95_high"])])
+    family = f"read with the other {len(v) - 1} (Bonferroni)"
     return reader_table(v, {"series": "exponent", "c": "book", "ci90": "90% interval", "ci95": "95% interval",
-                            "paper": "paper", "n_values": "values of N", "seeds": "seeds", "verdict": "verdict"},
+                            "paper": "paper", "n_values": "values of N", "seeds": "seeds", "verdict": "verdict",
+                            "family_verdict": family},
                         formats={"c": ".2f", "paper": ".2f"},
                         caption=f"The verdicts (reproduced: the 90% interval inside the paper's value ± "
-                                f"{EQUIVALENCE_MARGIN:.2f})")
+                                f"{EQUIVALENCE_MARGIN:.2f}; the last column reads every exponent as one of "
+                                f"{len(v)} tested at once)")
 
 
 def claims_view(rep: Reproduction, only: tuple[str, ...] | None = None) -> ReaderTable:
@@ -185,20 +195,45 @@ def claims_view(rep: Reproduction, only: tuple[str, ...] | None = None) -> Reade
     and the verdict."""
     claims = rep.claims if only is None else rep.claims[rep.claims["claim"].isin(only)]
     c = claims.assign(verdict=claims["verdict"].map(verdict_words),
+                      family_verdict=claims["family_verdict"].map(verdict_words),
                       ci95=[f"{a:+.2f} to {b:+.2f}" if np.isfinite(a) else "none" for a, b in
                             zip(claims["ci95_low"], claims["ci95_high"])],
                       design=np.where(claims["paired"], "paired (same N and seeds)", "unpaired"))
     return reader_table(c, {"text": "the paper's claim", "difference": "book's difference", "ci95": "95% interval",
-                            "design": "design", "verdict": "verdict"}, formats={"difference": "+.2f"},
-                        caption="The paper's comparative claims, as differences of the book's exponents")
+                            "design": "design", "verdict": "verdict",
+                            "family_verdict": f"read with the other {len(CLAIMS) - 1} (Bonferroni)"},
+                        formats={"difference": "+.2f"},
+                        caption=f"The paper's comparative claims, as differences of the book's exponents (the last "
+                                f"column reads every claim as one of {len(CLAIMS)} tested at once)")
 
 
-def family_clause(low: float, high: float) -> str:
-    """A decided claim read as one of the paper's claims tested at once (Bonferroni, FAMILY_LEVEL): its interval
-    at that level, and whether it still excludes zero."""
-    kept = "still excludes zero" if low > 0 or high < 0 else "holds zero: read with the other claims, it is left open"
+def family_clause(row: pd.Series) -> str:
+    """A decided claim read as one of the paper's claims tested at once (covlib.analyses.family): its interval at
+    the family's level, and its verdict there."""
+    kept = (f"which keeps its verdict ({verdict_words(row['family_verdict'])})"
+            if row["family_verdict"] == row["verdict"] else
+            f"so that, read with the other claims, it is {verdict_words(row['family_verdict'])}")
     return (f"read as one of the {len(CLAIMS)} claims tested at once (Bonferroni: each interval at "
-            f"{FAMILY_LEVEL:.1%}), its interval is {low:+.2f} to {high:+.2f}, which {kept}")
+            f"{CLAIM_FAMILY['fam_excl']:.1%}), its interval is {row['fam_excl_low']:+.2f} to "
+            f"{row['fam_excl_high']:+.2f}, {kept}")
+
+
+def exponent_family_sentence(rep: Reproduction) -> str:
+    """The decided exponents read as one family of the published exponents (covlib.analyses.family): which keep
+    their verdict ("" when none is decided)."""
+    decided = rep.verdicts[rep.verdicts["verdict"] != "inconclusive"] if len(rep.verdicts) else rep.verdicts
+    if not len(decided):
+        return ""
+    levels = (f"Bonferroni: a reproduction's interval at {EXPONENT_FAMILY['fam_equiv']:.1%}, an exclusion's at "
+              f"{EXPONENT_FAMILY['fam_excl']:.1%}")
+    parts = []
+    for r in decided.itertuples():
+        band = f"{r.fam_equiv_low:.2f} to {r.fam_equiv_high:.2f}" if r.verdict == "reproduced" else \
+            f"{r.fam_excl_low:.2f} to {r.fam_excl_high:.2f}"
+        outcome = "keeps its verdict" if r.family_verdict == r.verdict else f"is {r.family_verdict}"
+        parts.append(f"{series_name(r.series)} ({r.verdict}; {band}) {outcome}")
+    return (f"Read as one family of the {len(rep.verdicts)} published exponents tested at once ({levels}): "
+            + "; ".join(parts) + ".")
 
 
 def pattern_note(rep: Reproduction) -> str:
@@ -212,6 +247,7 @@ def pattern_note(rep: Reproduction) -> str:
                                         for r in differs.itertuples()) + ". "
     below = (rep.verdicts["c"] < rep.verdicts["paper"]).sum()
     said += f"{below} of {len(rep.verdicts)} book exponents lie below the paper's. "
+    said += (exponent_family_sentence(rep) + " ").lstrip()
     said += claims_sentence(rep)
     return said.strip()
 
@@ -228,8 +264,8 @@ def claims_sentence(rep: Reproduction, only: tuple[str, ...] | None = None) -> s
         said += (f"; difference {row['difference']:+.2f}, 95% interval {row['ci95_low']:+.2f} to "
                  f"{row['ci95_high']:+.2f}" if np.isfinite(row["ci95_low"]) else
                  "; too few shared values of N for an interval")
-        if row["verdict"] in ("same_sign", "opposite_sign") and np.isfinite(row["cif_low"]):
-            said += "; " + family_clause(row["cif_low"], row["cif_high"])
+        if row["verdict"] != "inconclusive" and np.isfinite(row["fam_excl_low"]):
+            said += "; " + family_clause(row)
         if claim.runs_against(row["difference"], row["verdict"]):  # the point estimate runs against the paper: say so
             said += (f"; the book's estimate runs the other way ({series_name(claim.first)} "
                      f"{'below' if claim.sign > 0 else 'above'} {series_name(claim.second)}), short of a contradiction")

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, Interval, direction_verdict, equivalence_verdict
+from covlib.analyses.family import family_levels
 from covlib.analyses.fits import exponent_difference, exponent_intervals
 from covlib.base.paper import EXPONENTS_COT, EXPONENTS_WITH_MAMBA
 from covlib.search.estimates import cell_table, fit_input, shared_slope, slope_by_series
@@ -79,9 +80,11 @@ CLAIMS = (
     Claim("mamba_equals_transformer", "a Mamba's exponent equals the transformer's (2.00 against 2.26)",
           "twohop_mamba", "twohop", 0),
 )
-# the claims are also read as one family: at this level each, all six intervals hold their values at once with
-# 95% confidence (Bonferroni), so a claim that holds at it is not one chance success among six tests
-FAMILY_LEVEL = 1 - 0.05 / len(CLAIMS)
+# the verdicts also read as two families, the published exponents and the claims (covlib.analyses.family): the
+# rule's intervals at the levels that hold for every test of a family at once
+EXPONENT_FAMILY = family_levels(len(PAPER))
+CLAIM_FAMILY = family_levels(len(CLAIMS))
+FAMILY_ENDS = tuple(f"{name}_{end}" for name in ("fam_equiv", "fam_excl") for end in ("low", "high"))
 
 
 def rule_cells(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -> dict[str, pd.DataFrame]:
@@ -120,9 +123,9 @@ def common_cells(by_rule: Mapping[str, pd.DataFrame], spec: tuple[str, bool, str
 
 
 def _fit(est: pd.DataFrame, reps: int) -> dict:
-    fit = exponent_intervals(est, (0.90, 0.95), reps=reps)
-    return {k: fit[k] for k in ("c", "ci90_low", "ci90_high", "ci95_low", "ci95_high", "n_values", "seeds", "N_min",
-                                "N_max")} | {"cells": len(est)}
+    fit = exponent_intervals(est, (0.90, 0.95), reps=reps, named_levels=EXPONENT_FAMILY)
+    return {k: fit[k] for k in ("c", "ci90_low", "ci90_high", "ci95_low", "ci95_high", *FAMILY_ENDS, "n_values",
+                                "seeds", "N_min", "N_max")} | {"cells": len(est)}
 
 
 def exponent_table(by_rule: Mapping[str, pd.DataFrame], reps: int = 2000,
@@ -169,8 +172,11 @@ def exponent_verdicts(exponents: pd.DataFrame, margin: float = EQUIVALENCE_MARGI
             continue
         word = equivalence_verdict(r["c"], Interval(r["ci90_low"], r["ci90_high"]),
                                    Interval(r["ci95_low"], r["ci95_high"]), r["paper"], margin)
+        family = equivalence_verdict(r["c"], Interval(r["fam_equiv_low"], r["fam_equiv_high"]),
+                                     Interval(r["fam_excl_low"], r["fam_excl_high"]), r["paper"], margin)
         rows.append({"series": name, "verdict": word, "c": r["c"], "ci90_low": r["ci90_low"],
                      "ci90_high": r["ci90_high"], "ci95_low": r["ci95_low"], "ci95_high": r["ci95_high"],
+                     **{end: r[end] for end in FAMILY_ENDS}, "family_verdict": family,
                      "paper": r["paper"], "n_values": r["n_values"], "seeds": r["seeds"]})
     return pd.DataFrame(rows)
 
@@ -204,25 +210,32 @@ def claim_result(claim: Claim, inputs: Mapping[str, pd.DataFrame], reps: int = 2
     if claim.sign and third is not None:  # between: the smaller of the two gaps, each of which must be positive
         diff = _smaller_gap(diff, _difference(third, first, reps))
     if claim.sign:
-        return diff | {"verdict": direction_verdict(Interval(diff["ci95_low"], diff["ci95_high"]), claim.sign)}
+        return diff | {"verdict": direction_verdict(Interval(diff["ci95_low"], diff["ci95_high"]), claim.sign),
+                       "family_verdict": direction_verdict(Interval(diff["fam_excl_low"], diff["fam_excl_high"]),
+                                                           claim.sign)}
     diffs = [diff] + ([_difference(third, second, reps)] if third is not None else [])
-    words = [_equal_verdict(d, margin) for d in diffs]
-    verdict = "differs" if "differs" in words else "reproduced" if set(words) == {"reproduced"} else "inconclusive"
     widest = max(diffs, key=lambda d: abs(d["difference"]) if np.isfinite(d["difference"]) else np.inf)
-    return widest | {"verdict": verdict}
+    return widest | {"verdict": _all_equal([_equal_verdict(d, margin) for d in diffs]),
+                     "family_verdict": _all_equal([_equal_verdict(d, margin, family=True) for d in diffs])}
 
 
-def _equal_verdict(diff: dict, margin: float) -> str:
-    return equivalence_verdict(diff["difference"], Interval(diff["ci90_low"], diff["ci90_high"]),
-                               Interval(diff["ci95_low"], diff["ci95_high"]), 0.0, margin)
+def _all_equal(words: list[str]) -> str:
+    """An equality among several series: it differs if one pair differs, is reproduced if every pair is."""
+    return "differs" if "differs" in words else "reproduced" if set(words) == {"reproduced"} else "inconclusive"
+
+
+def _equal_verdict(diff: dict, margin: float, family: bool = False) -> str:
+    equiv, excl = ("fam_equiv", "fam_excl") if family else ("ci90", "ci95")
+    return equivalence_verdict(diff["difference"], Interval(diff[f"{equiv}_low"], diff[f"{equiv}_high"]),
+                               Interval(diff[f"{excl}_low"], diff[f"{excl}_high"]), 0.0, margin)
 
 
 def _difference(first: pd.DataFrame, second: pd.DataFrame, reps: int) -> dict:
     if not len(first) or not len(second) or first["N"].nunique() < 2 or second["N"].nunique() < 2:
         return {"difference": np.nan, "paired": False, "cells": 0, "n_values": 0, "ci90_low": np.nan,
-                "ci90_high": np.nan, "ci95_low": np.nan, "ci95_high": np.nan, "cif_low": np.nan, "cif_high": np.nan}
+                "ci90_high": np.nan, "ci95_low": np.nan, "ci95_high": np.nan, **dict.fromkeys(FAMILY_ENDS, np.nan)}
     shared = first[["N", "seed"]].merge(second[["N", "seed"]])["N"].nunique()
-    return exponent_difference(first, second, reps=reps, paired=shared >= 4, family_level=FAMILY_LEVEL)
+    return exponent_difference(first, second, reps=reps, paired=shared >= 4, named_levels=CLAIM_FAMILY)
 
 
 def _smaller_gap(low_gap: dict, high_gap: dict) -> dict:
@@ -231,7 +244,7 @@ def _smaller_gap(low_gap: dict, high_gap: dict) -> dict:
     out = {"difference": min(low_gap["difference"], high_gap["difference"]),
            "paired": low_gap["paired"] and high_gap["paired"], "cells": low_gap["cells"] + high_gap["cells"],
            "n_values": min(low_gap["n_values"], high_gap["n_values"])}
-    for end in ("ci90_low", "ci90_high", "ci95_low", "ci95_high", "cif_low", "cif_high"):
+    for end in ("ci90_low", "ci90_high", "ci95_low", "ci95_high", *FAMILY_ENDS):
         out[end] = min(low_gap[end], high_gap[end])
     return out
 
@@ -242,8 +255,9 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
     verdict's fit),
     exponent_<X>_authors_same_runs and _floor_same_runs (each rule, logistic, on the cells both have), verdict_margin,
     verdict_<X>,
-    and claim_<name>_difference with _ci_low, _ci_high, _ci_family_low and _ci_family_high (at FAMILY_LEVEL),
-    _verdict and its support (_cells, _n_values, _paired: 1 where the two series are paired on the same N and
+    verdict_<X>_family (the rule at the levels of the family of published exponents, EXPONENT_FAMILY),
+    and claim_<name>_difference with _ci_low, _ci_high, _ci_family_low and _ci_family_high (at CLAIM_FAMILY's
+    exclusion level), _verdict, _family_verdict and its support (_cells, _n_values, _paired: 1 where the two series are paired on the same N and
     seeds)."""
     out: dict[str, float | str] = {"verdict_margin": margin}
     head = headline(exponents)
@@ -259,13 +273,16 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
         out[f"exponent_{name}_floor_same_runs"] = float(floor_same.loc[name, "c"])
     for _, r in verdicts.iterrows():
         out[f"verdict_{r['series']}"] = r["verdict"]
+        out[f"verdict_{r['series']}_family"] = r["family_verdict"]
     for _, r in claims.iterrows():
         key = f"claim_{r['claim']}"
         out |= {f"{key}_difference": float(r["difference"]), f"{key}_verdict": r["verdict"],
+                f"{key}_family_verdict": r["family_verdict"],
                 f"{key}_cells": int(r["cells"]), f"{key}_n_values": int(r["n_values"]), f"{key}_paired": int(r["paired"])}
         if np.isfinite(r["ci95_low"]):  # no interval from fewer than 4 values of N
             out |= {f"{key}_ci_low": float(r["ci95_low"]), f"{key}_ci_high": float(r["ci95_high"]),
-                    f"{key}_ci_family_low": float(r["cif_low"]), f"{key}_ci_family_high": float(r["cif_high"])}
+                    f"{key}_ci_family_low": float(r["fam_excl_low"]),
+                    f"{key}_ci_family_high": float(r["fam_excl_high"])}
     return out
 
 
