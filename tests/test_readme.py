@@ -383,11 +383,14 @@ def test_the_pattern_says_whether_the_decided_verdicts_survive_being_read_as_fam
            "claim_threehop_steeper_family_verdict": "inconclusive"}
     said = pattern({"04": ch4})
     assert said.endswith("1 is borne out (chain of thought flattens three-hop's law) and 1 is left open. Read as two "
-                         "families tested at once (Bonferroni: every exponent, and every claim, judged at the level "
-                         "that holds for its whole family together), of the 7 exponents, the one decided loses its "
-                         "verdict and of the 6 claims, the one decided loses its verdict.")
+                         "families tested at once (Bonferroni: each exponent judged at the level that holds for all 7 "
+                         "together, each claim for all 6), no decided verdict stands: parallel two-hop (reproduced) "
+                         "and that chain of thought flattens three-hop's law (borne out) become "
+                         "inconclusive.")
     ch4["claim_cot_flattens_threehop_family_verdict"] = "same_sign"
-    assert "of the 6 claims, the one decided keeps its verdict." in pattern({"04": ch4})
+    assert said.split("Read as")[0] in pattern({"04": ch4}) and pattern({"04": ch4}).endswith(
+        "that chain of thought flattens three-hop's law (borne out) keeps its verdict, and parallel two-hop "
+        "(reproduced) becomes inconclusive.")
     for key in [k for k in ch4 if "family" in k]:  # a snapshot from before the family reading: no clause
         del ch4[key]
     assert "famil" not in pattern({"04": ch4})

@@ -487,25 +487,27 @@ def pattern(ch: Mapping[str, Mapping[str, Any]]) -> str:
 
 def _family_clause(ch: Mapping[str, Mapping[str, Any]]) -> str:
     """The decided verdicts read as two families, the published exponents and the claims (covlib.analyses.family):
-    how many keep their verdict ("" when none is decided, or the metrics predate the family reading)."""
-    exponents = [(ch.get(chapter, {}), f"verdict_{key}", f"verdict_{key}_family")
+    which keep their verdict and which do not ("" when none is decided, or the metrics predate the family
+    reading)."""
+    exponents = [(EXPONENT_LABELS[key], ch.get(chapter, {}), f"verdict_{key}", f"verdict_{key}_family")
                  for key, (chapter, _) in EXPONENT_ROWS.items()]
-    claims = [(ch.get(_claim_chapter(ch, c), {}), f"claim_{c.name}_verdict", f"claim_{c.name}_family_verdict")
-              for c in CLAIMS]
-    told = []
-    for noun, keys in (("exponents", exponents), ("claims", claims)):
-        decided = [(m.get(key), m.get(family)) for m, key, family in keys
-                   if m.get(key) not in (None, "inconclusive") and isinstance(m.get(family), str)]
-        if not decided:
+    claims = [(f"that {c.text.split(' (')[0]}", ch.get(_claim_chapter(ch, c), {}), f"claim_{c.name}_verdict",
+               f"claim_{c.name}_family_verdict") for c in CLAIMS]
+    kept, lost = [], []
+    for name, m, key, family in exponents + claims:
+        verdict = m.get(key)
+        if verdict in (None, "inconclusive") or not isinstance(m.get(family), str):
             continue
-        kept = sum(verdict == family for verdict, family in decided)
-        told.append(f"of the {len(keys)} {noun}, " + (
-            f"the one decided {'keeps' if kept else 'loses'} its verdict" if len(decided) == 1 else
-            f"{kept} of the {len(decided)} decided keep their verdicts"))
-    if not told:
+        said = f"{name} ({CLAIM_OUTCOMES.get(verdict, verdict) if key.startswith('claim_') else verdict})"
+        (kept if m[family] == verdict else lost).append(said)
+    if not kept and not lost:
         return ""
-    return (". Read as two families tested at once (Bonferroni: every exponent, and every claim, judged at the level "
-            f"that holds for its whole family together), {' and '.join(told)}")
+    lead = (". Read as two families tested at once (Bonferroni: each exponent judged at the level that holds for "
+            f"all {len(exponents)} together, each claim for all {len(claims)}), ")
+    if not kept:
+        return lead + f"no decided verdict stands: {series(lost)} become{'s' if len(lost) == 1 else ''} inconclusive"
+    said = f"{series(kept)} keep{'s' if len(kept) == 1 else ''} {'its verdict' if len(kept) == 1 else 'their verdicts'}"
+    return lead + said + (f", and {series(lost)} become{'s' if len(lost) == 1 else ''} inconclusive" if lost else "")
 
 
 # ----------------------------------------------------------------------------- a sentence or two per chapter
