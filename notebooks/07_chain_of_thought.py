@@ -161,7 +161,9 @@ display(Markdown(ch07.pattern_note(cot_rule, cot_verdicts, cot_recheck, floor_st
 # $n_\text{req}$ estimated from every probe of it (replicates included), is **reproduced** when its 90%
 # interval lies within 0.25 of the paper's, **differs** when its 95% interval excludes the paper's value and
 # the estimate lies outside that margin, and is **inconclusive** otherwise. The paper's claim that chain of
-# thought flattens the law is tested as a paired difference of exponents on the same N and seeds.
+# thought flattens the law is tested as a paired difference of exponents on the same N and seeds. The last
+# column of each table reads the verdict as one of its family, all seven published exponents or all six claims
+# tested at once (chapter 4, section 4.11); the figure draws the same intervals against the paper's values.
 
 # %%
 rep = ch07.reproduce(ch07.read_probes(table_path, replicates=True), ch07.read_curves(table_path), experiments,
