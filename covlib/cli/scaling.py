@@ -201,7 +201,8 @@ def _replicate(args: argparse.Namespace) -> int:
 
 
 def _value(args: argparse.Namespace) -> int:
-    """`covlib scaling value`: the candidates' expected narrowing of decisive intervals per CPU-hour."""
+    """`covlib scaling value`: the verdicts each candidate is expected to change, and its narrowing of decisive
+    intervals, per CPU-hour."""
     candidates = []
     for text in args.candidates:
         name, _, N = text.partition(":")

@@ -89,15 +89,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rep.add_argument("--rounds", type=int, default=None, metavar="K",
                      help="train only the first K rounds (round 1: every end once with another initialisation and "
                           "once on another draw; default: both rounds)")
-    v = sub.add_parser("value", help="how much a new N would narrow each decisive interval, per CPU-hour (no training)",
+    v = sub.add_parser("value", help="what a new N would decide, and how much it would narrow each decisive interval, "
+                                     "per CPU-hour (no training)",
                        description="For each candidate SERIES:N (a series of covlib.search.reproduction.SERIES, e.g. "
                                    "twohop_cot:70), simulate its two seeds' cells from the series' own fit, refit, and "
-                                   "print the expected narrowing of the exponent's and its claims' 90% intervals per "
-                                   "CPU-hour, best first.")
+                                   "print the share of draws in which the exponent's and its claims' verdicts change, "
+                                   "the verdicts changed per CPU-hour, and the expected narrowing of their 90% "
+                                   "intervals per CPU-hour; the most verdicts changed per CPU-hour first, then the "
+                                   "most narrowing.")
     v.add_argument("--candidates", nargs="+", required=True, metavar="SERIES:N")
     v.add_argument("--table", required=True, help="the probe table (CSV)")
     v.add_argument("--give-up-floor", type=int, default=2000, metavar="STEPS")
-    v.add_argument("--draws", type=int, default=10, help="simulated outcomes per candidate (default 10)")
+    v.add_argument("--draws", type=int, default=10,
+                   help="simulated outcomes per candidate (default 10; 40 to rank by verdicts changed)")
     c = sub.add_parser("coverage", help="the coverage-predicted requirement per k (no training)")
     add_task_options(c)
     c.add_argument("--N", type=int, nargs="+", required=True)
