@@ -120,7 +120,7 @@ if pending_note and not chapter["miniature"]:
 # table says how each was made: resampling cells where there are seeds, a slope's t-interval where
 # there is one run per $N$). Five-hop has a CoT row only: the authors train it with CoT targets
 # alone, and its six inputs make the ID pool grow as $N^6$. The authors'-rule searches here stop at
-# $N = 10$; under the step floor the search goes on to $N = 12$ and $14$ (they join the floor's fit
+# $N = 10$; under the step floor the search goes on to $N = 12$, $14$ and $16$ (they join the floor's fit
 # in the table of both rules below; the note above lists them while they are unfinished).
 # Five-hop without CoT is searched at $N = 6$ alone, to its end or to the pool: the ratio below says
 # what writing the four bridges out saves there.

@@ -394,3 +394,16 @@ def test_the_pattern_says_whether_the_decided_verdicts_survive_being_read_as_fam
     for key in [k for k in ch4 if "family" in k]:  # a snapshot from before the family reading: no clause
         del ch4[key]
     assert "famil" not in pattern({"04": ch4})
+
+
+def test_the_pattern_says_whether_a_differing_exponents_law_bends():
+    from covlib.book.readme import pattern
+
+    ch7 = {"verdict_fivehop_cot": "differs", "exponent_fivehop_cot_lower_half": 1.49,
+           "exponent_fivehop_cot_upper_half": 1.50}
+    assert ("Five-hop with CoT differs at every N it measured: its law is about as steep over the smaller half of its "
+            "N (c = 1.49) as over the larger (1.50), so no bend within them explains the gap.") in pattern({"07": ch7})
+    ch7["exponent_fivehop_cot_upper_half"] = 2.0
+    assert "its law bends within the N it measured (c = 1.49 over the smaller half" in pattern({"07": ch7})
+    del ch7["exponent_fivehop_cot_upper_half"]
+    assert "bend" not in pattern({"07": ch7})

@@ -420,3 +420,39 @@ def test_a_decided_exponent_is_also_read_as_one_of_the_published_seven():
         "98.6%, an exclusion's at 99.3%): parallel two-hop (reproduced; 2.16 to 2.73) is inconclusive.")
     assert exponent_family_sentence(_reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]),
                                                   _claims())) == ""  # nothing decided: nothing to say
+
+
+def test_the_halves_of_n_show_whether_a_law_bends_within_the_n_it_measured():
+    from covlib.search.reproduction import SERIES, half_exponents
+
+    def cells(name: str, law) -> pd.DataFrame:
+        task, cot, model = SERIES[name]
+        return pd.DataFrame([{"task": task, "cot": cot, "model": model, "N": N, "seed": s, "n_req_bracket": law(N),
+                              "n_req_logistic": law(N), "log_sd": 0.01, "pool_limited": False}
+                             for N in (6, 7, 8, 9, 10, 12, 14, 16) for s in (0, 1)])
+
+    bent = cells("fivehop_cot", lambda N: 10 * N ** 1.5 if N <= 9 else 10 * 9 ** 1.5 * (N / 9) ** 2.5)
+    straight = cells("twohop", lambda N: 3 * N ** 2.2)
+    short = cells("threehop", lambda N: N ** 2.6).query("N < 9")  # 3 values of N: left out
+    halves = half_exponents({"floor": pd.concat([bent, straight, short])},
+                            {n: SERIES[n] for n in ("fivehop_cot", "twohop", "threehop")}).set_index("series")
+    assert list(halves.index) == ["fivehop_cot", "twohop"]
+    assert halves.loc["fivehop_cot", "c_lower"] == pytest.approx(1.5) and halves.loc["fivehop_cot", "N_upper"] == (10, 16)
+    assert halves.loc["fivehop_cot", "c_upper"] == pytest.approx(2.5)
+    assert halves.loc["twohop", ["c_lower", "c_upper"]].tolist() == pytest.approx([2.2, 2.2])
+
+
+def test_a_differing_exponent_says_whether_its_law_bends():
+    from covlib.figures.reproduction import pattern_note
+
+    rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), _claims())
+    rep.verdicts.loc[0, ["verdict", "c", "paper"]] = ["differs", 1.47, 1.80]
+    rep.verdicts["family_verdict"] = "inconclusive"
+    rep.verdicts[["fam_excl_low", "fam_excl_high"]] = [0.99, 1.87]
+    rep.halves = pd.DataFrame([{"series": "twohop", "c_lower": 1.49, "N_lower": (6, 9), "c_upper": 1.50,
+                                "N_upper": (10, 16)}])
+    assert ("Differs: two-hop 1.47 against the paper's 1.80 (its law is about as steep over N = 6-9 (c = 1.49) as "
+            "over N = 10-16 (c = 1.50), each half fitted alone: no bend within the N measured explains the gap; "
+            "beyond N = 16 these cells cannot say).") in pattern_note(rep)
+    rep.halves.loc[0, "c_upper"] = 2.1
+    assert "its law is steeper over N = 10-16 (c = 2.10) than over N = 6-9 (c = 1.49)" in pattern_note(rep)

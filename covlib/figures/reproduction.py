@@ -236,6 +236,23 @@ def exponent_family_sentence(rep: Reproduction) -> str:
             + "; ".join(parts) + ".")
 
 
+def _bend_clause(rep: Reproduction, name: str) -> str:
+    """Whether a series' law bends within the N it measured (Reproduction.halves), as a clause: a gap from the
+    paper's exponent that a bend inside the measured range would explain, or not."""
+    halves = rep.halves.set_index("series") if len(rep.halves) else rep.halves
+    if name not in getattr(halves, "index", []):
+        return ""
+    h = halves.loc[name]
+    (a, b), (c, d) = h["N_lower"], h["N_upper"]
+    lower, upper = f"N = {a}-{b} (c = {h['c_lower']:.2f})", f"N = {c}-{d} (c = {h['c_upper']:.2f})"
+    if abs(h["c_upper"] - h["c_lower"]) <= EQUIVALENCE_MARGIN:
+        return (f" (its law is about as steep over {lower} as over {upper}, each half fitted alone: no bend within "
+                f"the N measured explains the gap; beyond N = {d} these cells cannot say)")
+    way = "steeper" if h["c_upper"] > h["c_lower"] else "flatter"
+    return (f" (its law is {way} over {upper} than over {lower}, each half fitted alone: it bends within the N "
+            "measured, so its exponent depends on the range of N fitted)")
+
+
 def pattern_note(rep: Reproduction) -> str:
     """The pattern across verdicts and claims, in plain words, whichever way they fall."""
     counts = rep.verdicts["verdict"].value_counts()
@@ -244,7 +261,7 @@ def pattern_note(rep: Reproduction) -> str:
     differs = rep.verdicts[rep.verdicts["verdict"] == "differs"]
     if len(differs):
         said += "Differs: " + "; ".join(f"{series_name(r.series)} {r.c:.2f} against the paper's {r.paper:.2f}"
-                                        for r in differs.itertuples()) + ". "
+                                        + _bend_clause(rep, r.series) for r in differs.itertuples()) + ". "
     below = (rep.verdicts["c"] < rep.verdicts["paper"]).sum()
     said += f"{below} of {len(rep.verdicts)} book exponents lie below the paper's. "
     said += (exponent_family_sentence(rep) + " ").lstrip()
@@ -339,6 +356,8 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
                 "outcome_flip_share_smaller_n": by_size.changed_small / by_size.replicates_small,
                 "outcome_noise_by_n_p": by_size.p, "outcome_noise_by_n_ci_low": by_size.ci_low,
                 "outcome_noise_by_n_ci_high": by_size.ci_high}
+    for r in rep.halves.itertuples():  # does a law bend within the N it measured
+        out |= {f"exponent_{r.series}_lower_half": float(r.c_lower), f"exponent_{r.series}_upper_half": float(r.c_upper)}
     return out | reproduction_metrics(rep.exponents, rep.verdicts, rep.claims)
 
 

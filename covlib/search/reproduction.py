@@ -14,7 +14,7 @@ import pandas as pd
 
 from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, Interval, direction_verdict, equivalence_verdict
 from covlib.analyses.family import family_levels
-from covlib.analyses.fits import exponent_difference, exponent_intervals
+from covlib.analyses.fits import exponent_difference, exponent_intervals, power_fit
 from covlib.base.paper import EXPONENTS_COT, EXPONENTS_WITH_MAMBA
 from covlib.search.estimates import cell_table, fit_input, shared_slope, slope_by_series
 from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan
@@ -300,6 +300,7 @@ class Reproduction:
     replicates: pd.DataFrame
     flips: pd.DataFrame
     series: dict[str, tuple[str, bool, str]] = field(default_factory=dict)
+    halves: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def series_of(experiments: Mapping[str, dict]) -> dict[str, tuple[str, bool, str]]:
@@ -317,4 +318,23 @@ def reproduce(probes: pd.DataFrame, curves: pd.DataFrame, experiments: Mapping[s
     plan = replicate_plan(probes, give_up_floor=floor, strict=False)
     replicates = replicate_outcomes(probes, plan, floor)
     return Reproduction(by_rule, exponents, exponent_verdicts(exponents), claim_table(by_rule, reps, series=series),
-                        replicates, flip_shares(replicates), series)
+                        replicates, flip_shares(replicates), series, half_exponents(by_rule, series))
+
+
+def half_exponents(by_rule: Mapping[str, pd.DataFrame], series: Mapping[str, tuple[str, bool, str]]) -> pd.DataFrame:
+    """Does a series' law bend within the N it measured? Its exponent (the headline's cells, least squares) over
+    the smaller and over the larger half of its values of N (the middle one in both when their count is odd);
+    series with fewer than 4 values of N are left out."""
+    rows = []
+    for name, spec in series.items():
+        est = headline_input(by_rule, spec)
+        Ns = sorted(est["N"].unique()) if len(est) else []
+        if len(Ns) < 4:
+            continue
+        k = (len(Ns) + 1) // 2
+        row = {"series": name}
+        for part, half in (("lower", Ns[:k]), ("upper", Ns[len(Ns) - k:])):
+            cells = est[est["N"].isin(half)]
+            row |= {f"c_{part}": power_fit(cells["N"], cells["n_req"])["c"], f"N_{part}": (int(half[0]), int(half[-1]))}
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["series", "c_lower", "N_lower", "c_upper", "N_upper"])
