@@ -401,8 +401,8 @@ def test_the_pattern_says_whether_a_differing_exponents_law_bends():
 
     ch7 = {"verdict_fivehop_cot": "differs", "exponent_fivehop_cot_lower_half": 1.49,
            "exponent_fivehop_cot_upper_half": 1.50}
-    assert ("Five-hop with CoT differs at every N it measured: its law is about as steep over the smaller half of its "
-            "N (c = 1.49) as over the larger (1.50), so no bend within them explains the gap.") in pattern({"07": ch7})
+    assert ("The law of five-hop with CoT is about as steep over the smaller half of its N (c = 1.49) as over the "
+            "larger (1.50): no bend within the N measured explains its gap from the paper.") in pattern({"07": ch7})
     ch7["exponent_fivehop_cot_upper_half"] = 2.0
     assert "its law bends within the N it measured (c = 1.49 over the smaller half" in pattern({"07": ch7})
     del ch7["exponent_fivehop_cot_upper_half"]

@@ -496,9 +496,9 @@ def _bend_clause(ch: Mapping[str, Mapping[str, Any]], verdicts: Mapping[str, Any
         if verdicts[f"verdict_{key}"] != "differs" or math.isnan(low) or math.isnan(high):
             continue
         if abs(high - low) <= EQUIVALENCE_MARGIN:
-            said.append(f"{EXPONENT_LABELS[key]} differs at every N it measured: its law is about as steep over the "
-                        f"smaller half of its N (c = {low:.2f}) as over the larger ({high:.2f}), so no bend within "
-                        "them explains the gap")
+            said.append(f"the law of {EXPONENT_LABELS[key]} is about as steep over the smaller half of its N "
+                        f"(c = {low:.2f}) as over the larger ({high:.2f}): no bend within the N measured explains "
+                        "its gap from the paper")
         else:
             said.append(f"{EXPONENT_LABELS[key]} differs, but its law bends within the N it measured (c = {low:.2f} "
                         f"over the smaller half of its N, {high:.2f} over the larger): its exponent depends on the "
