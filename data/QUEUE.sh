@@ -405,6 +405,11 @@ step replicates_round2; covlib scaling replicate --give-up-floor "$FLOOR" --tabl
 #     Reproduce: covlib scaling value --table data/scaling/probes.csv --draws 40 --candidates twohop_cot:60
 #       twohop_mamba:50 threehop_cot:50 threehop:24 fivehop_cot:16 parallel_twohop:40 twohop:100 twohop_cot:80
 #       threehop_cot:45
+#     Asked a fifth time at 9eb2f2d's table (five-hop CoT N = 16 done: its verdict went from inconclusive to differs,
+#     as 82% of the draws had it; two-hop CoT N = 80 in flight, without a row): two-hop CoT N = 60 0.118, three-hop
+#     N = 24 0.100, two-hop N = 100 0.029, five-hop CoT N = 18 0.018 (differs back to inconclusive in 5% of draws),
+#     the Mamba, three-hop CoT N = 45 and 50, parallel two-hop N = 40 0: the order below stands, and N = 60 is
+#     asked again once N = 80 has run
 #     Under the floor alone; the caps are the ones the experiments name (covlib.search.experiments, chapter 7's)
 EVIDENCE=(--table "$TABLE" --work "$WORK/scaling" --give-up-floor "$FLOOR")
 step twohop_cot_70;   covlib scaling search --task twohop --cot --N 70 --seeds 0 1 --model L4-d128 --step-cap 12000 --jobs 2 "${EVIDENCE[@]}"
