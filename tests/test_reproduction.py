@@ -360,14 +360,12 @@ def test_the_slope_note_says_whether_one_slope_fits_every_task():
 
     gaps, groups = np.full(32, 0.12), np.repeat(["twohop", "threehop_cot"], 16)
     rep = _reproduction(pd.DataFrame(columns=["replicate", "side", "changed", "N"]), _claims())
-    rep.by_rule["floor"] = pd.DataFrame()
-    rep.by_rule["floor"].attrs["slope_by_series"] = slope_by_group(gaps, np.tile([True, False, False, False], 8),
-                                                                   groups, sims=100)
+    rep.slope_by_series = slope_by_group(gaps, np.tile([True, False, False, False], 8), groups, sims=100)
     said = slope_by_series_note(rep)
     assert said.startswith("Does one slope fit every task? Fitted to each task's replicates alone: two-hop ")
     assert "4 of 16 changed); three-hop with CoT" in said and "give no reason for a slope per task" in said
-    rep.by_rule["floor"].attrs["slope_by_series"] = slope_by_group(
-        gaps, np.concatenate([np.tile([True, False], 8), np.zeros(16, bool)]), groups, sims=100)
+    rep.slope_by_series = slope_by_group(gaps, np.concatenate([np.tile([True, False], 8), np.zeros(16, bool)]),
+                                         groups, sims=100)
     assert "The replicates reject one slope for every task" in slope_by_series_note(rep)
 
 

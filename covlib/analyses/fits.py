@@ -154,10 +154,9 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     n_values = min(first["N"].nunique(), second["N"].nunique())
     out = {"difference": float(c), "paired": paired, "cells": int(len(first) + (0 if paired else len(second))),
            "n_values": int(n_values)}
-    named_levels = dict(named_levels or {})
-    ends = ["ci90", "ci95", *named_levels]
+    named = {"ci90": 0.90, "ci95": 0.95} | dict(named_levels or {})
     if n_values < MIN_N_FOR_INTERVAL:
-        return out | {f"{e}_{side}": np.nan for e in ends for side in ("low", "high")}
+        return out | {f"{e}_{side}": np.nan for e in named for side in ("low", "high")}
     rng = np.random.default_rng(seed)
     xa, ya, sda, ma = _series_arrays(first)
     xb, yb, sdb, mb = _series_arrays(second)
@@ -167,9 +166,7 @@ def exponent_difference(first: pd.DataFrame, second: pd.DataFrame, reps: int = 4
     draws = _slopes(xa, ya, sda, ma, cells_a, seeds_a, rng) - _slopes(xb, yb, sdb, mb, cells_b, seeds_b, rng)
     draws = np.asarray(draws)
     draws = draws[np.isfinite(draws)]
-    q = np.quantile(draws, [0.05, 0.95, 0.025, 0.975])
-    out |= {"ci90_low": float(q[0]), "ci90_high": float(q[1]), "ci95_low": float(q[2]), "ci95_high": float(q[3])}
-    return out | _named_quantiles(draws, named_levels)
+    return out | _named_quantiles(draws, named)
 
 
 def _named_quantiles(draws: np.ndarray, named_levels: Mapping[str, float]) -> dict[str, float]:
@@ -229,9 +226,8 @@ def exponent_intervals(estimates: pd.DataFrame, levels: Sequence[float] = (0.90,
     Returns c, r2, n_values, seeds, N_min, N_max, points and ci<level>_low/high (e.g. ci90_low), and name_low/high
     for each entry of ``named_levels`` (levels whose percentages do not round to a name of their own)."""
     est = estimates.dropna(subset=["n_req"]) if len(estimates) else estimates
-    named_levels = dict(named_levels or {})
-    nan = {f"ci{round(lv * 100)}_{end}": np.nan for lv in levels for end in ("low", "high")}
-    nan |= {f"{name}_{end}": np.nan for name in named_levels for end in ("low", "high")}
+    named = {f"ci{round(lv * 100)}": lv for lv in levels} | dict(named_levels or {})
+    nan = {f"{name}_{end}": np.nan for name in named for end in ("low", "high")}
     if len(est) == 0 or est["N"].nunique() < 2:
         return {"c": np.nan, "r2": np.nan, "n_values": int(est["N"].nunique()) if len(est) else 0, "seeds": 0,
                 "N_min": np.nan, "N_max": np.nan, "points": len(est)} | nan
@@ -246,13 +242,10 @@ def exponent_intervals(estimates: pd.DataFrame, levels: Sequence[float] = (0.90,
         rng = np.random.default_rng(seed)
         draws = _slopes(x, y, sd, mask, *_draw_indices(mask, reps, rng), rng)
         draws = draws[np.isfinite(draws)]
-        for lv in levels:
-            low, high = np.quantile(draws, [(1 - lv) / 2, (1 + lv) / 2])
-            out |= {f"ci{round(lv * 100)}_low": float(low), f"ci{round(lv * 100)}_high": float(high)}
-        return out | _named_quantiles(draws, named_levels)
+        return out | _named_quantiles(draws, named)
     cells = est.assign(log_n=np.log(est["n_req"].astype(float))).groupby("N")["log_n"].mean()
     out["c"] = power_fit(cells.index.to_numpy(float), np.exp(cells.to_numpy()))["c"]
-    for name, lv in [(f"ci{round(lv * 100)}", lv) for lv in levels] + list(named_levels.items()):
+    for name, lv in named.items():
         low, high = _slope_t_interval(cells.index.to_numpy(float), cells.to_numpy(), lv)
         out |= {f"{name}_low": low, f"{name}_high": high}
     return out

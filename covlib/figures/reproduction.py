@@ -85,9 +85,9 @@ def slope_note(rep: Reproduction) -> str:
 
 
 def slope_by_series_note(rep: Reproduction) -> str:
-    """Whether the replicates support one slope for every task (the test in the cell tables' attrs), and what
-    they leave open: each task's own slope and interval."""
-    test = rep.by_rule["floor"].attrs.get("slope_by_series")
+    """Whether the replicates support one slope for every task (Reproduction.slope_by_series), and what they
+    leave open: each task's own slope and interval."""
+    test = rep.slope_by_series
     if test is None or np.isnan(test.p):
         return ""
     own = "; ".join(f"{series_name(name)} {_slope_text(fit)}" for name, fit in test.groups.items())
@@ -239,8 +239,8 @@ def exponent_family_sentence(rep: Reproduction) -> str:
 def _bend_clause(rep: Reproduction, name: str) -> str:
     """Whether a series' law bends within the N it measured (Reproduction.halves), as a clause: a gap from the
     paper's exponent that a bend inside the measured range would explain, or not."""
-    halves = rep.halves.set_index("series") if len(rep.halves) else rep.halves
-    if name not in getattr(halves, "index", []):
+    halves = rep.halves.set_index("series")
+    if name not in halves.index:
         return ""
     h = halves.loc[name]
     (a, b), (c, d) = h["N_lower"], h["N_upper"]
@@ -347,7 +347,7 @@ def metrics(rep: Reproduction) -> dict[str, float | str]:
     for key, value in (("outcome_slope", slope.slope), ("outcome_slope_ci_low", slope.low),
                        ("outcome_slope_ci_high", slope.high)):
         out[key] = float(value) if np.isfinite(value) else float("nan")  # no flip yet: no estimate, no upper bound
-    by_series = rep.by_rule["floor"].attrs.get("slope_by_series")
+    by_series = rep.slope_by_series
     if by_series is not None and np.isfinite(by_series.p):  # does one slope fit every task: the test
         out |= {"outcome_slope_by_series_statistic": by_series.statistic, "outcome_slope_by_series_p": by_series.p}
     by_size = noise_by_size(rep.replicates) if len(rep.replicates) else None

@@ -76,12 +76,12 @@ def _panel(rows: pd.DataFrame, title: str, subtitle: str, axis_title: str, zero_
     lows = rows[["ci95_low", "estimate", "paper", "band_low"]].min(axis=1, skipna=True)
     highs = rows[["ci95_high", "estimate", "paper", "band_high"]].max(axis=1, skipna=True)
     span = (float(np.nanmin(lows)) - 0.1, float(np.nanmax(highs)) + 0.1)
-    x = alt.X("ci95_low:Q", title=axis_title, scale=alt.Scale(domain=span, nice=False, zero=False))
+    scale = alt.Scale(domain=span, nice=False, zero=False)
+    x = alt.X("ci95_low:Q", title=axis_title, scale=scale)
     base = alt.Chart(rows)
     band = base.transform_filter("isValid(datum.band_low)").mark_bar(
         color="#bdbdbd", opacity=0.45, height=ROW_HEIGHT - 6).encode(
-        x=alt.X("band_low:Q", scale=alt.Scale(domain=span, nice=False, zero=False), title=axis_title),
-        x2="band_high:Q", y=y)
+        x=alt.X("band_low:Q", scale=scale, title=axis_title), x2="band_high:Q", y=y)
     wide = base.transform_filter("isValid(datum.ci95_low)").mark_rule(strokeWidth=1.5).encode(
         x=x, x2="ci95_high:Q", y=y, color=color, tooltip=tooltip)
     narrow = base.transform_filter("isValid(datum.ci90_low)").mark_rule(strokeWidth=6, opacity=0.8).encode(

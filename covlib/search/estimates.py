@@ -48,7 +48,8 @@ def shared_slope(table: pd.DataFrame) -> SlopeFit:
 
 
 def slope_by_series(table: pd.DataFrame, sims: int = 1000) -> SlopeByGroup:
-    """Whether the replicates support one slope for every series (success_curve.slope_by_group)."""
+    """Whether the replicates of bracket ends in a rule table support one slope for every series
+    (success_curve.slope_by_group)."""
     ends = replicate_ends(table)
     return slope_by_group(ends["gap"].to_numpy(float), ends["changed"].to_numpy(bool), ends["series"].to_numpy(),
                           sims=sims)

@@ -5,8 +5,9 @@ A candidate is a new N for one series (searched on both seeds under the floor). 
 series' own headline fit (its power law, its scatter about it, its cells' own uncertainty), the fit is redone with
 them, and the expected 90% interval of the exponent and of each claim that reads the series is set against the
 interval today, and each verdict redone on every draw against today's. The new cells follow today's fit: a verdict
-changes by a narrower interval or by the scatter of the new cells, never by a law the table does not show. Its cost is the probes a search of a new cell takes in that series (their mean count per cell)
-at the minutes its probes took, scaled to the predicted size along the series' own minutes against n_train."""
+changes by a narrower interval or by the scatter of the new cells, never by a law the table does not show. Its cost
+is the probes a search of a new cell takes in that series (their mean count per cell) at the minutes its probes
+took, scaled to the predicted size along the series' own minutes against n_train."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -14,9 +15,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from covlib.analyses.equivalence import Interval, equivalence_verdict
 from covlib.analyses.fits import exponent_intervals, power_fit
-from covlib.search.reproduction import CLAIMS, PAPER, SERIES, claim_result, headline_input
+from covlib.search.reproduction import CLAIMS, PAPER, SERIES, claim_result, fit_verdict, headline_input
 
 # one slope of log minutes on log n_train per series, kept within what the table's series show: five-hop CoT's own
 # fit is negative (its small sets train longest), which would make a larger set look free
@@ -53,14 +53,14 @@ def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, n
     which the exponent's verdict, and each claim's, comes out other than today's, and their sum per CPU-hour (the
     verdicts one CPU-hour is expected to change)."""
     spec = SERIES[name]
-    est = headline_input(by_rule, spec)
+    inputs = {c: headline_input(by_rule, SERIES[c]) for c in SERIES}
+    est = inputs[name]
     rng = np.random.default_rng(seed)
     fit = power_fit(est["N"], est["n_req"])
     n_pred = float(fit["a"] * N ** fit["c"])
     paper = PAPER.get(name, np.nan)
     now = exponent_intervals(est, (0.90, 0.95), reps=reps)
-    verdict_now = _exponent_verdict(now, paper)
-    inputs = {c: headline_input(by_rule, SERIES[c]) for c in SERIES}
+    verdict_now = fit_verdict(now["c"], now, paper)
     touched = [c for c in CLAIMS if name in (c.first, c.second, c.third)]
     claim_now = {c.name: claim_result(c, inputs, reps) for c in touched}
     widths, changed, claim_after = [], [], {c.name: [] for c in touched}
@@ -68,7 +68,7 @@ def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, n
         more = pd.concat([est, _simulated(est, N, seeds, rng)], ignore_index=True)
         after = exponent_intervals(more, (0.90, 0.95), reps=reps, seed=int(rng.integers(1 << 30)))
         widths.append(after["ci90_high"] - after["ci90_low"])
-        changed.append(_exponent_verdict(after, paper) != verdict_now)
+        changed.append(fit_verdict(after["c"], after, paper) != verdict_now)
         for claim in touched:
             claim_after[claim.name].append(claim_result(claim, inputs | {name: more}, reps))
     minutes, per_cell = probe_minutes(probes, spec, n_pred)
@@ -89,11 +89,6 @@ def candidate_value(by_rule: Mapping[str, pd.DataFrame], probes: pd.DataFrame, n
             "verdict_now": verdict_now if np.isfinite(paper) else "", "verdict_changes": exponent_changes,
             "claim_changes": ", ".join(f"{k} {claim_now[k]['verdict']} {v:.0%}" for k, v in claim_changes.items()),
             "decided_per_cpu_hour": (exponent_changes + sum(claim_changes.values())) / hours}
-
-
-def _exponent_verdict(fit: Mapping[str, float], paper: float) -> str:
-    return equivalence_verdict(fit["c"], Interval(fit["ci90_low"], fit["ci90_high"]),
-                               Interval(fit["ci95_low"], fit["ci95_high"]), paper)
 
 
 def _width(result: Mapping[str, float]) -> float:

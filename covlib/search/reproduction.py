@@ -15,6 +15,7 @@ import pandas as pd
 from covlib.analyses.equivalence import EQUIVALENCE_MARGIN, Interval, direction_verdict, equivalence_verdict
 from covlib.analyses.family import family_levels
 from covlib.analyses.fits import exponent_difference, exponent_intervals, power_fit
+from covlib.analyses.success_curve import SlopeByGroup
 from covlib.base.paper import EXPONENTS_COT, EXPONENTS_WITH_MAMBA
 from covlib.search.estimates import cell_table, fit_input, shared_slope, slope_by_series
 from covlib.search.replicates import flip_shares, replicate_outcomes, replicate_plan
@@ -87,20 +88,28 @@ CLAIM_FAMILY = family_levels(len(CLAIMS))
 FAMILY_ENDS = tuple(f"{name}_{end}" for name in ("fam_equiv", "fam_excl") for end in ("low", "high"))
 
 
-def rule_cells(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -> dict[str, pd.DataFrame]:
-    """Per rule, the cell table (covlib.search.estimates.cell_table) read off the same runs, replicates included,
-    each under one slope: the one the replicates measure at the floor's bracket ends (the noise of a training run
-    at the boundary, which a give-up rule does not change; the replicates were placed on the floor's brackets).
-    Each table carries that slope fit in ``attrs["slope"]``, and the test of one slope for every series against
-    one per series in ``attrs["slope_by_series"]``."""
+def rule_tables(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -> dict[str, pd.DataFrame]:
+    """Per rule, the outcome of every probe read off the same runs, replicates included (same_runs.rule_table)."""
     outcomes = same_run_outcomes(probes, curves, give_up_floor)
-    tables = {rule: rule_table(outcomes, rule) for rule in RULES}
-    slope, by_series = shared_slope(tables["floor"]), slope_by_series(tables["floor"])
+    return {rule: rule_table(outcomes, rule) for rule in RULES}
+
+
+def rule_cells(probes: pd.DataFrame, curves: pd.DataFrame, give_up_floor: int) -> dict[str, pd.DataFrame]:
+    """Per rule, the cell table (covlib.search.estimates.cell_table) read off the same runs, replicates included
+    (cell_tables of rule_tables)."""
+    return cell_tables(rule_tables(probes, curves, give_up_floor))
+
+
+def cell_tables(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Per rule, the cell table of its outcome table (rule_tables), each under one slope: the one the replicates
+    measure at the floor's bracket ends (the noise of a training run at the boundary, which a give-up rule does not
+    change; the replicates were placed on the floor's brackets). Each table carries that slope fit in
+    ``attrs["slope"]``."""
+    slope = shared_slope(tables["floor"])
     out = {}
     for rule, table in tables.items():
         cells = cell_table(table, slope)
         cells.attrs["slope"] = slope
-        cells.attrs["slope_by_series"] = by_series
         out[rule] = cells
     return out
 
@@ -170,13 +179,10 @@ def exponent_verdicts(exponents: pd.DataFrame, margin: float = EQUIVALENCE_MARGI
     for name, r in headline(exponents).iterrows():
         if np.isnan(r["paper"]):
             continue
-        word = equivalence_verdict(r["c"], Interval(r["ci90_low"], r["ci90_high"]),
-                                   Interval(r["ci95_low"], r["ci95_high"]), r["paper"], margin)
-        family = equivalence_verdict(r["c"], Interval(r["fam_equiv_low"], r["fam_equiv_high"]),
-                                     Interval(r["fam_excl_low"], r["fam_excl_high"]), r["paper"], margin)
-        rows.append({"series": name, "verdict": word, "c": r["c"], "ci90_low": r["ci90_low"],
-                     "ci90_high": r["ci90_high"], "ci95_low": r["ci95_low"], "ci95_high": r["ci95_high"],
-                     **{end: r[end] for end in FAMILY_ENDS}, "family_verdict": family,
+        rows.append({"series": name, "verdict": fit_verdict(r["c"], r, r["paper"], margin), "c": r["c"],
+                     "ci90_low": r["ci90_low"], "ci90_high": r["ci90_high"], "ci95_low": r["ci95_low"],
+                     "ci95_high": r["ci95_high"], **{end: r[end] for end in FAMILY_ENDS},
+                     "family_verdict": fit_verdict(r["c"], r, r["paper"], margin, family=True),
                      "paper": r["paper"], "n_values": r["n_values"], "seeds": r["seeds"]})
     return pd.DataFrame(rows)
 
@@ -215,8 +221,9 @@ def claim_result(claim: Claim, inputs: Mapping[str, pd.DataFrame], reps: int = 2
                                                            claim.sign)}
     diffs = [diff] + ([_difference(third, second, reps)] if third is not None else [])
     widest = max(diffs, key=lambda d: abs(d["difference"]) if np.isfinite(d["difference"]) else np.inf)
-    return widest | {"verdict": _all_equal([_equal_verdict(d, margin) for d in diffs]),
-                     "family_verdict": _all_equal([_equal_verdict(d, margin, family=True) for d in diffs])}
+    return widest | {"verdict": _all_equal([fit_verdict(d["difference"], d, 0.0, margin) for d in diffs]),
+                     "family_verdict": _all_equal([fit_verdict(d["difference"], d, 0.0, margin, family=True)
+                                                   for d in diffs])}
 
 
 def _all_equal(words: list[str]) -> str:
@@ -224,10 +231,13 @@ def _all_equal(words: list[str]) -> str:
     return "differs" if "differs" in words else "reproduced" if set(words) == {"reproduced"} else "inconclusive"
 
 
-def _equal_verdict(diff: dict, margin: float, family: bool = False) -> str:
+def fit_verdict(estimate: float, fit: Mapping[str, float], paper: float, margin: float = EQUIVALENCE_MARGIN,
+                family: bool = False) -> str:
+    """The equivalence rule on an estimate against ``paper``, read off a fit's intervals (ci90 and ci95; with
+    ``family``, the family's fam_equiv and fam_excl)."""
     equiv, excl = ("fam_equiv", "fam_excl") if family else ("ci90", "ci95")
-    return equivalence_verdict(diff["difference"], Interval(diff[f"{equiv}_low"], diff[f"{equiv}_high"]),
-                               Interval(diff[f"{excl}_low"], diff[f"{excl}_high"]), 0.0, margin)
+    return equivalence_verdict(estimate, Interval(fit[f"{equiv}_low"], fit[f"{equiv}_high"]),
+                               Interval(fit[f"{excl}_low"], fit[f"{excl}_high"]), paper, margin)
 
 
 def _difference(first: pd.DataFrame, second: pd.DataFrame, reps: int) -> dict:
@@ -286,6 +296,8 @@ def reproduction_metrics(exponents: pd.DataFrame, verdicts: pd.DataFrame, claims
     return out
 
 
+HALF_COLUMNS = ["series", "c_lower", "N_lower", "c_upper", "N_upper"]  # half_exponents' table
+
 # the chain-of-thought series chapter 4's experiments do not hold (chapter 7's), which the claims need
 COT_SERIES = {name: spec for name, spec in SERIES.items() if spec[1]}
 
@@ -300,7 +312,8 @@ class Reproduction:
     replicates: pd.DataFrame
     flips: pd.DataFrame
     series: dict[str, tuple[str, bool, str]] = field(default_factory=dict)
-    halves: pd.DataFrame = field(default_factory=pd.DataFrame)
+    halves: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=HALF_COLUMNS))
+    slope_by_series: SlopeByGroup | None = None  # does one slope fit every series (section 4.10)
 
 
 def series_of(experiments: Mapping[str, dict]) -> dict[str, tuple[str, bool, str]]:
@@ -313,12 +326,14 @@ def reproduce(probes: pd.DataFrame, curves: pd.DataFrame, experiments: Mapping[s
     """The replicates' flips, both rules' cells read off the same runs, the exponent table, verdicts and claims.
     ``probes``: the probe table with its replicates (read_probes(..., replicates=True))."""
     series = series_of(experiments)
-    by_rule = rule_cells(probes, curves, floor)
+    tables = rule_tables(probes, curves, floor)
+    by_rule = cell_tables(tables)
     exponents = exponent_table(by_rule, reps, series)
     plan = replicate_plan(probes, give_up_floor=floor, strict=False)
     replicates = replicate_outcomes(probes, plan, floor)
     return Reproduction(by_rule, exponents, exponent_verdicts(exponents), claim_table(by_rule, reps, series=series),
-                        replicates, flip_shares(replicates), series, half_exponents(by_rule, series))
+                        replicates, flip_shares(replicates), series, half_exponents(by_rule, series),
+                        slope_by_series(tables["floor"]))
 
 
 def half_exponents(by_rule: Mapping[str, pd.DataFrame], series: Mapping[str, tuple[str, bool, str]]) -> pd.DataFrame:
@@ -337,4 +352,4 @@ def half_exponents(by_rule: Mapping[str, pd.DataFrame], series: Mapping[str, tup
             cells = est[est["N"].isin(half)]
             row |= {f"c_{part}": power_fit(cells["N"], cells["n_req"])["c"], f"N_{part}": (int(half[0]), int(half[-1]))}
         rows.append(row)
-    return pd.DataFrame(rows, columns=["series", "c_lower", "N_lower", "c_upper", "N_upper"])
+    return pd.DataFrame(rows, columns=HALF_COLUMNS)
